@@ -1,0 +1,62 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// ContextHost: a host for context providers (DESIGN.md §2).
+///
+/// Bundled providers are `.dynamic` library products, so `swift build` leaves
+/// `lib<Name>Provider.so` next to the `context-host` executable, where the host
+/// finds them with no flags.
+let package = Package(
+    name: "ContextHost",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "context-host", targets: ["context-host"]),
+        .library(name: "ContextHost", targets: ["ContextHost"]),
+        .library(name: "ContextProviderKit", targets: ["ContextProviderKit"]),
+        .library(name: "NoteProvider", type: .dynamic, targets: ["NoteProvider"]),
+        // Test fixtures: providers that misbehave on purpose.
+        .library(name: "FixtureProviders", type: .dynamic, targets: ["FixtureProviders"]),
+        .library(name: "FixtureOldABIProvider", type: .dynamic, targets: ["FixtureOldABIProvider"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // The C ABI between host and provider binaries.
+        .target(name: "CContextProvider"),
+        // System libyaml (apt: libyaml-dev).
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
+        ),
+        // The SDK provider authors write against.
+        .target(name: "ContextProviderKit", dependencies: ["CContextProvider"]),
+        // The embeddable host.
+        .target(
+            name: "ContextHost",
+            dependencies: [
+                "CContextProvider", "CYAML", "ContextProviderKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "context-host",
+            dependencies: [
+                "ContextHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Bundled providers.
+        .target(name: "NoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/Note"),
+        // Fixture providers used by the tests.
+        .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
+        .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
+        .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
+        .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
+        .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport"]),
+    ]
+)

@@ -1,0 +1,196 @@
+import ContextProviderKit
+import Dispatch
+import Logging
+import Synchronization
+
+/// The host's state behind the protocol: providers, collection sessions, and the client.
+package final class Host: Sendable {
+    package let configuration: HostConfiguration
+    package let registry: ProviderRegistry
+    package let sessions = CollectionSessions()
+    package let logger: Logger
+    private let clientInfo = Mutex<ClientInfo?>(nil)
+
+    package init(configuration: HostConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.registry = ProviderRegistry(configuration: configuration, logger: logger)
+        for problem in registry.catalogProblems { logger.warning("\(problem)") }
+    }
+
+    package var client: ClientInfo? { clientInfo.withLock { $0 } }
+
+    /// Records the client and loads the providers for it.
+    package func initialize(client: ClientInfo) {
+        clientInfo.withLock { $0 = client }
+        registry.load(client: client)
+    }
+
+    /// The `initialize` result.
+    package func initializeResult(clientProtocolVersion: Int) -> JSONValue {
+        [
+            "protocolVersion": .number(Double(HostConfiguration.protocolVersion)),
+            "serverInfo": ["name": "context-host", "version": .string(HostConfiguration.hostVersion)],
+            "capabilities": [
+                "methods": .array(MethodRegistry.methodNames.map(JSONValue.string)),
+                "features": ["cancellation", "contentLengthFraming", "collect", "items"],
+                "ctxui": 1,
+                "maximumMessageBytes": .number(Double(configuration.maximumMessageBytes)),
+            ],
+        ]
+    }
+
+    // MARK: Providers
+
+    /// What a caller needs from a provider.
+    package enum Use {
+        case item
+        case form
+        case programmatic
+    }
+
+    /// A provider that can take requests now.
+    package struct LiveProvider: Sendable {
+        package var manifest: Manifest
+        package var connection: any ProviderConnection
+    }
+
+    /// The live provider with this id, or an error that says why it cannot be used.
+    package func provider(_ id: String, for use: Use) throws(RPCError) -> LiveProvider {
+        guard let entry = registry.entry(id: id), let manifest = entry.manifest else {
+            throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
+        }
+        if entry.status == .failed, let error = entry.loadError {
+            throw RPCError(
+                .providerLoadFailed, "Provider '\(id)' could not be loaded: \(error.message)",
+                data: ["providerId": .string(id), "code": .string(error.code), "hint": .string(error.hint)])
+        }
+        if use != .item, let reason = entry.unavailability {
+            throw RPCError(
+                .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
+                data: ["providerId": .string(id), "reason": reason.json])
+        }
+        guard let connection = entry.connection else {
+            let reason = entry.unavailability ?? .provider("It is not loaded.")
+            throw RPCError(
+                .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
+                data: ["providerId": .string(id), "reason": reason.json])
+        }
+        switch (use, manifest.collection) {
+        case (.form, .programmatic):
+            throw RPCError(.collectionNotSupported, "Provider '\(id)' has no collector form; use collect/make.", data: ["providerId": .string(id), "collection": "programmatic"])
+        case (.programmatic, .form):
+            throw RPCError(.collectionNotSupported, "Provider '\(id)' collects through a form; use collect/start.", data: ["providerId": .string(id), "collection": "form"])
+        default:
+            break
+        }
+        return LiveProvider(manifest: manifest, connection: connection)
+    }
+
+    /// Checks that an item a provider produced can be routed back to it.
+    package func checkItem(_ item: JSONValue, from providerID: String) throws(RPCError) {
+        guard case .object(let object) = item else {
+            throw RPCError(.providerBadReply, "Provider '\(providerID)' produced an item that is not an object.")
+        }
+        for key in ["id", "providerId", "type", "displayName"] where object[key]?.stringValue == nil {
+            throw RPCError(.providerBadReply, "Provider '\(providerID)' produced an item without a string '\(key)'.")
+        }
+        guard object["providerId"]?.stringValue == providerID else {
+            throw RPCError(
+                .providerBadReply,
+                "Provider '\(providerID)' produced an item whose providerId is '\(object["providerId"]?.stringValue ?? "")'; it must be its own id.")
+        }
+    }
+
+    /// The `providers/list` result.
+    package func providersList() -> JSONValue {
+        let locale = client?.locale
+        return ["providers": .array(registry.entries(locale: locale).map { ProviderDescription.json(for: $0, locale: locale) })]
+    }
+
+    // MARK: Forwarding
+
+    /// Sends a request to a provider and answers the client with the provider's result.
+    ///
+    /// Without `transform`, the result bytes are passed through untouched (re-printed only if they
+    /// contain raw line breaks, which would break NDJSON framing). With it, the result is decoded,
+    /// transformed and printed. Errors become host errors that name the provider.
+    package func forward(
+        reply: Reply, server: RPCServer, provider: LiveProvider, method: String,
+        params: ParamsWriter,
+        transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)? = nil,
+        onError: (@Sendable () -> Void)? = nil
+    ) {
+        let pending = server.track(reply)
+        let providerID = provider.manifest.id
+        let timeout = Self.timeout(for: method, in: provider.manifest.timeouts)
+        let connection = provider.connection
+        let id = connection.send(method: method, params: params) { response in
+            if let error = response.error {
+                onError?()
+                reply.sendError(Self.hostError(error, providerID: providerID, method: method))
+                return
+            }
+            guard let bytes = response.resultBytes else {
+                onError?()
+                reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result."))
+                return
+            }
+            if let transform {
+                do {
+                    let value = try JSONReader.parse(bytes)
+                    reply.sendResult(try transform(value))
+                } catch let error as RPCError {
+                    onError?()
+                    reply.sendError(error)
+                } catch {
+                    onError?()
+                    reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) with invalid JSON: \(error)"))
+                }
+                return
+            }
+            if bytes.contains(0x0A) || bytes.contains(0x0D), let value = try? JSONReader.parse(bytes) {
+                reply.sendResult(value)
+            } else {
+                reply.sendResult(raw: bytes)
+            }
+        }
+        pending.setCancel { connection.cancel(id) }
+        if !reply.isAnswered {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak reply] in
+                guard let reply, !reply.isAnswered else { return }
+                reply.sendError(RPCError(
+                    .providerTimedOut,
+                    "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
+                    data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
+                // Tell the provider to stop; its late answer, if any, is dropped.
+                connection.cancel(id)
+            }
+        }
+    }
+
+    static func timeout(for method: String, in timeouts: Timeouts) -> Int {
+        switch method {
+        case "item/preview", "item/describe", "provider/availability": timeouts.preview.milliseconds
+        case "item/detail": timeouts.detail.milliseconds
+        case "item/encode": timeouts.encode.milliseconds
+        default: timeouts.collect.milliseconds
+        }
+    }
+
+    /// Maps a provider's error to what the client sees.
+    static func hostError(_ error: RPCError, providerID: String, method: String) -> RPCError {
+        switch error.code {
+        case .requestCancelled, .providerTimedOut, .providerBadReply, .providerCrashed:
+            return error
+        case .invalidParams:
+            var data: JSONObject = ["providerId": .string(providerID)]
+            if let providerData = error.data { data["providerData"] = providerData }
+            return RPCError(.invalidParams, error.message, data: .object(data))
+        default:
+            var data: JSONObject = ["providerId": .string(providerID), "providerCode": .number(Double(error.code.rawValue))]
+            if let providerData = error.data { data["providerData"] = providerData }
+            return RPCError(.providerError, "Provider '\(providerID)' failed \(method): \(error.message)", data: .object(data))
+        }
+    }
+}

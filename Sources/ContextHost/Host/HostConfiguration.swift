@@ -1,0 +1,53 @@
+/// How a host is set up: where manifests and libraries are, and its limits.
+public struct HostConfiguration: Sendable {
+    /// This host's version, matched against manifests' `availability.host` ranges.
+    public static let hostVersion = "0.1.0"
+    /// The client protocol version this host speaks.
+    public static let protocolVersion = 1
+
+    /// Folders searched for `*.yaml` manifests, in order. Empty means
+    /// `$CONTEXT_HOST_MANIFESTS` (colon-separated), else `./manifests`.
+    public var manifestDirectories: [String]
+    /// Extra folders searched for provider libraries, after each manifest's own folder.
+    public var libraryDirectories: [String]
+    /// The folder of the running executable: the last place libraries are searched, so
+    /// `.build/<config>/` works with no flags.
+    public var executableDirectory: String?
+    /// Allow `library` paths that leave their folder (`..`, symlinks out). Off by default.
+    public var allowOutsideLibraryPaths: Bool
+    /// Largest protocol message accepted, in bytes.
+    public var maximumMessageBytes: Int
+
+    public init(
+        manifestDirectories: [String] = [],
+        libraryDirectories: [String] = [],
+        executableDirectory: String? = nil,
+        allowOutsideLibraryPaths: Bool = false,
+        maximumMessageBytes: Int = 16 << 20
+    ) {
+        self.manifestDirectories = manifestDirectories
+        self.libraryDirectories = libraryDirectories
+        self.executableDirectory = executableDirectory
+        self.allowOutsideLibraryPaths = allowOutsideLibraryPaths
+        self.maximumMessageBytes = maximumMessageBytes
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension HostConfiguration {
+    /// The manifest folders to search, with where each came from.
+    package func manifestSearchPaths() -> [ManifestSearchPath] {
+        var environment: [String: String] = [:]
+        if let value = getenv(ManifestSearchPaths.environmentVariable) {
+            environment[ManifestSearchPaths.environmentVariable] = String(cString: value)
+        }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let cwd = getcwd(&buffer, buffer.count).map { String(cString: $0) } ?? "."
+        return ManifestSearchPaths.resolve(cliDirectories: manifestDirectories, environment: environment, currentDirectory: cwd)
+    }
+}

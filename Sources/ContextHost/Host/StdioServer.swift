@@ -1,0 +1,65 @@
+import Dispatch
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs the host as a JSON-RPC server on standard input and output.
+public enum StdioServer {
+    /// Protects the protocol stream from stray output: duplicates fd 1 for protocol use and
+    /// points fd 1 at stderr, so a `print` in any provider lands in the log instead of corrupting
+    /// the protocol. Call it before loading any provider. Returns the protocol descriptor.
+    public static func takeOverStandardOutput() -> Int32 {
+        let protocolFD = dup(STDOUT_FILENO)
+        precondition(protocolFD >= 0, "dup(1) failed")
+        _ = fcntl(protocolFD, F_SETFD, FD_CLOEXEC)
+        _ = dup2(STDERR_FILENO, STDOUT_FILENO)
+        signal(SIGPIPE, SIG_IGN)
+        return protocolFD
+    }
+
+    /// Serves until stdin closes or the client sends `exit`; never returns.
+    ///
+    /// - Parameters:
+    ///   - configuration: where manifests and libraries are.
+    ///   - protocolFD: the descriptor from `takeOverStandardOutput()`.
+    ///   - logger: where logs go (stderr).
+    public static func run(configuration: HostConfiguration, protocolFD: Int32, logger: Logger) -> Never {
+        let output = OutputChannel(fileDescriptor: protocolFD)
+        let host = Host(configuration: configuration, logger: logger)
+        let server = RPCServer(host: host, output: output, logger: logger) { status in
+            Glibc.exit(status)
+        }
+        var framer = MessageFramer(maximumMessageBytes: configuration.maximumMessageBytes)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var framingSet = false
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                logger.error("Reading stdin failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { bytes in
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
+                let events = framer.consume(chunk)
+                if !framingSet, let framing = framer.framing {
+                    output.setFraming(framing)
+                    framingSet = true
+                }
+                output.batch {
+                    for event in events { server.handle(event) }
+                }
+            }
+        }
+        for event in framer.finish() { server.handle(event) }
+        // stdin closed: let requests already sent to providers finish (each has a timeout).
+        while server.pendingCount > 0 { usleep(1000) }
+        output.flush()
+        Glibc.exit(0)
+    }
+}

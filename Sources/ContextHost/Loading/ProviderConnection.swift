@@ -1,0 +1,168 @@
+import CContextProvider
+import ContextProviderKit
+import Synchronization
+
+/// A provider's answer to one request. The bytes are valid only while the completion runs:
+/// copy what you keep.
+package struct ProviderResponse {
+    /// The whole response message.
+    package let bytes: UnsafeRawBufferPointer
+    /// Byte range of `result`, when the provider succeeded.
+    package let result: Range<Int>?
+    /// The provider's error, when it failed or the host gave up (timeout, crash, bad reply).
+    package let error: RPCError?
+
+    package init(bytes: UnsafeRawBufferPointer, result: Range<Int>?, error: RPCError?) {
+        self.bytes = bytes
+        self.result = result
+        self.error = error
+    }
+
+    /// The result bytes.
+    package var resultBytes: UnsafeRawBufferPointer? {
+        result.map { UnsafeRawBufferPointer(rebasing: bytes[$0]) }
+    }
+}
+
+/// Writes the `params` object of a provider request into a message buffer.
+package typealias ParamsWriter = (inout [UInt8]) -> Void
+
+/// A live provider instance the host can send requests to: in-process today, a worker process in
+/// a later isolation mode. Requests may be sent from any thread.
+package protocol ProviderConnection: AnyObject, Sendable {
+    /// Sends a request. `completion` runs exactly once, on any thread, with the answer.
+    /// Returns the provider-side request id (for `cancel`).
+    @discardableResult
+    func send(
+        method: String, params: ParamsWriter,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64
+
+    /// Tells the provider to stop request `id` and answers its completion with `-32800`.
+    func cancel(_ id: Int64)
+}
+
+/// Routes replies from provider threads back to the completion of the request that caused them.
+///
+/// The C `reply_context` carries a token rather than a pointer, so a provider that answers twice
+/// or answers a request that timed out cannot make the host touch freed memory.
+package enum ReplyRouter {
+    package typealias Completion = @Sendable (ProviderResponse) -> Void
+
+    private static let pending = Mutex<[Int64: Completion]>([:])
+    private static let nextID = Atomic<Int64>(1)
+
+    static func register(_ completion: @escaping Completion) -> Int64 {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        pending.withLock { $0[id] = completion }
+        return id
+    }
+
+    /// Removes and returns the completion for `id`, or nil if it was already answered.
+    static func take(_ id: Int64) -> Completion? {
+        pending.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Completes `id` with a host-made error (cancel, timeout, crash), if still pending.
+    package static func fail(_ id: Int64, _ error: RPCError) {
+        guard let completion = take(id) else { return }
+        let empty: [UInt8] = []
+        empty.withUnsafeBytes { buffer in
+            completion(ProviderResponse(bytes: buffer, result: nil, error: error))
+        }
+    }
+
+    /// Parses a provider's response bytes and runs the completion.
+    static func deliver(_ bytes: UnsafeRawBufferPointer, to completion: Completion) {
+        let (envelope, parseError) = Envelope.scan(bytes)
+        if let parseError {
+            completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "The provider's reply is not valid JSON: \(parseError).")))
+            return
+        }
+        if let result = envelope.result {
+            completion(ProviderResponse(bytes: bytes, result: result, error: nil))
+            return
+        }
+        if let errorRange = envelope.error,
+            let value = try? JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[errorRange])),
+            let code = value["code"]?.intValue
+        {
+            let message = value["message"]?.stringValue ?? "The provider failed without a message."
+            completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(ErrorCode(rawValue: code), message, data: value["data"])))
+            return
+        }
+        completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "The provider's reply has neither a 'result' nor a valid 'error' member.")))
+    }
+}
+
+/// The C callback every provider instance answers through.
+private let replyCallback: ctxp_reply_fn = { context, bytes, length in
+    let id = Int64(Int(bitPattern: context))
+    guard let completion = ReplyRouter.take(id) else { return }  // late or duplicate answer: dropped
+    ReplyRouter.deliver(UnsafeRawBufferPointer(start: bytes, count: length), to: completion)
+}
+
+/// Collects the JSON error an `open` call reports.
+private final class OpenErrorBox {
+    var bytes: [UInt8] = []
+}
+
+private let openErrorCallback: ctxp_reply_fn = { context, bytes, length in
+    guard let context, let bytes else { return }
+    let box = Unmanaged<OpenErrorBox>.fromOpaque(context).takeUnretainedValue()
+    box.bytes = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+}
+
+/// A provider instance living in the host process.
+package final class InProcessConnection: ProviderConnection, @unchecked Sendable {
+    package let library: ProviderLibrary
+    private let instance: UnsafeMutableRawPointer?
+
+    /// Opens an instance with the init JSON.
+    package init(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) {
+        self.library = library
+        let box = OpenErrorBox()
+        var instance: UnsafeMutableRawPointer?
+        let status = initJSON.withUnsafeBufferPointer { buffer in
+            library.table.pointee.open(buffer.baseAddress, buffer.count, &instance, openErrorCallback, Unmanaged.passUnretained(box).toOpaque())
+        }
+        guard status == CTXP_OK else {
+            let reported = try? JSONValue(parsing: box.bytes)
+            let message = reported?["message"]?.stringValue ?? "The provider refused to open and gave no reason."
+            let hint = reported?["hint"]?.stringValue ?? "Check the provider's settings in the host configuration."
+            throw LoadError(code: "provider-open-failed", message: message, hint: hint)
+        }
+        self.instance = instance
+    }
+
+    @discardableResult
+    package func send(
+        method: String, params: ParamsWriter,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64 {
+        let id = ReplyRouter.register(completion)
+        var message: [UInt8] = []
+        message.reserveCapacity(256)
+        message.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        JSONWriter.appendInteger(id, to: &message)
+        message.append(contentsOf: #","method":"#.utf8)
+        JSONWriter.appendString(method, to: &message)
+        message.append(contentsOf: #","params":"#.utf8)
+        params(&message)
+        message.append(UInt8(ascii: "}"))
+        message.withUnsafeBufferPointer { buffer in
+            library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, UnsafeMutableRawPointer(bitPattern: Int(id)))
+        }
+        return id
+    }
+
+    package func cancel(_ id: Int64) {
+        var message: [UInt8] = Array(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"#.utf8)
+        JSONWriter.appendInteger(id, to: &message)
+        message.append(contentsOf: "}}".utf8)
+        message.withUnsafeBufferPointer { buffer in
+            library.table.pointee.call(instance, buffer.baseAddress, buffer.count, nil, nil)
+        }
+        ReplyRouter.fail(id, RPCError(.requestCancelled, "Request cancelled"))
+    }
+}

@@ -1,0 +1,153 @@
+import CContextProvider
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a provider could not be loaded or opened. Carries a stable code, a sentence and a fix.
+package struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var code: String
+    package var message: String
+    package var hint: String
+
+    package init(code: String, message: String, hint: String) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+    }
+
+    package var description: String { "[\(code)] \(message) \(hint)" }
+}
+
+/// A provider library opened with `dlopen` and its checked function table.
+///
+/// Libraries are opened with `RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE` and never closed:
+/// unloading a Swift library crashes the process later (DESIGN §3). Reloading means restarting
+/// the process (or the worker).
+package final class ProviderLibrary: @unchecked Sendable {
+    /// The canonical path of the file that was loaded.
+    package let path: String
+    /// The function table; valid for the life of the process.
+    package let table: UnsafePointer<ctxp_provider_v1>
+
+    private init(path: String, table: UnsafePointer<ctxp_provider_v1>) {
+        self.path = path
+        self.table = table
+    }
+
+    private static let cache = Mutex<[String: ProviderLibrary]>([:])
+
+    /// Loads the library at `path` (canonical), checking the pin on the bytes actually loaded.
+    ///
+    /// With a `sha256` pin the file is read once, hashed, and the very same bytes are loaded from a
+    /// private in-memory file, so the file cannot change between the check and the load.
+    package static func load(path: String, sha256: String?) throws(LoadError) -> ProviderLibrary {
+        let key = path + "\u{0}" + (sha256 ?? "")
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        let library = try open(path: path, sha256: sha256)
+        cache.withLock { $0[key] = library }
+        return library
+    }
+
+    private static func open(path: String, sha256: String?) throws(LoadError) -> ProviderLibrary {
+        var statBuffer = stat()
+        guard stat(path, &statBuffer) == 0 else {
+            throw LoadError(
+                code: "library-not-found", message: "Library '\(path)' does not exist.",
+                hint: "Build the provider (swift build) or fix the manifest's 'library' field.")
+        }
+        var loadPath = path
+        var cleanup: (() -> Void)?
+        if let sha256 {
+            let bytes: [UInt8]
+            do {
+                bytes = try FileBytes.read(path)
+            } catch {
+                throw LoadError(code: "library-unreadable", message: "Cannot read '\(path)': \(error.reason).", hint: "Check the file's permissions.")
+            }
+            let actual = bytes.withUnsafeBytes { SHA256.hex(of: $0) }
+            guard actual == sha256.lowercased() else {
+                throw LoadError(
+                    code: "sha256-mismatch",
+                    message: "Library '\(path)' has sha256 \(actual), but the manifest pins \(sha256.lowercased()).",
+                    hint: "If you rebuilt or updated the provider on purpose, update the manifest's 'sha256' to \(actual); otherwise the file was changed by someone else and must not be loaded.")
+            }
+            (loadPath, cleanup) = try privateCopy(of: bytes, name: path)
+        }
+        defer { cleanup?() }
+        guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+            throw LoadError(
+                code: "library-load-failed", message: "dlopen failed for '\(path)': \(reason)",
+                hint: "Make sure the library was built for this platform and its dependencies are installed.")
+        }
+        guard let symbol = dlsym(handle, CTXP_ENTRY_SYMBOL_V1) else {
+            throw LoadError(
+                code: "entry-symbol-missing",
+                message: "Library '\(path)' does not export '\(CTXP_ENTRY_SYMBOL_V1)'.",
+                hint: "Export it with @_cdecl(\"\(CTXP_ENTRY_SYMBOL_V1)\") (ContextProviderKit) or define it in C; see docs/provider-abi.md.")
+        }
+        let entry = unsafeBitCast(symbol, to: ctxp_entry_v1_fn.self)
+        guard let table = entry() else {
+            throw LoadError(code: "entry-returned-null", message: "'\(CTXP_ENTRY_SYMBOL_V1)' in '\(path)' returned NULL.", hint: "Return a pointer to a static ctxp_provider_v1 table.")
+        }
+        let version = table.pointee.abi_version
+        guard version == CTXP_ABI_VERSION else {
+            throw LoadError(
+                code: "abi-version-mismatch",
+                message: "Library '\(path)' implements provider ABI version \(version); this host supports version \(CTXP_ABI_VERSION).",
+                hint: "Rebuild the provider against this host's context_provider.h (ABI \(CTXP_ABI_VERSION)), or use a host that supports ABI \(version).")
+        }
+        let minimumSize = MemoryLayout<ctxp_provider_v1>.size
+        guard Int(table.pointee.struct_size) >= minimumSize else {
+            throw LoadError(
+                code: "abi-table-too-small",
+                message: "Library '\(path)' declares a function table of \(table.pointee.struct_size) bytes; ABI \(CTXP_ABI_VERSION) needs at least \(minimumSize).",
+                hint: "Set struct_size = sizeof(ctxp_provider_v1) and rebuild against the current header.")
+        }
+        guard table.pointee.open != nil, table.pointee.call != nil, table.pointee.close != nil else {
+            throw LoadError(code: "abi-table-incomplete", message: "Library '\(path)' leaves open, call or close NULL.", hint: "Fill every function pointer of ctxp_provider_v1.")
+        }
+        return ProviderLibrary(path: path, table: table)
+    }
+
+    /// Writes verified bytes to a file only this process can reach, for dlopen.
+    ///
+    /// On Linux the file is unlinked at once and loaded through `/proc/self/fd/N`, so no other
+    /// process can swap it between the hash check and the load.
+    private static func privateCopy(of bytes: [UInt8], name: String) throws(LoadError) -> (String, () -> Void) {
+        var template = Array("/tmp/ctxp-verified-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw LoadError(code: "library-load-failed", message: "Cannot create a private copy of '\(name)' for loading.", hint: "Check that /tmp is writable.")
+        }
+        let tempPath = String(cString: template)
+        let ok = bytes.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+        guard ok else {
+            close(fd)
+            unlink(tempPath)
+            throw LoadError(code: "library-load-failed", message: "Cannot write a private copy of '\(name)' for loading.", hint: "Check free space in /tmp.")
+        }
+        #if os(Linux)
+        unlink(tempPath)
+        return ("/proc/self/fd/\(fd)", { close(fd) })
+        #else
+        close(fd)
+        return (tempPath, { unlink(tempPath) })
+        #endif
+    }
+}

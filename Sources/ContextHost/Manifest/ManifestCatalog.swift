@@ -1,0 +1,205 @@
+/// A folder to search for manifests.
+package struct ManifestSearchPath: Sendable, Hashable {
+    package enum Source: String, Sendable, Hashable {
+        /// `--manifests DIR`
+        case commandLine = "command line"
+        /// `CONTEXT_HOST_MANIFESTS`
+        case environment = "CONTEXT_HOST_MANIFESTS"
+        /// `./manifests`
+        case defaultPath = "default"
+    }
+
+    /// Absolute, lexically normalised.
+    package var path: String
+    /// As the user wrote it; used to name files in diagnostics.
+    package var displayPath: String
+    package var source: Source
+
+    /// Explicit folders that are missing are reported; the default one is not.
+    package var isExplicit: Bool { source != .defaultPath }
+
+    package init(path: String, displayPath: String, source: Source) {
+        self.path = path
+        self.displayPath = displayPath
+        self.source = source
+    }
+}
+
+/// Where manifests are looked for.
+package enum ManifestSearchPaths {
+    package static let environmentVariable = "CONTEXT_HOST_MANIFESTS"
+    package static let defaultDirectory = "manifests"
+
+    /// The folders to search, in order. The first source that names any folder wins:
+    /// `--manifests DIR` (repeatable) replaces `CONTEXT_HOST_MANIFESTS` (colon-separated), which
+    /// replaces the default `./manifests`. Relative folders resolve against `currentDirectory`;
+    /// repeated folders are searched once.
+    package static func resolve(
+        cliDirectories: [String], environment: [String: String], currentDirectory: String
+    ) -> [ManifestSearchPath] {
+        var chosen: [(String, ManifestSearchPath.Source)]
+        let fromEnvironment = (environment[environmentVariable] ?? "").split(separator: ":").map(String.init)
+            .filter { !$0.isEmpty }
+        if !cliDirectories.filter({ !$0.isEmpty }).isEmpty {
+            chosen = cliDirectories.filter { !$0.isEmpty }.map { ($0, .commandLine) }
+        } else if !fromEnvironment.isEmpty {
+            chosen = fromEnvironment.map { ($0, .environment) }
+        } else {
+            chosen = [(defaultDirectory, .defaultPath)]
+        }
+        var seen: Set<String> = []
+        var result: [ManifestSearchPath] = []
+        for (display, source) in chosen {
+            let absolute = ManifestFileSystem.absolute(display, base: currentDirectory)
+            guard seen.insert(absolute).inserted else { continue }
+            result.append(ManifestSearchPath(path: absolute, displayPath: display, source: source))
+        }
+        return result
+    }
+}
+
+/// Every manifest found in the search folders: accepted ones and rejected ones with their reasons.
+package struct ManifestCatalog: Sendable {
+    package enum Entry: Sendable {
+        case accepted(Manifest)
+        case rejected(ManifestRejection)
+
+        /// The manifest file as the user named it.
+        package var path: String {
+            switch self {
+            case .accepted(let manifest): manifest.manifestPath
+            case .rejected(let rejection): rejection.path
+            }
+        }
+
+        /// The id, if it could be read.
+        package var id: String? {
+            switch self {
+            case .accepted(let manifest): manifest.id
+            case .rejected(let rejection): rejection.id
+            }
+        }
+    }
+
+    /// In discovery order: folder by folder, files sorted by name.
+    package var entries: [Entry]
+    /// Problems with the search folders themselves (an explicit folder that does not exist).
+    package var diagnostics: [ManifestDiagnostic]
+
+    package init(entries: [Entry], diagnostics: [ManifestDiagnostic]) {
+        self.entries = entries
+        self.diagnostics = diagnostics
+    }
+
+    /// The accepted manifests, in discovery order.
+    package var manifests: [Manifest] {
+        entries.compactMap { if case .accepted(let m) = $0 { m } else { nil } }
+    }
+
+    /// The rejected manifests, in discovery order.
+    package var rejections: [ManifestRejection] {
+        entries.compactMap { if case .rejected(let r) = $0 { r } else { nil } }
+    }
+
+    /// The accepted manifest with this id.
+    package func manifest(id: String) -> Manifest? {
+        manifests.first { $0.id == id }
+    }
+
+    /// Whether a file name is a manifest: `*.yaml` or `*.yml`, not hidden.
+    static func isManifestFileName(_ name: String) -> Bool {
+        !name.hasPrefix(".") && (name.hasSuffix(".yaml") || name.hasSuffix(".yml"))
+    }
+
+    /// Reads every `*.yaml` / `*.yml` file (not recursive, sorted by name) of each folder in order.
+    /// A bad manifest is rejected without affecting the others; a later manifest whose id an
+    /// accepted one already uses is rejected with `duplicate-id`.
+    package static func discover(_ searchPaths: [ManifestSearchPath]) -> ManifestCatalog {
+        var entries: [Entry] = []
+        var diagnostics: [ManifestDiagnostic] = []
+        var firstFileForID: [String: String] = [:]
+        for searchPath in searchPaths {
+            guard ManifestFileSystem.kind(of: searchPath.path) == .directory,
+                let names = ManifestFileSystem.directoryEntries(searchPath.path)
+            else {
+                if searchPath.isExplicit {
+                    let exists = ManifestFileSystem.kind(of: searchPath.path) != .missing
+                    diagnostics.append(
+                        ManifestDiagnostic(
+                            file: searchPath.displayPath, line: 0, column: 0, fieldPath: "", code: .directoryNotFound,
+                            message: exists
+                                ? "the manifests folder '\(searchPath.path)' is not a readable folder"
+                                : "the manifests folder '\(searchPath.path)' does not exist",
+                            hint: "check the path given by \(searchPath.source == .commandLine ? "--manifests" : ManifestSearchPaths.environmentVariable)"
+                        ))
+                }
+                continue
+            }
+            let display = searchPath.displayPath.hasSuffix("/") ? searchPath.displayPath : searchPath.displayPath + "/"
+            for name in names.filter(isManifestFileName).sorted(by: { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }) {
+                let absolute = searchPath.path == "/" ? "/" + name : searchPath.path + "/" + name
+                guard ManifestFileSystem.kind(of: absolute) == .file else { continue }
+                let file = display + name
+                do {
+                    let manifest = try load(absolute: absolute, display: file, directory: searchPath.path)
+                    if let first = firstFileForID[manifest.id] {
+                        entries.append(
+                            .rejected(
+                                ManifestRejection(
+                                    path: file, id: manifest.id,
+                                    diagnostics: [
+                                        manifest.diagnostic(
+                                            .duplicateId, at: "id",
+                                            message: "the id '\(manifest.id)' is already used by \(first)",
+                                            hint: "give this provider its own id, or remove one of the two manifests "
+                                                + "(the first one found wins)")
+                                    ])))
+                    } else {
+                        firstFileForID[manifest.id] = file
+                        entries.append(.accepted(manifest))
+                    }
+                } catch {
+                    entries.append(.rejected(error))
+                }
+            }
+        }
+        return ManifestCatalog(entries: entries, diagnostics: diagnostics)
+    }
+
+    /// `discover` over these folders, in order (relative ones against the current directory). A
+    /// missing folder is reported only if `explicit` (the default `./manifests` passes `false`).
+    package static func discover(directories: [String], explicit: Bool = true) -> ManifestCatalog {
+        let cwd = ManifestFileSystem.currentDirectory()
+        var seen: Set<String> = []
+        var paths: [ManifestSearchPath] = []
+        for directory in directories where !directory.isEmpty {
+            let absolute = ManifestFileSystem.absolute(directory, base: cwd)
+            guard seen.insert(absolute).inserted else { continue }
+            paths.append(
+                ManifestSearchPath(
+                    path: absolute, displayPath: directory, source: explicit ? .commandLine : .defaultPath))
+        }
+        return discover(paths)
+    }
+
+    /// Same as `diagnostics`.
+    package var problems: [ManifestDiagnostic] { diagnostics }
+
+    private static func load(absolute: String, display: String, directory: String) throws(ManifestRejection)
+        -> Manifest
+    {
+        switch ManifestFileSystem.readFile(absolute) {
+        case .success(let bytes):
+            return try Manifest.parse(bytes: bytes, file: display, directory: directory)
+        case .failure(let error):
+            throw ManifestRejection(
+                path: display, id: nil,
+                diagnostics: [
+                    ManifestDiagnostic(
+                        file: display, line: 0, column: 0, fieldPath: "", code: .unreadableFile,
+                        message: "cannot read the manifest: \(error.message)",
+                        hint: "check the file's permissions")
+                ])
+        }
+    }
+}

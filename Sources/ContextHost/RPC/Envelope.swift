@@ -1,0 +1,161 @@
+import ContextProviderKit
+
+/// The top level of one JSON-RPC message, scanned without decoding `params`, `result` or `error`.
+///
+/// Values are byte ranges into the message, so a handler decodes only what it needs and the host
+/// can pass `params` or a provider's `result` through untouched.
+package struct Envelope: Sendable {
+    package var isObject = false
+    package var jsonrpc: String?
+    /// Raw bytes of the `id` value, if present and valid (a string, a number or null).
+    package var id: Range<Int>?
+    /// The `id` member is present but is not a string, number or null.
+    package var idIsInvalid = false
+    package var method: String?
+    /// The `method` member is present but is not a string.
+    package var methodIsInvalid = false
+    package var params: Range<Int>?
+    package var result: Range<Int>?
+    package var error: Range<Int>?
+
+    /// Scans a message. On malformed JSON it returns what it read before the fault plus the error,
+    /// so a reply can still carry the id when it came first.
+    package static func scan(_ bytes: UnsafeRawBufferPointer) -> (Envelope, JSONParseError?) {
+        var envelope = Envelope()
+        var reader = JSONReader(bytes)
+        do throws(JSONParseError) {
+            reader.skipWhitespace()
+            guard reader.position < bytes.count else {
+                throw JSONParseError(offset: 0, reason: "Empty message")
+            }
+            guard bytes[reader.position] == UInt8(ascii: "{") else {
+                try reader.skipValue()
+                reader.skipWhitespace()
+                if reader.position != bytes.count {
+                    throw JSONParseError(offset: reader.position, reason: "Unexpected data after the JSON value")
+                }
+                return (envelope, nil)
+            }
+            envelope.isObject = true
+            reader.position += 1
+            reader.skipWhitespace()
+            if reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "}") {
+                reader.position += 1
+            } else {
+                while true {
+                    reader.skipWhitespace()
+                    guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "\"") else {
+                        throw reader.unexpected("a string key")
+                    }
+                    let key = try reader.readString()
+                    reader.skipWhitespace()
+                    try reader.expect(UInt8(ascii: ":"), "':'")
+                    reader.skipWhitespace()
+                    let start = reader.position
+                    let first = start < bytes.count ? bytes[start] : 0
+                    switch key {
+                    case "jsonrpc" where first == UInt8(ascii: "\""):
+                        envelope.jsonrpc = try reader.readString()
+                    case "method" where first == UInt8(ascii: "\""):
+                        envelope.method = try reader.readString()
+                    default:
+                        try reader.skipValue()
+                        let range = start..<reader.position
+                        switch key {
+                        case "jsonrpc": envelope.jsonrpc = ""
+                        case "method": envelope.methodIsInvalid = true
+                        case "id":
+                            if first == UInt8(ascii: "\"") || first == UInt8(ascii: "-")
+                                || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "n")
+                            {
+                                envelope.id = range
+                            } else {
+                                envelope.idIsInvalid = true
+                            }
+                        case "params": envelope.params = range
+                        case "result": envelope.result = range
+                        case "error": envelope.error = range
+                        default: break
+                        }
+                    }
+                    reader.skipWhitespace()
+                    guard reader.position < bytes.count else { throw reader.unexpected("',' or '}'") }
+                    if bytes[reader.position] == UInt8(ascii: ",") {
+                        reader.position += 1
+                        continue
+                    }
+                    if bytes[reader.position] == UInt8(ascii: "}") {
+                        reader.position += 1
+                        break
+                    }
+                    throw reader.unexpected("',' or '}'")
+                }
+            }
+            reader.skipWhitespace()
+            if reader.position != bytes.count {
+                throw JSONParseError(offset: reader.position, reason: "Unexpected data after the JSON value")
+            }
+            return (envelope, nil)
+        } catch {
+            return (envelope, error)
+        }
+    }
+}
+
+/// Reads members of a raw JSON object without decoding the values.
+package enum RawObject {
+    /// Calls `visit` with each key and the byte range of its value. Throws on malformed JSON or a
+    /// non-object.
+    package static func members(
+        _ bytes: UnsafeRawBufferPointer, in range: Range<Int>, _ visit: (String, Range<Int>) -> Void
+    ) throws(JSONParseError) {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
+        var reader = JSONReader(slice)
+        reader.skipWhitespace()
+        guard reader.position < slice.count, slice[reader.position] == UInt8(ascii: "{") else {
+            throw JSONParseError(offset: range.lowerBound, reason: "Expected an object")
+        }
+        reader.position += 1
+        reader.skipWhitespace()
+        if reader.position < slice.count, slice[reader.position] == UInt8(ascii: "}") { return }
+        while true {
+            reader.skipWhitespace()
+            guard reader.position < slice.count, slice[reader.position] == UInt8(ascii: "\"") else {
+                throw reader.unexpected("a string key")
+            }
+            let key = try reader.readString()
+            reader.skipWhitespace()
+            try reader.expect(UInt8(ascii: ":"), "':'")
+            reader.skipWhitespace()
+            let start = reader.position
+            try reader.skipValue()
+            visit(key, (range.lowerBound + start)..<(range.lowerBound + reader.position))
+            reader.skipWhitespace()
+            guard reader.position < slice.count else { throw reader.unexpected("',' or '}'") }
+            if slice[reader.position] == UInt8(ascii: ",") {
+                reader.position += 1
+                continue
+            }
+            if slice[reader.position] == UInt8(ascii: "}") { return }
+            throw reader.unexpected("',' or '}'")
+        }
+    }
+
+    /// The byte range of member `key`, or nil.
+    package static func member(
+        _ key: String, of bytes: UnsafeRawBufferPointer, in range: Range<Int>
+    ) throws(JSONParseError) -> Range<Int>? {
+        var found: Range<Int>?
+        try members(bytes, in: range) { name, value in
+            if found == nil, name == key { found = value }
+        }
+        return found
+    }
+
+    /// Decodes the string at `range`, or nil if it is not a string.
+    package static func string(_ bytes: UnsafeRawBufferPointer, in range: Range<Int>) -> String? {
+        guard !range.isEmpty, bytes[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
+        var reader = JSONReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        return try? reader.readString()
+    }
+}

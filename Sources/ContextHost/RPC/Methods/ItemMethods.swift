@@ -1,0 +1,84 @@
+import ContextProviderKit
+
+/// Shared shape of the `items/*` methods: find the provider by `params.item.providerId` and pass
+/// the item to it untouched.
+protocol ItemMethod: MethodHandler {
+    /// The provider-side method.
+    static var providerMethod: String { get }
+    /// Extra members copied from the client's params to the provider's (besides `item`).
+    static var forwardedMembers: [String] { get }
+}
+
+extension ItemMethod {
+    static var forwardedMembers: [String] { [] }
+
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        guard let reply = request.reply else { return }
+        // Find the item and its providerId without decoding the item.
+        let (itemRange, providerID, extras) = try request.withRawParams { bytes, range throws(RPCError) -> (Range<Int>, String, [(String, Range<Int>)]) in
+            guard let range else { throw RPCError.invalidParams("params.item is required (an object)") }
+            var item: Range<Int>?
+            var extras: [(String, Range<Int>)] = []
+            do {
+                try RawObject.members(bytes, in: range) { key, value in
+                    if key == "item" {
+                        item = value
+                    } else if forwardedMembers.contains(key) {
+                        extras.append((key, value))
+                    }
+                }
+            } catch {
+                throw RPCError.invalidParams("params must be an object")
+            }
+            guard let item else { throw RPCError.invalidParams("params.item is required (an object)") }
+            guard bytes[item.lowerBound] == UInt8(ascii: "{") else {
+                throw RPCError.invalidParams("params.item: expected an object")
+            }
+            guard let providerRange = try? RawObject.member("providerId", of: bytes, in: item) else {
+                throw RPCError.invalidParams("params.item.providerId is required (a string)")
+            }
+            guard let providerID = RawObject.string(bytes, in: providerRange) else {
+                throw RPCError.invalidParams("params.item.providerId: expected a string")
+            }
+            return (item, providerID, extras)
+        }
+        let provider = try server.host.provider(providerID, for: .item)
+        let message = request.message
+        server.host.forward(reply: reply, server: server, provider: provider, method: providerMethod) { out in
+            out.append(contentsOf: #"{"item":"#.utf8)
+            out.append(contentsOf: message[itemRange])
+            for (key, range) in extras {
+                out.append(UInt8(ascii: ","))
+                JSONWriter.appendString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                out.append(contentsOf: message[range])
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+}
+
+/// `items/preview`: the item's chip.
+package enum ItemsPreviewMethod: ItemMethod {
+    package static let method = "items/preview"
+    static let providerMethod = "item/preview"
+}
+
+/// `items/detail`: the item's detail document.
+package enum ItemsDetailMethod: ItemMethod {
+    package static let method = "items/detail"
+    static let providerMethod = "item/detail"
+}
+
+/// `items/describe`: a localized one-line description of the item.
+package enum ItemsDescribeMethod: ItemMethod {
+    package static let method = "items/describe"
+    static let providerMethod = "item/describe"
+}
+
+/// `items/encode`: the item encoded for transport (base64 data, representation, metadata).
+package enum ItemsEncodeMethod: ItemMethod {
+    package static let method = "items/encode"
+    static let providerMethod = "item/encode"
+    static var forwardedMembers: [String] { ["representation"] }
+}

@@ -1,0 +1,96 @@
+import ContextProviderKit
+
+/// `initialize`: the client says who it is, its locale and which permissions it grants; the host
+/// loads the providers and answers its capabilities.
+package enum InitializeMethod: MethodHandler {
+    package static let method = "initialize"
+    package static var allowedBeforeInitialize: Bool { true }
+
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        guard server.state == .uninitialized else {
+            throw RPCError(.invalidRequest, "'initialize' may be sent only once.")
+        }
+        let params = try request.params()
+        let client = try ClientInfo(params: params)
+        server.host.initialize(client: client)
+        server.transition(to: .running)
+        request.reply?.sendResult(server.host.initializeResult(clientProtocolVersion: client.protocolVersion))
+    }
+}
+
+/// `initialized`: a notification the client sends after the `initialize` reply. Nothing to do.
+package enum InitializedNotification: MethodHandler {
+    package static let method = "initialized"
+    package static var allowedBeforeInitialize: Bool { true }
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {}
+}
+
+/// `shutdown`: stop accepting requests; `exit` follows.
+package enum ShutdownMethod: MethodHandler {
+    package static let method = "shutdown"
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        server.transition(to: .shutdown)
+        request.reply?.sendResult(.null)
+    }
+}
+
+/// `exit`: leave with status 0 after `shutdown`, 1 otherwise (as in LSP).
+package enum ExitNotification: MethodHandler {
+    package static let method = "exit"
+    package static var allowedBeforeInitialize: Bool { true }
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        server.exit(status: server.state == .shutdown ? 0 : 1)
+    }
+}
+
+/// `$/cancelRequest`: answers the named request with -32800 and tells its provider to stop.
+package enum CancelRequestNotification: MethodHandler {
+    package static let method = "$/cancelRequest"
+    package static var allowedBeforeInitialize: Bool { true }
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        let key: String? = try request.withRawParams { bytes, range throws(RPCError) in
+            guard let range else { return nil }
+            guard let id = try? RawObject.member("id", of: bytes, in: range) else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[id]), as: UTF8.self)
+        }
+        if let key { server.cancel(idText: key) }
+    }
+}
+
+/// `ping`: answers `{}`. The cheapest round trip, used to measure host overhead.
+package enum PingMethod: MethodHandler {
+    package static let method = "ping"
+    package static var allowedBeforeInitialize: Bool { true }
+    private static let empty: [UInt8] = Array("{}".utf8)
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        empty.withUnsafeBytes { request.reply?.sendResult(raw: $0) }
+    }
+}
+
+/// What the client told the host in `initialize`.
+package struct ClientInfo: Sendable, Equatable {
+    package var name: String
+    package var version: String?
+    package var protocolVersion: Int
+    package var locale: String
+    package var grantedPermissions: [String]
+
+    package init(name: String = "unknown", version: String? = nil, protocolVersion: Int = 1, locale: String = "en-US", grantedPermissions: [String] = []) {
+        self.name = name
+        self.version = version
+        self.protocolVersion = protocolVersion
+        self.locale = locale
+        self.grantedPermissions = grantedPermissions
+    }
+
+    init(params: Params) throws(RPCError) {
+        let info = try params.optionalObject("clientInfo")
+        let name = info?["name"]?.stringValue ?? "unknown"
+        let version = info?["version"]?.stringValue
+        self.init(
+            name: name, version: version,
+            protocolVersion: try params.optionalInt("protocolVersion") ?? 1,
+            locale: try params.optionalString("locale") ?? "en-US",
+            grantedPermissions: try params.optionalStrings("grantedPermissions") ?? [])
+    }
+}

@@ -1,0 +1,95 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes framed protocol messages. Thread-safe; each message is written whole, never interleaved.
+///
+/// While the reader is handling a chunk of input (`batch`), replies are buffered and written with
+/// one system call at the end, which keeps pipelined throughput high without delaying a reply
+/// that arrives while the reader is idle.
+package final class OutputChannel: Sendable {
+    private struct State {
+        var framing: Framing = .newlineDelimited
+        var buffer: [UInt8] = []
+        var batching = false
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let write: @Sendable (UnsafeRawBufferPointer) -> Bool
+
+    /// - Parameter write: writes all the bytes or returns false (the peer is gone).
+    package init(write: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
+        self.write = write
+    }
+
+    /// An output channel that writes to a file descriptor.
+    package convenience init(fileDescriptor: Int32) {
+        self.init { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+    }
+
+    /// Sets the framing used for output (it follows the client's).
+    package func setFraming(_ framing: Framing) {
+        state.withLock { $0.framing = framing }
+    }
+
+    /// Sends one message body, framed.
+    package func send(_ body: UnsafeRawBufferPointer) {
+        state.withLock { state in
+            guard !state.closed else { return }
+            switch state.framing {
+            case .newlineDelimited:
+                state.buffer.append(contentsOf: body)
+                state.buffer.append(0x0A)
+            case .contentLength:
+                state.buffer.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
+                state.buffer.append(contentsOf: body)
+            }
+            if !state.batching { flushLocked(&state) }
+        }
+    }
+
+    /// Sends one message body, framed.
+    package func send(_ body: [UInt8]) {
+        body.withUnsafeBytes { send($0) }
+    }
+
+    /// Runs `body` with output buffered, then writes everything it produced at once.
+    package func batch<T>(_ body: () throws -> T) rethrows -> T {
+        state.withLock { $0.batching = true }
+        defer {
+            state.withLock { state in
+                state.batching = false
+                flushLocked(&state)
+            }
+        }
+        return try body()
+    }
+
+    /// Writes anything buffered.
+    package func flush() {
+        state.withLock { flushLocked(&$0) }
+    }
+
+    private func flushLocked(_ state: inout State) {
+        guard !state.buffer.isEmpty else { return }
+        let ok = state.buffer.withUnsafeBytes { write($0) }
+        state.buffer.removeAll(keepingCapacity: state.buffer.capacity <= 1 << 20)
+        if !ok { state.closed = true }
+    }
+}

@@ -1,0 +1,107 @@
+import ContextProviderKit
+import Synchronization
+
+/// An error answered to a request: code, message and optional machine-readable data.
+package struct RPCError: Error, Sendable, Equatable {
+    package var code: ErrorCode
+    package var message: String
+    package var data: JSONValue?
+
+    package init(_ code: ErrorCode, _ message: String, data: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+
+    package static func invalidParams(_ message: String) -> RPCError { RPCError(.invalidParams, message) }
+
+    /// The `error` member of a response.
+    package var json: JSONValue {
+        var object: JSONObject = ["code": .number(Double(code.rawValue)), "message": .string(message)]
+        if let data { object["data"] = data }
+        return .object(object)
+    }
+}
+
+/// Answers one request exactly once. Later answers are dropped; a handle that is released without
+/// answering sends an internal error, so a client never waits forever on a host bug.
+package final class Reply: Sendable {
+    /// Raw bytes of the request's id.
+    package let id: [UInt8]
+    private let output: OutputChannel
+    private let answered = Atomic<Bool>(false)
+    private let onAnswer: Mutex<(@Sendable () -> Void)?>
+
+    package init(id: [UInt8], output: OutputChannel) {
+        self.id = id
+        self.output = output
+        self.onAnswer = Mutex(nil)
+    }
+
+    deinit {
+        if !answered.load(ordering: .acquiring) {
+            sendError(RPCError(.internalError, "The host dropped this request without answering; please report it."))
+        }
+    }
+
+    /// The id as text, for logs and the cancellation table.
+    package var idText: String { String(decoding: id, as: UTF8.self) }
+
+    /// Whether an answer was already sent.
+    package var isAnswered: Bool { answered.load(ordering: .acquiring) }
+
+    /// Called once, after the answer is written (used to leave the pending table).
+    package func whenAnswered(_ action: @escaping @Sendable () -> Void) {
+        onAnswer.withLock { $0 = action }
+    }
+
+    /// Claims the right to answer. Returns false if an answer was already sent.
+    private func claim() -> Bool {
+        answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    private func finish() {
+        let action = onAnswer.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    /// Answers with a result given as raw JSON bytes (compact: no raw newlines).
+    package func sendResult(raw: UnsafeRawBufferPointer) {
+        guard claim() else { return }
+        var message: [UInt8] = []
+        message.reserveCapacity(raw.count + id.count + 32)
+        message.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        message.append(contentsOf: id)
+        message.append(contentsOf: #","result":"#.utf8)
+        message.append(contentsOf: raw)
+        message.append(UInt8(ascii: "}"))
+        output.send(message)
+        finish()
+    }
+
+    /// Answers with a result.
+    package func sendResult(_ value: JSONValue) {
+        let bytes = value.jsonBytes
+        bytes.withUnsafeBytes { sendResult(raw: $0) }
+    }
+
+    /// Answers with an error.
+    package func sendError(_ error: RPCError) {
+        guard claim() else { return }
+        output.send(Self.errorMessage(id: id, error: error))
+        finish()
+    }
+
+    /// A complete error response.
+    package static func errorMessage(id: [UInt8], error: RPCError) -> [UInt8] {
+        var message: [UInt8] = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+        message.append(contentsOf: id)
+        message.append(contentsOf: #","error":"#.utf8)
+        JSONWriter.append(error.json, to: &message)
+        message.append(UInt8(ascii: "}"))
+        return message
+    }
+}

@@ -1,0 +1,204 @@
+import ContextProviderKit
+import Logging
+import Synchronization
+
+/// A handler for one protocol method. One type per method; the list lives in `MethodRegistry`.
+package protocol MethodHandler: Sendable {
+    /// The JSON-RPC method name.
+    static var method: String { get }
+    /// Whether the method may be called before `initialize` (lifecycle methods only).
+    static var allowedBeforeInitialize: Bool { get }
+    /// Handles the request. Throwing answers the error; otherwise the handler answers `request.reply`
+    /// (now or later). Notifications have no reply.
+    static func handle(_ request: Request, server: RPCServer) throws(RPCError)
+}
+
+extension MethodHandler {
+    package static var allowedBeforeInitialize: Bool { false }
+}
+
+/// Where the client is in the LSP-style lifecycle.
+package enum Lifecycle: Sendable, Equatable {
+    case uninitialized
+    case running
+    case shutdown
+}
+
+/// The JSON-RPC server: framing in, dispatch to method handlers, replies out.
+///
+/// Messages are handled in arrival order on the reader's thread; handlers that call a provider
+/// return at once and answer when the provider does, so slow requests never block fast ones.
+package final class RPCServer: Sendable {
+    package let output: OutputChannel
+    package let host: Host
+    package let logger: Logger
+    private let lifecycle = Mutex(Lifecycle.uninitialized)
+    private let pending = Mutex<[String: PendingRequest]>([:])
+    private let exitHandler: @Sendable (Int32) -> Void
+    private let handlers: [String: any MethodHandler.Type]
+
+    /// - Parameter exit: called for the `exit` notification with the exit status (tests pass a
+    ///   closure; the CLI exits the process).
+    package init(host: Host, output: OutputChannel, logger: Logger, exit: @escaping @Sendable (Int32) -> Void) {
+        self.host = host
+        self.output = output
+        self.logger = logger
+        self.exitHandler = exit
+        self.handlers = MethodRegistry.handlers
+    }
+
+    package var state: Lifecycle { lifecycle.withLock { $0 } }
+
+    package func transition(to state: Lifecycle) {
+        lifecycle.withLock { $0 = state }
+    }
+
+    package func exit(status: Int32) {
+        output.flush()
+        exitHandler(status)
+    }
+
+    // MARK: Input
+
+    /// Handles one framing event.
+    package func handle(_ event: FramedEvent) {
+        switch event {
+        case .message(let bytes):
+            receive(bytes)
+        case .oversized(let length):
+            output.send(Reply.errorMessage(
+                id: Array("null".utf8),
+                error: RPCError(
+                    .invalidRequest,
+                    "Message of \(length) bytes exceeds the limit of \(host.configuration.maximumMessageBytes) bytes; it was discarded.",
+                    data: ["limit": .number(Double(host.configuration.maximumMessageBytes)), "length": .number(Double(length))])))
+        case .badHeader(let reason):
+            output.send(Reply.errorMessage(id: Array("null".utf8), error: RPCError(.parseError, reason)))
+        }
+    }
+
+    /// Handles one complete message body.
+    package func receive(_ message: [UInt8]) {
+        let (envelope, parseError) = message.withUnsafeBytes { Envelope.scan($0) }
+        let idBytes: [UInt8]? = envelope.id.map { Array(message[$0]) }
+        if let parseError {
+            // Keep the id when it was read before the fault.
+            output.send(Reply.errorMessage(id: idBytes ?? Array("null".utf8), error: RPCError(.parseError, "Parse error: \(parseError)")))
+            return
+        }
+        guard envelope.isObject else {
+            let isBatch = message.first(where: { $0 != 0x20 && $0 != 0x09 }) == UInt8(ascii: "[")
+            let reason = isBatch
+                ? "Batch requests are not supported; send each request as its own message."
+                : "A JSON-RPC message must be an object."
+            output.send(Reply.errorMessage(id: Array("null".utf8), error: RPCError(.invalidRequest, reason)))
+            return
+        }
+        let replyID = idBytes ?? Array("null".utf8)
+        if envelope.idIsInvalid {
+            output.send(Reply.errorMessage(id: Array("null".utf8), error: RPCError(.invalidRequest, "'id' must be a string, a number or null.")))
+            return
+        }
+        guard envelope.jsonrpc == "2.0" else {
+            output.send(Reply.errorMessage(id: replyID, error: RPCError(.invalidRequest, "'jsonrpc' must be \"2.0\".")))
+            return
+        }
+        guard let method = envelope.method else {
+            if envelope.result != nil || envelope.error != nil {
+                logger.debug("Ignoring a response from the client; this host sends no requests.")
+                return
+            }
+            let reason = envelope.methodIsInvalid ? "'method' must be a string." : "The message has no 'method'."
+            output.send(Reply.errorMessage(id: replyID, error: RPCError(.invalidRequest, reason)))
+            return
+        }
+        if let params = envelope.params {
+            let first = message[params.lowerBound]
+            if first != UInt8(ascii: "{") && first != UInt8(ascii: "[") {
+                if idBytes != nil {
+                    output.send(Reply.errorMessage(id: replyID, error: RPCError(.invalidRequest, "'params' must be an object or an array.")))
+                }
+                return
+            }
+        }
+        let reply = idBytes.map { Reply(id: $0, output: output) }
+        let request = Request(message: message, envelope: envelope, reply: reply)
+        dispatch(request, method: method)
+    }
+
+    private func dispatch(_ request: Request, method: String) {
+        guard let handler = handlers[method] else {
+            if let reply = request.reply {
+                reply.sendError(RPCError(.methodNotFound, "Method not found: \(method)", data: ["method": .string(method)]))
+            } else if !method.hasPrefix("$/") {
+                logger.debug("Ignoring unknown notification \(method)")
+            }
+            return
+        }
+        let current = state
+        if !handler.allowedBeforeInitialize {
+            switch current {
+            case .uninitialized:
+                request.reply?.sendError(RPCError(.serverNotInitialized, "The server is not initialized; send 'initialize' first."))
+                return
+            case .shutdown:
+                request.reply?.sendError(RPCError(.invalidRequest, "The server is shutting down; only 'exit' is accepted."))
+                return
+            case .running:
+                break
+            }
+        }
+        do {
+            try handler.handle(request, server: self)
+        } catch {
+            request.reply?.sendError(error)
+        }
+    }
+
+    // MARK: Pending requests and cancellation
+
+    /// Tracks a request that will be answered later, so `$/cancelRequest` can reach it.
+    /// Returns the entry; set its `onCancel` once the provider call is sent.
+    @discardableResult
+    package func track(_ reply: Reply) -> PendingRequest {
+        let entry = PendingRequest(reply: reply)
+        let key = reply.idText
+        pending.withLock { $0[key] = entry }
+        reply.whenAnswered { [weak self] in
+            self?.pending.withLock { table in
+                if table[key] === entry { table[key] = nil }
+            }
+        }
+        return entry
+    }
+
+    /// Cancels the request whose raw id text is `key`, if it is still running.
+    package func cancel(idText key: String) {
+        guard let entry = pending.withLock({ $0[key] }) else { return }
+        entry.reply.sendError(RPCError(.requestCancelled, "Request cancelled"))
+        entry.runCancel()
+    }
+
+    /// How many requests are waiting for a provider (for tests and diagnostics).
+    package var pendingCount: Int { pending.withLock { $0.count } }
+}
+
+/// A request waiting on a provider.
+package final class PendingRequest: Sendable {
+    package let reply: Reply
+    private let onCancel = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(reply: Reply) {
+        self.reply = reply
+    }
+
+    /// What to do when the client cancels (e.g. tell the provider).
+    package func setCancel(_ action: @escaping @Sendable () -> Void) {
+        onCancel.withLock { $0 = action }
+    }
+
+    func runCancel() {
+        let action = onCancel.withLock { $0 }
+        action?()
+    }
+}

@@ -1,0 +1,39 @@
+import ContextProviderKit
+
+/// How a provider is described to clients (`providers/list`) and in `context-host list --json`.
+package enum ProviderDescription {
+    package static func json(for entry: ProviderEntry, locale: String?) -> JSONValue {
+        var object = JSONObject()
+        if let manifest = entry.manifest {
+            object["id"] = .string(manifest.id)
+            object["title"] = .string(manifest.title.resolve(locale: locale))
+            object["iconName"] = .string(manifest.iconName)
+            object["version"] = .string(manifest.version.description)
+            object["priority"] = .number(Double(manifest.priority))
+            object["maximumAttachmentCount"] = .number(Double(manifest.maximumAttachmentCount))
+            object["usesContainerPanel"] = .bool(manifest.usesContainerPanel)
+            object["collection"] = .string(manifest.collection.rawValue)
+            object["isolation"] = .string(manifest.isolation.rawValue)
+            object["permissions"] = .array(manifest.availability.permissions.map { .string($0.rawValue) })
+        }
+        object["status"] = .string(entry.status.rawValue)
+        object["available"] = .bool(entry.isAvailable)
+        if let reason = entry.unavailability { object["unavailableReason"] = reason.json }
+        if let error = entry.loadError {
+            object["error"] = ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]
+        }
+        if !entry.diagnostics.isEmpty {
+            object["diagnostics"] = .array(entry.diagnostics.map { diagnostic in
+                [
+                    "file": .string(diagnostic.file), "line": .number(Double(diagnostic.line)),
+                    "column": .number(Double(diagnostic.column)), "field": .string(diagnostic.fieldPath),
+                    "code": .string(diagnostic.code.rawValue), "message": .string(diagnostic.message),
+                    "hint": .string(diagnostic.hint),
+                ]
+            })
+        }
+        object["manifestPath"] = .string(entry.manifestPath)
+        if let path = entry.libraryPath { object["libraryPath"] = .string(path) }
+        return .object(object)
+    }
+}

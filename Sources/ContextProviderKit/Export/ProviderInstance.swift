@@ -1,0 +1,283 @@
+import CContextProvider
+
+/// Where an answer goes: the host's reply callback and its opaque context.
+struct ReplyTarget: @unchecked Sendable {
+    let function: ctxp_reply_fn
+    let context: UnsafeMutableRawPointer?
+
+    func send(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { function(context, $0.baseAddress, $0.count) }
+    }
+}
+
+/// JSON-RPC response bytes, written directly without building an envelope value.
+enum Wire {
+    private static let resultPrefix: [UInt8] = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+    private static let resultInfix: [UInt8] = Array(#","result":"#.utf8)
+    private static let errorInfix: [UInt8] = Array(#","error":"#.utf8)
+
+    static func result(id: Int, _ result: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        output.append(contentsOf: resultPrefix)
+        JSONWriter.appendInteger(Int64(id), to: &output)
+        output.append(contentsOf: resultInfix)
+        JSONWriter.append(result, to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
+
+    static func error(id: JSONValue, _ error: ProviderError) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(128)
+        output.append(contentsOf: resultPrefix)
+        JSONWriter.append(id, to: &output)
+        output.append(contentsOf: errorInfix)
+        JSONWriter.append(error.json, to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
+
+    static func error(id: Int, _ error: ProviderError) -> [UInt8] {
+        Self.error(id: .number(Double(id)), error)
+    }
+}
+
+/// The type-erased instance behind the C `instance` pointer.
+class ProviderInstanceBase: @unchecked Sendable {
+    /// Handles one message from `call`.
+    func receive(_ message: UnsafeRawBufferPointer, reply: ctxp_reply_fn?, context: UnsafeMutableRawPointer?) {
+        fatalError("abstract")
+    }
+
+    /// Handles `close`.
+    func close() {}
+}
+
+/// One open instance of provider `P`: decodes requests, runs provider methods in tasks, answers
+/// each request exactly once, and honours cancellation and `close`.
+final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @unchecked Sendable {
+    let provider: P
+    let context: ProviderContext
+    private let infoResult: JSONValue
+
+    private struct Pending {
+        var task: Task<Void, Never>?
+        let target: ReplyTarget
+    }
+
+    // Guarded by `lock`.
+    private let lock = Lock()
+    private var pending: [Int: Pending] = [:]
+    private var closed = false
+    private var replyingThreads: [ThreadHandle] = []
+
+    init(provider: P, context: ProviderContext) {
+        self.provider = provider
+        self.context = context
+        self.infoResult = P.metadata.json
+    }
+
+    // MARK: Messages
+
+    override func receive(_ message: UnsafeRawBufferPointer, reply: ctxp_reply_fn?, context: UnsafeMutableRawPointer?) {
+        let target = reply.map { ReplyTarget(function: $0, context: context) }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue(parsing: message)
+        } catch {
+            target?.send(Wire.error(id: .null, ProviderError(code: ProviderError.Code.parseError, message: "Parse error: \(error)")))
+            return
+        }
+        guard case .object(let object) = parsed else {
+            target?.send(Wire.error(id: .null, .invalidRequest("expected a JSON object, got \(parsed.typeName)")))
+            return
+        }
+        let idValue = object["id"]
+        guard object["jsonrpc"] == .string("2.0") else {
+            target?.send(Wire.error(id: idValue ?? .null, .invalidRequest("jsonrpc must be \"2.0\"")))
+            return
+        }
+        guard case .string(let method)? = object["method"] else {
+            target?.send(Wire.error(id: idValue ?? .null, .invalidRequest("method must be a string")))
+            return
+        }
+        let params = object["params"] ?? .object(JSONObject())
+        guard let idValue else {
+            // A notification: no answer.
+            if method == "$/cancelRequest", let id = params["id"]?.intValue { cancel(id) }
+            return
+        }
+        guard let target else { return }
+        guard let id = idValue.intValue else {
+            target.send(Wire.error(id: idValue, .invalidRequest("id must be an integer")))
+            return
+        }
+        do {
+            try dispatch(method, id: id, params: params, target: target)
+        } catch {
+            target.send(Wire.error(id: id, ProviderError.from(error)))
+        }
+    }
+
+    /// Decodes params synchronously (so bad params answer at once), then runs the provider method.
+    private func dispatch(_ method: String, id: Int, params: JSONValue, target: ReplyTarget) throws(JSONDecodeError) {
+        let provider = self.provider
+        switch method {
+        case "item/preview":
+            let item = try Self.item(params)
+            run(id, target) { try await provider.preview(item).json }
+        case "item/detail":
+            let item = try Self.item(params)
+            run(id, target) { try await provider.detail(item).json }
+        case "item/describe":
+            let item = try Self.item(params)
+            run(id, target) { ["text": .string(try await provider.describe(item))] }
+        case "item/encode":
+            let reader = try JSONObjectReader(params, path: "params")
+            let item = try reader.decode("item", as: ContextItem.self)
+            let representation = try reader.optionalString("representation")
+            run(id, target) { try await provider.encode(item, representation: representation).json }
+        case "provider/info":
+            target.send(Wire.result(id: id, infoResult))
+        case "provider/availability":
+            run(id, target) { try await provider.availability().json }
+        case "provider/makeContext":
+            run(id, target) { ["item": try await provider.makeContext()?.json ?? .null] }
+        case "collect/start":
+            let reader = try JSONObjectReader(params, path: "params")
+            let sessionId = try reader.string("sessionId")
+            run(id, target) { try await provider.startCollection(sessionId: sessionId).json }
+        case "collect/query":
+            let reader = try JSONObjectReader(params, path: "params")
+            let sessionId = try reader.string("sessionId")
+            let stepId = try reader.string("stepId")
+            let fieldId = try reader.string("fieldId")
+            let query = try reader.string("query")
+            let values = FormValues(try reader.optionalObject("values")?.object ?? JSONObject())
+            run(id, target) {
+                let options = try await provider.query(
+                    query, fieldId: fieldId, stepId: stepId, sessionId: sessionId, values: values)
+                return ["options": .array(options.map(\.json))]
+            }
+        case "collect/submit":
+            let reader = try JSONObjectReader(params, path: "params")
+            let sessionId = try reader.string("sessionId")
+            let stepId = try reader.string("stepId")
+            let values = FormValues(try reader.object("values").object)
+            run(id, target) {
+                if let form = try await provider.form(forStep: stepId, sessionId: sessionId, values: values) {
+                    let errors = form.validate(values)
+                    if !errors.isEmpty { return SubmitOutcome.invalid(fieldErrors: errors).json }
+                }
+                try Task.checkCancellation()
+                return try await provider.submit(stepId: stepId, values: values, sessionId: sessionId).json
+            }
+        case "collect/cancel":
+            let reader = try JSONObjectReader(params, path: "params")
+            let sessionId = try reader.string("sessionId")
+            run(id, target) {
+                try await provider.cancelCollection(sessionId: sessionId)
+                return .object(JSONObject())
+            }
+        default:
+            target.send(Wire.error(id: id, ProviderError(code: ProviderError.Code.methodNotFound, message: "Method not found: \(method)")))
+        }
+    }
+
+    private static func item(_ params: JSONValue) throws(JSONDecodeError) -> ContextItem {
+        try JSONObjectReader(params, path: "params").decode("item", as: ContextItem.self)
+    }
+
+    // MARK: Requests in flight
+
+    /// Runs `work` in a task and answers request `id` with its result, unless the request was
+    /// cancelled or the instance closed first.
+    private func run(_ id: Int, _ target: ReplyTarget, _ work: @escaping @Sendable () async throws -> JSONValue) {
+        let accepted: Bool = lock.withLock {
+            if closed || pending[id] != nil { return false }
+            pending[id] = Pending(task: nil, target: target)
+            return true
+        }
+        guard accepted else {
+            if !lock.withLock({ closed }) {
+                target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
+            }
+            return
+        }
+        let task = Task {
+            let response: [UInt8]
+            do {
+                response = Wire.result(id: id, try await work())
+            } catch {
+                response = Wire.error(id: id, ProviderError.from(error))
+            }
+            self.finish(id, response)
+        }
+        let cancelledMeanwhile: Bool = lock.withLock {
+            guard pending[id] != nil else { return true }
+            pending[id]!.task = task
+            return false
+        }
+        if cancelledMeanwhile { task.cancel() }
+    }
+
+    /// Answers `id` with `response` if nobody answered it yet.
+    private func finish(_ id: Int, _ response: [UInt8]) {
+        let entry = lock.withLock { () -> Pending? in
+            guard !closed, let entry = pending.removeValue(forKey: id) else { return nil }
+            replyingThreads.append(ThreadID.current)
+            return entry
+        }
+        guard let entry else { return }
+        entry.target.send(response)
+        doneReplying()
+    }
+
+    /// `$/cancelRequest`: cancels the task and answers `-32800`, once.
+    private func cancel(_ id: Int) {
+        let entry = lock.withLock { () -> Pending? in
+            guard !closed, let entry = pending.removeValue(forKey: id) else { return nil }
+            replyingThreads.append(ThreadID.current)
+            return entry
+        }
+        guard let entry else { return }
+        entry.task?.cancel()
+        entry.target.send(
+            Wire.error(id: id, ProviderError(code: ProviderError.Code.requestCancelled, message: "Request cancelled")))
+        doneReplying()
+    }
+
+    private func doneReplying() {
+        let me = ThreadID.current
+        lock.withLock {
+            if let index = replyingThreads.firstIndex(where: { ThreadID.equal($0, me) }) {
+                replyingThreads.remove(at: index)
+            }
+        }
+    }
+
+    /// Cancels everything in flight and waits until no reply callback is running (except one on
+    /// this very thread, e.g. a host that closes from inside a callback), so no callback runs
+    /// after `close` returns.
+    override func close() {
+        let tasks: [Task<Void, Never>] = lock.withLock {
+            closed = true
+            let tasks = pending.values.compactMap(\.task)
+            pending.removeAll()
+            return tasks
+        }
+        for task in tasks { task.cancel() }
+        let me = ThreadID.current
+        while lock.withLock({ replyingThreads.contains { !ThreadID.equal($0, me) } }) {
+            ThreadID.yield()
+        }
+    }
+}
+
+extension ProviderError {
+    /// A `-32600` error.
+    static func invalidRequest(_ detail: String) -> ProviderError {
+        ProviderError(code: Code.invalidRequest, message: "Invalid Request: \(detail)")
+    }
+}

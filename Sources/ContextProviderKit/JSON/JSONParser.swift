@@ -1,0 +1,451 @@
+/// Why some bytes are not valid JSON, and where.
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Byte offset of the problem in the input.
+    public var offset: Int
+    /// What is wrong.
+    public var reason: String
+
+    public init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+
+    public var description: String { "\(reason) at byte \(offset)" }
+}
+
+/// A strict RFC 8259 JSON reader over UTF-8 bytes.
+///
+/// It can build a full `JSONValue` (`parse`) or only check a value and report where it ends
+/// (`skipValue`), which is what lets the host keep request params as raw bytes until a handler
+/// needs them.
+package struct JSONReader {
+    package static let maximumDepth = 256
+
+    let bytes: UnsafeRawBufferPointer
+    package var position: Int
+    var depth = 0
+
+    package init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
+        self.bytes = bytes
+        self.position = position
+    }
+
+    // MARK: Entry points
+
+    /// Parses a whole document: one value, optionally surrounded by white space.
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
+        var reader = JSONReader(bytes)
+        reader.skipWhitespace()
+        let value = try reader.readValue()
+        reader.skipWhitespace()
+        guard reader.position == bytes.count else {
+            throw JSONParseError(offset: reader.position, reason: "Unexpected data after the JSON value")
+        }
+        return value
+    }
+
+    /// Parses a whole document from an array of bytes.
+    package static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        do {
+            return try bytes.withUnsafeBytes { buffer in try parse(buffer) }
+        } catch let error as JSONParseError {
+            throw error
+        } catch {
+            fatalError("unreachable")
+        }
+    }
+
+    // MARK: Primitives
+
+    var atEnd: Bool { position >= bytes.count }
+
+    var current: UInt8 { bytes[position] }
+
+    package mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    package func error(_ reason: String) -> JSONParseError {
+        JSONParseError(offset: position, reason: reason)
+    }
+
+    package func unexpected(_ expected: String) -> JSONParseError {
+        if atEnd { return error("Unexpected end of input; expected \(expected)") }
+        let byte = current
+        let shown =
+            byte >= 0x20 && byte < 0x7F
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+        return error("Unexpected \(shown); expected \(expected)")
+    }
+
+    package mutating func expect(_ byte: UInt8, _ what: String) throws(JSONParseError) {
+        guard !atEnd, current == byte else { throw unexpected(what) }
+        position += 1
+    }
+
+    // MARK: Values
+
+    package mutating func readValue() throws(JSONParseError) -> JSONValue {
+        guard !atEnd else { throw unexpected("a value") }
+        switch current {
+        case UInt8(ascii: "{"): return .object(try readObject())
+        case UInt8(ascii: "["): return .array(try readArray())
+        case UInt8(ascii: "\""): return .string(try readString())
+        case UInt8(ascii: "t"):
+            try readLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try readLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try readLiteral("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return .number(try readNumber())
+        default:
+            throw unexpected("a value")
+        }
+    }
+
+    mutating func readLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        let start = literal.utf8Start
+        guard position + count <= bytes.count else { throw error("Invalid literal; expected '\(literal)'") }
+        for index in 0..<count where bytes[position + index] != start[index] {
+            throw error("Invalid literal; expected '\(literal)'")
+        }
+        position += count
+    }
+
+    mutating func enter() throws(JSONParseError) {
+        depth += 1
+        if depth > Self.maximumDepth {
+            throw error("Nesting deeper than \(Self.maximumDepth) levels")
+        }
+    }
+
+    mutating func readObject() throws(JSONParseError) -> JSONObject {
+        try enter()
+        defer { depth -= 1 }
+        position += 1  // {
+        var object = JSONObject()
+        skipWhitespace()
+        if !atEnd, current == UInt8(ascii: "}") {
+            position += 1
+            return object
+        }
+        while true {
+            skipWhitespace()
+            guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
+            let key = try readString()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"), "':'")
+            skipWhitespace()
+            let value = try readValue()
+            object[key] = value
+            skipWhitespace()
+            guard !atEnd else { throw unexpected("',' or '}'") }
+            if current == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if current == UInt8(ascii: "}") {
+                position += 1
+                return object
+            }
+            throw unexpected("',' or '}'")
+        }
+    }
+
+    mutating func readArray() throws(JSONParseError) -> [JSONValue] {
+        try enter()
+        defer { depth -= 1 }
+        position += 1  // [
+        var array: [JSONValue] = []
+        skipWhitespace()
+        if !atEnd, current == UInt8(ascii: "]") {
+            position += 1
+            return array
+        }
+        while true {
+            skipWhitespace()
+            array.append(try readValue())
+            skipWhitespace()
+            guard !atEnd else { throw unexpected("',' or ']'") }
+            if current == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if current == UInt8(ascii: "]") {
+                position += 1
+                return array
+            }
+            throw unexpected("',' or ']'")
+        }
+    }
+
+    /// Reads a string token starting at the opening quote.
+    package mutating func readString() throws(JSONParseError) -> String {
+        position += 1  // opening quote
+        let start = position
+        // Fast path: no escapes.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let string = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                position += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("Unescaped control character in string") }
+            position += 1
+        }
+        guard position < bytes.count else { throw error("Unterminated string") }
+        // Slow path: escapes.
+        var scalars = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
+        while position < bytes.count {
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return String(decoding: scalars, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                position += 1
+                guard position < bytes.count else { throw error("Unterminated string") }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append(0x22)
+                case UInt8(ascii: "\\"): scalars.append(0x5C)
+                case UInt8(ascii: "/"): scalars.append(0x2F)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    var code = try readHex4()
+                    if (0xD800...0xDBFF).contains(code) {
+                        // A high surrogate must be followed by a low one.
+                        if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        {
+                            position += 2
+                            let low = try readHex4()
+                            guard (0xDC00...0xDFFF).contains(low) else { throw error("Invalid UTF-16 surrogate pair") }
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        } else {
+                            throw error("Unpaired UTF-16 surrogate")
+                        }
+                    } else if (0xDC00...0xDFFF).contains(code) {
+                        throw error("Unpaired UTF-16 surrogate")
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw error("Invalid Unicode escape") }
+                    scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    position -= 1
+                    throw error("Invalid escape character in string")
+                }
+            default:
+                if byte < 0x20 { throw error("Unescaped control character in string") }
+                scalars.append(byte)
+                position += 1
+            }
+        }
+        throw error("Unterminated string")
+    }
+
+    mutating func readHex4() throws(JSONParseError) -> UInt32 {
+        guard position + 4 <= bytes.count else { throw error("Invalid \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("Invalid hex digit in \\u escape")
+            }
+            value = value << 4 | digit
+            position += 1
+        }
+        return value
+    }
+
+    /// Checks the number grammar and returns the end of the token; `isInteger` says whether it had
+    /// no fraction or exponent.
+    mutating func scanNumber() throws(JSONParseError) -> (start: Int, isInteger: Bool) {
+        let start = position
+        var isInteger = true
+        if current == UInt8(ascii: "-") { position += 1 }
+        guard !atEnd else { throw error("Invalid number") }
+        if current == UInt8(ascii: "0") {
+            position += 1
+        } else if (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(current) {
+            while !atEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(current) { position += 1 }
+        } else {
+            throw error("Invalid number")
+        }
+        if !atEnd, current == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            guard !atEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(current) else {
+                throw error("Invalid number: expected a digit after '.'")
+            }
+            while !atEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(current) { position += 1 }
+        }
+        if !atEnd, current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            isInteger = false
+            position += 1
+            if !atEnd, current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { position += 1 }
+            guard !atEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(current) else {
+                throw error("Invalid number: expected a digit in the exponent")
+            }
+            while !atEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(current) { position += 1 }
+        }
+        return (start, isInteger)
+    }
+
+    mutating func readNumber() throws(JSONParseError) -> Double {
+        let (start, isInteger) = try scanNumber()
+        let length = position - start
+        if isInteger, length <= 16 {
+            var value: Int64 = 0
+            var index = start
+            let negative = bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            while index < position {
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+                index += 1
+            }
+            return Double(negative ? -value : value)
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        guard let value = Double(text) else { throw JSONParseError(offset: start, reason: "Invalid number") }
+        return value
+    }
+
+    // MARK: Skipping
+
+    /// Checks one value without building it and leaves `position` after it.
+    package mutating func skipValue() throws(JSONParseError) {
+        guard !atEnd else { throw unexpected("a value") }
+        switch current {
+        case UInt8(ascii: "{"):
+            try enter()
+            defer { depth -= 1 }
+            position += 1
+            skipWhitespace()
+            if !atEnd, current == UInt8(ascii: "}") {
+                position += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
+                try skipString()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"), "':'")
+                skipWhitespace()
+                try skipValue()
+                skipWhitespace()
+                guard !atEnd else { throw unexpected("',' or '}'") }
+                if current == UInt8(ascii: ",") {
+                    position += 1
+                    continue
+                }
+                if current == UInt8(ascii: "}") {
+                    position += 1
+                    return
+                }
+                throw unexpected("',' or '}'")
+            }
+        case UInt8(ascii: "["):
+            try enter()
+            defer { depth -= 1 }
+            position += 1
+            skipWhitespace()
+            if !atEnd, current == UInt8(ascii: "]") {
+                position += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                try skipValue()
+                skipWhitespace()
+                guard !atEnd else { throw unexpected("',' or ']'") }
+                if current == UInt8(ascii: ",") {
+                    position += 1
+                    continue
+                }
+                if current == UInt8(ascii: "]") {
+                    position += 1
+                    return
+                }
+                throw unexpected("',' or ']'")
+            }
+        case UInt8(ascii: "\""):
+            try skipString()
+        case UInt8(ascii: "t"): try readLiteral("true")
+        case UInt8(ascii: "f"): try readLiteral("false")
+        case UInt8(ascii: "n"): try readLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            _ = try scanNumber()
+        default:
+            throw unexpected("a value")
+        }
+    }
+
+    /// Checks a string token (starting at its quote) without decoding it.
+    package mutating func skipString() throws(JSONParseError) {
+        position += 1
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                position += 1
+                return
+            }
+            if byte == UInt8(ascii: "\\") {
+                position += 1
+                guard position < bytes.count else { break }
+                switch bytes[position] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                    UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    position += 1
+                case UInt8(ascii: "u"):
+                    position += 1
+                    _ = try readHex4()
+                default:
+                    throw error("Invalid escape character in string")
+                }
+                continue
+            }
+            if byte < 0x20 { throw error("Unescaped control character in string") }
+            position += 1
+        }
+        throw error("Unterminated string")
+    }
+}
+
+extension JSONValue {
+    /// Parses UTF-8 JSON text.
+    public init(parsing bytes: [UInt8]) throws(JSONParseError) {
+        self = try JSONReader.parse(bytes)
+    }
+
+    /// Parses UTF-8 JSON text in a buffer.
+    public init(parsing bytes: UnsafeRawBufferPointer) throws(JSONParseError) {
+        self = try JSONReader.parse(bytes)
+    }
+
+    /// Parses JSON text.
+    public init(parsing text: String) throws(JSONParseError) {
+        try self.init(parsing: Array(text.utf8))
+    }
+}

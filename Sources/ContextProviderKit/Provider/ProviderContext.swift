@@ -1,0 +1,115 @@
+/// What the host tells a provider instance when it opens it (the init JSON).
+public struct ProviderContext: Sendable, Hashable {
+    /// The ABI message version the host speaks (1).
+    public var ctxpVersion: Int
+    /// The provider id from the manifest; items this instance makes carry it.
+    public var providerId: String
+    /// The host's version, e.g. `0.1.0`.
+    public var hostVersion: String
+    /// The client's locale as a BCP 47 tag, e.g. `en-US`.
+    public var locale: String
+    /// Resolved setting values (manifest defaults overridden by host configuration).
+    public var settings: ProviderSettings
+    /// Permissions the client granted, e.g. `network`.
+    public var grantedPermissions: Set<String>
+
+    /// Creates a context (for tests and for hosts that call providers directly).
+    public init(
+        providerId: String, hostVersion: String = "0.1.0", locale: String = "en-US",
+        settings: ProviderSettings = ProviderSettings(), grantedPermissions: Set<String> = [], ctxpVersion: Int = 1
+    ) {
+        self.ctxpVersion = ctxpVersion
+        self.providerId = providerId
+        self.hostVersion = hostVersion
+        self.locale = locale
+        self.settings = settings
+        self.grantedPermissions = grantedPermissions
+    }
+
+    /// Converts the init JSON
+    /// `{"ctxpVersion":1,"providerId","hostVersion","locale","settings","grantedPermissions"}`.
+    public init(json: JSONValue, path: String = "init") throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        ctxpVersion = try reader.optionalInt("ctxpVersion") ?? 1
+        guard ctxpVersion == 1 else {
+            throw JSONDecodeError(path: reader.path("ctxpVersion"), message: "unsupported version \(ctxpVersion); this SDK speaks 1")
+        }
+        providerId = try reader.string("providerId")
+        hostVersion = try reader.optionalString("hostVersion") ?? "0.0.0"
+        locale = try reader.optionalString("locale") ?? "en-US"
+        settings = ProviderSettings(try reader.optionalObject("settings")?.object ?? JSONObject())
+        grantedPermissions = Set(try reader.optionalStrings("grantedPermissions") ?? [])
+    }
+
+    /// The init JSON.
+    public var json: JSONValue {
+        [
+            "ctxpVersion": .number(Double(ctxpVersion)), "providerId": .string(providerId),
+            "hostVersion": .string(hostVersion), "locale": .string(locale), "settings": .object(settings.values),
+            "grantedPermissions": .array(grantedPermissions.sorted().map(JSONValue.string)),
+        ]
+    }
+
+    /// Whether the client granted `permission`.
+    public func isGranted(_ permission: String) -> Bool { grantedPermissions.contains(permission) }
+
+    /// A new item from this provider, stamped with a new id and the current time.
+    public func makeItem(type: String, displayName: String, content: JSONValue) -> ContextItem {
+        ContextItem(
+            providerId: providerId, type: type, displayName: displayName, content: content,
+            createdAt: ItemIdentity.nowRFC3339())
+    }
+}
+
+/// Typed access to resolved settings. Accessors answer `nil` for a missing setting or one of
+/// another type.
+public struct ProviderSettings: Sendable, Hashable {
+    /// The raw values.
+    public var values: JSONObject
+
+    /// Wraps raw values.
+    public init(_ values: JSONObject = JSONObject()) {
+        self.values = values
+    }
+
+    /// The raw value of a setting, `nil` when absent or `null`.
+    public subscript(key: String) -> JSONValue? {
+        guard let value = values[key], !value.isNull else { return nil }
+        return value
+    }
+
+    /// A string setting.
+    public func string(_ key: String) -> String? { self[key]?.stringValue }
+
+    /// An integer setting.
+    public func int(_ key: String) -> Int? { self[key]?.intValue }
+
+    /// A number setting.
+    public func double(_ key: String) -> Double? { self[key]?.numberValue }
+
+    /// A Boolean setting.
+    public func bool(_ key: String) -> Bool? { self[key]?.boolValue }
+
+    /// A list-of-strings setting.
+    public func strings(_ key: String) -> [String]? {
+        guard let array = self[key]?.arrayValue else { return nil }
+        var result: [String] = []
+        for element in array {
+            guard let string = element.stringValue else { return nil }
+            result.append(string)
+        }
+        return result
+    }
+
+    /// A path setting with a leading `~` expanded to `$HOME`.
+    public func path(_ key: String) -> String? {
+        guard let path = string(key) else { return nil }
+        return Self.expandTilde(path)
+    }
+
+    /// Expands a leading `~` or `~/` to the home directory.
+    public static func expandTilde(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/"), let home = environmentValue("HOME") else { return path }
+        return home + path.dropFirst()
+    }
+}

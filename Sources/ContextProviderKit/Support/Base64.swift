@@ -1,0 +1,60 @@
+/// Standard Base64 (RFC 4648 §4, with padding), without Foundation.
+public enum Base64 {
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        return table
+    }()
+
+    /// Encodes bytes as Base64 text.
+    public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var iterator = bytes.makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next()
+            let third = iterator.next()
+            let value = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
+            output.append(alphabet[Int(value >> 18 & 0x3F)])
+            output.append(alphabet[Int(value >> 12 & 0x3F)])
+            output.append(second == nil ? UInt8(ascii: "=") : alphabet[Int(value >> 6 & 0x3F)])
+            output.append(third == nil ? UInt8(ascii: "=") : alphabet[Int(value & 0x3F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes Base64 text; `nil` if it is not valid padded Base64.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let input = Array(text.utf8)
+        guard input.count % 4 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count / 4 * 3)
+        var index = 0
+        while index < input.count {
+            var value: UInt32 = 0
+            var padding = 0
+            for offset in 0..<4 {
+                let byte = input[index + offset]
+                if byte == UInt8(ascii: "=") {
+                    // Padding only at the very end, in the last two positions.
+                    guard index + 4 == input.count, offset >= 2 else { return nil }
+                    padding += 1
+                    value <<= 6
+                    continue
+                }
+                guard padding == 0 else { return nil }
+                let digit = decodeTable[Int(byte)]
+                guard digit != 0xFF else { return nil }
+                value = value << 6 | UInt32(digit)
+            }
+            output.append(UInt8(truncatingIfNeeded: value >> 16))
+            if padding < 2 { output.append(UInt8(truncatingIfNeeded: value >> 8)) }
+            if padding < 1 { output.append(UInt8(truncatingIfNeeded: value)) }
+            index += 4
+        }
+        return output
+    }
+}

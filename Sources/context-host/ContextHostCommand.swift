@@ -1,0 +1,94 @@
+import ArgumentParser
+import ContextHost
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `context-host`: hosts context providers for chat apps.
+@main
+struct ContextHostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "context-host",
+        abstract: "Hosts context providers for chat apps and serves them over JSON-RPC on stdin/stdout.",
+        discussion: "Run with no subcommand to serve. See docs/protocol.md for the protocol.",
+        version: HostConfiguration.hostVersion,
+        subcommands: [Serve.self, List.self, Validate.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+/// Options every subcommand that reads manifests shares.
+struct HostOptions: ParsableArguments {
+    @Option(name: .customLong("manifests"), help: ArgumentHelp(
+        "A folder of provider manifests (repeatable). Default: $CONTEXT_HOST_MANIFESTS (colon-separated), else ./manifests.",
+        valueName: "dir"))
+    var manifestDirectories: [String] = []
+
+    @Option(name: .customLong("library-path"), help: ArgumentHelp(
+        "A folder to search for provider libraries after each manifest's own folder (repeatable).", valueName: "dir"))
+    var libraryDirectories: [String] = []
+
+    @Flag(help: "Allow manifest 'library' paths that leave their folder ('..', symlinks out).")
+    var allowOutsideLibraryPaths = false
+
+    @Option(help: ArgumentHelp("Largest protocol message accepted, in bytes.", valueName: "bytes"))
+    var maxMessageBytes: Int = 16 << 20
+
+    @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel: String = "notice"
+
+    func validate() throws {
+        guard maxMessageBytes >= 1024 else {
+            throw ValidationError("--max-message-bytes must be at least 1024 (got \(maxMessageBytes)).")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevel)').")
+        }
+    }
+
+    /// The host configuration these options describe.
+    func hostConfiguration() -> HostConfiguration {
+        HostConfiguration(
+            manifestDirectories: manifestDirectories,
+            libraryDirectories: libraryDirectories,
+            executableDirectory: Self.executableDirectory(),
+            allowOutsideLibraryPaths: allowOutsideLibraryPaths,
+            maximumMessageBytes: maxMessageBytes)
+    }
+
+    /// Sends logs to stderr at the chosen level.
+    func bootstrapLogging() -> Logger {
+        let level = Logger.Level(rawValue: logLevel) ?? .notice
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "context-host")
+    }
+
+    /// The folder of the running executable, so `.build/<config>/` libraries are found.
+    static func executableDirectory() -> String? {
+        #if os(Linux)
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        #else
+        let path = CommandLine.arguments[0]
+        #endif
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+}
+
+/// Writes a line to stderr (fd 2) without touching the C `stderr` global.
+func writeStandardError(_ text: String) {
+    var bytes = Array(text.utf8)
+    if bytes.last != 0x0A { bytes.append(0x0A) }
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}

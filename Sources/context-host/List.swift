@@ -1,0 +1,94 @@
+import ArgumentParser
+import ContextHost
+import ContextProviderKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension ContextHostCommand {
+    /// `list`: providers in the order a client offers them, with their status and availability.
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List providers by priority with their status and availability.",
+            discussion: "Loads every provider as 'serve' would after 'initialize', then prints a table (or JSON with --json). Exits 1 if any manifest was rejected or any library failed to load.")
+
+        @OptionGroup var options: HostOptions
+
+        @Flag(help: "Print JSON (the providers/list result) instead of a table.")
+        var json = false
+
+        @Option(name: .customLong("grant"), help: ArgumentHelp("A permission to grant, as a client would (repeatable).", valueName: "permission"))
+        var grantedPermissions: [String] = []
+
+        @Option(help: ArgumentHelp("The locale titles are shown in.", valueName: "locale"))
+        var locale: String = "en-US"
+
+        func run() throws {
+            let outputFD = StdioServer.takeOverStandardOutput()
+            let logger = options.bootstrapLogging()
+            let host = Host(configuration: options.hostConfiguration(), logger: logger)
+            host.initialize(client: ClientInfo(name: "context-host list", locale: locale, grantedPermissions: grantedPermissions))
+            let list = host.providersList()
+            let text: String
+            if json {
+                text = (list["providers"] ?? .array([])).jsonString + "\n"
+            } else {
+                text = Self.table(list["providers"]?.arrayValue ?? [])
+            }
+            var bytes = Array(text.utf8)
+            _ = bytes.withUnsafeMutableBytes { write(outputFD, $0.baseAddress, $0.count) }
+            for problem in host.registry.catalogProblems { writeStandardError(problem) }
+            let broken = host.registry.entries().contains { $0.status == .rejected || $0.status == .failed }
+            if broken { throw ExitCode(1) }
+        }
+
+        /// A readable table; problems are spelled out under it.
+        static func table(_ providers: [JSONValue]) -> String {
+            var rows: [[String]] = [["PRIORITY", "ID", "TITLE", "STATUS", "AVAILABLE", "LIBRARY / MANIFEST"]]
+            var notes: [String] = []
+            for provider in providers {
+                let id = provider["id"]?.stringValue ?? "-"
+                let available = provider["available"]?.boolValue == true
+                let where_ = provider["libraryPath"]?.stringValue ?? provider["manifestPath"]?.stringValue ?? ""
+                rows.append([
+                    provider["priority"]?.intValue.map(String.init) ?? "-",
+                    id,
+                    provider["title"]?.stringValue ?? "-",
+                    provider["status"]?.stringValue ?? "-",
+                    available ? "yes" : "no",
+                    where_,
+                ])
+                if let reason = provider["unavailableReason"], provider["status"]?.stringValue == "loaded" || provider["status"]?.stringValue == "discovered" {
+                    notes.append("\(id): unavailable (\(reason["code"]?.stringValue ?? "")): \(reason["message"]?.stringValue ?? "")")
+                }
+                if let diagnostics = provider["diagnostics"]?.arrayValue, !diagnostics.isEmpty {
+                    for diagnostic in diagnostics {
+                        let file = diagnostic["file"]?.stringValue ?? ""
+                        let line = diagnostic["line"]?.intValue ?? 0
+                        let column = diagnostic["column"]?.intValue ?? 0
+                        notes.append("\(file):\(line):\(column): error: [\(diagnostic["code"]?.stringValue ?? "")] \(diagnostic["message"]?.stringValue ?? "")\n    fix: \(diagnostic["hint"]?.stringValue ?? "")")
+                    }
+                } else if let error = provider["error"] {
+                    notes.append("\(id): [\(error["code"]?.stringValue ?? "")] \(error["message"]?.stringValue ?? "")\n    fix: \(error["hint"]?.stringValue ?? "")")
+                }
+            }
+            var widths = [Int](repeating: 0, count: rows[0].count)
+            for row in rows {
+                for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+            }
+            var text = ""
+            for row in rows {
+                let cells = row.enumerated().map { index, cell in
+                    index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+                }
+                text += cells.joined(separator: "  ") + "\n"
+            }
+            if providers.isEmpty { text += "(no manifests found)\n" }
+            if !notes.isEmpty { text += "\n" + notes.joined(separator: "\n") + "\n" }
+            return text
+        }
+    }
+}

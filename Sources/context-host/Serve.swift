@@ -1,0 +1,29 @@
+import ArgumentParser
+import ContextHost
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension ContextHostCommand {
+    /// `serve`: the JSON-RPC server on stdin/stdout (the default subcommand).
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve JSON-RPC 2.0 on stdin/stdout (the default).",
+            discussion: "Messages are one JSON object per line, or LSP-style Content-Length framing when the first byte is 'C'. The host exits when stdin closes.")
+
+        @OptionGroup var options: HostOptions
+
+        func run() throws {
+            // Before anything can print: keep the real stdout for the protocol only.
+            let protocolFD = StdioServer.takeOverStandardOutput()
+            let logger = options.bootstrapLogging()
+            if isatty(STDIN_FILENO) == 1 {
+                writeStandardError("context-host: serving JSON-RPC 2.0 on stdin/stdout, one message per line; press Ctrl-D to quit. Try: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}} (docs/protocol.md). To see providers, run 'context-host list'.")
+            }
+            StdioServer.run(configuration: options.hostConfiguration(), protocolFD: protocolFD, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Where `swift build` put the binaries the tests run: the folder of the running test bundle.
+public enum BuildProducts {
+    /// The products folder (`.build/<triple>/<config>`).
+    public static let directory: String = {
+        if let override = ProcessInfo.processInfo.environment["CONTEXT_HOST_BUILD_DIR"] { return override }
+        #if os(Linux)
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        #else
+        let executable = Bundle.main.bundlePath
+        #endif
+        var url = URL(fileURLWithPath: executable)
+        // On macOS the runner may sit inside an .xctest bundle.
+        while url.path.contains(".xctest") { url.deleteLastPathComponent() }
+        if !FileManager.default.fileExists(atPath: url.appendingPathComponent("context-host").path) {
+            url.deleteLastPathComponent()
+        }
+        return url.path
+    }()
+
+    /// The `context-host` executable.
+    public static var hostExecutable: String { directory + "/context-host" }
+
+    /// A provider library, e.g. `library("NoteProvider")` → `…/libNoteProvider.so`.
+    public static func library(_ product: String) -> String {
+        #if os(macOS)
+        directory + "/lib\(product).dylib"
+        #else
+        directory + "/lib\(product).so"
+        #endif
+    }
+
+    /// The package root (for `manifests/` and test fixtures).
+    public static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// Fails with a clear message when the binaries were not built first.
+    public static func checkBuilt() throws {
+        for path in [hostExecutable, library("NoteProvider"), library("FixtureProviders")] where !FileManager.default.fileExists(atPath: path) {
+            throw MissingBuildProduct(path: path)
+        }
+    }
+
+    public struct MissingBuildProduct: Error, CustomStringConvertible {
+        public var path: String
+        public var description: String {
+            "\(path) is missing: run 'swift build' before 'swift test' (scripts/test.sh does both)."
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Runs `context-host` to completion and captures its output.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var standardOutput: String
+    public var standardError: String
+}
+
+public enum CommandRunner {
+    /// Runs `context-host` with these arguments in `directory` (default: the package root).
+    public static func run(_ arguments: [String], directory: String? = nil, timeout: Double = 30) throws -> CommandResult {
+        let host = try HostProcess(arguments: arguments, directory: directory)
+        host.closeInput()
+        guard let status = host.waitForExit(timeout: timeout) else {
+            host.terminate()
+            throw RPCClient.Failure(description: "context-host \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
+        }
+        // Let the drain threads catch the last bytes.
+        usleep(50_000)
+        let output = host.takeOutput(timeout: 0.1) { buffer in (String(decoding: buffer, as: UTF8.self), buffer.count) } ?? ""
+        return CommandResult(status: status, standardOutput: output, standardError: host.standardError)
+    }
+}

@@ -1,0 +1,107 @@
+import ContextProviderKit
+import Foundation
+import Synchronization
+
+/// A running `context-host` process with pipes on stdin, stdout and stderr.
+public final class HostProcess: @unchecked Sendable {
+    public let process = Process()
+    private let stdinPipe = Pipe()
+    private let stdoutPipe = Pipe()
+    private let stderrPipe = Pipe()
+    private let stdoutBuffer = SharedBuffer()
+    private let stderrBuffer = SharedBuffer()
+
+    /// Starts `context-host` with these arguments, in `directory` (default: the package root).
+    public init(arguments: [String], directory: String? = nil, environment: [String: String] = [:]) throws {
+        try BuildProducts.checkBuilt()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.hostExecutable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory ?? BuildProducts.packageRoot)
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "CONTEXT_HOST_MANIFESTS")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        try process.run()
+        Self.drain(stdoutPipe.fileHandleForReading, into: stdoutBuffer)
+        Self.drain(stderrPipe.fileHandleForReading, into: stderrBuffer)
+    }
+
+    /// Bytes read from a pipe, shared with the thread that reads them.
+    final class SharedBuffer: Sendable {
+        let bytes = Mutex<[UInt8]>([])
+        let closed = Mutex(false)
+        func withLock<T>(_ body: (inout [UInt8]) -> T) -> T { bytes.withLock { body(&$0) } }
+    }
+
+    private static func drain(_ handle: FileHandle, into buffer: SharedBuffer) {
+        let thread = Thread {
+            while true {
+                let data = handle.availableData
+                if data.isEmpty {
+                    buffer.closed.withLock { $0 = true }
+                    return
+                }
+                buffer.withLock { $0.append(contentsOf: data) }
+            }
+        }
+        thread.start()
+    }
+
+    /// Writes raw bytes to the host's stdin.
+    public func write(_ bytes: [UInt8]) {
+        stdinPipe.fileHandleForWriting.write(Data(bytes))
+    }
+
+    /// Writes a string to the host's stdin.
+    public func write(_ text: String) { write(Array(text.utf8)) }
+
+    /// Closes the host's stdin.
+    public func closeInput() {
+        try? stdinPipe.fileHandleForWriting.close()
+    }
+
+    /// Everything the host wrote to stderr so far.
+    public var standardError: String { String(decoding: stderrBuffer.withLock { $0 }, as: UTF8.self) }
+
+    /// Everything on stdout not yet taken.
+    public var pendingOutput: [UInt8] { stdoutBuffer.withLock { $0 } }
+
+    /// Takes bytes from stdout with `take`, which returns how many it consumed (0 = need more),
+    /// waiting up to `timeout` seconds.
+    public func takeOutput<T>(timeout: Double, _ take: ([UInt8]) -> (T, Int)?) -> T? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let taken: T? = stdoutBuffer.withLock { buffer in
+                guard let (value, count) = take(buffer) else { return nil }
+                buffer.removeFirst(count)
+                return value
+            }
+            if let taken { return taken }
+            if Date() > deadline || (stdoutBuffer.closed.withLock { $0 } && stdoutBuffer.withLock { $0.isEmpty }) { return nil }
+            usleep(1000)
+        }
+    }
+
+    /// Waits for the process to exit and returns its status, or nil after `timeout` seconds.
+    public func waitForExit(timeout: Double = 10) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() > deadline { return nil }
+            usleep(2000)
+        }
+        return process.terminationStatus
+    }
+
+    /// Stops the process if it is still running.
+    public func terminate() {
+        if process.isRunning { process.terminate() }
+        _ = waitForExit(timeout: 5)
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}

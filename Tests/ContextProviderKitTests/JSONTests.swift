@@ -1,0 +1,145 @@
+import Testing
+
+@testable import ContextProviderKit
+
+/// The dependency-free JSON reader and writer.
+@Suite("JSON")
+struct JSONTests {
+    private func parse(_ text: String) throws(JSONParseError) -> JSONValue { try JSONValue(parsing: text) }
+
+    private func parseError(_ text: String) -> JSONParseError? {
+        do {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func parsesLiteralsAndStructures() throws {
+        #expect(try parse(" null ") == .null)
+        #expect(try parse("true") == .bool(true))
+        #expect(try parse("false") == .bool(false))
+        #expect(try parse(#"{"a":[1,{"b":null}],"c":"d"}"#) == ["a": [1, ["b": nil]], "c": "d"])
+        #expect(try parse("[]") == .array([]))
+        #expect(try parse("{}") == .object(JSONObject()))
+        #expect(try parse(" \t\r\n[ 1 , 2 ]\n") == [1, 2])
+    }
+
+    @Test func keepsObjectOrderAndLastDuplicate() throws {
+        let value = try parse(#"{"z":1,"a":2,"z":3}"#)
+        #expect(value.objectValue?.keys == ["z", "a"])
+        #expect(value["z"] == 3)
+        #expect(value.jsonString == #"{"z":3,"a":2}"#)
+    }
+
+    @Test func decodesEscapes() throws {
+        #expect(try parse(#""a\"b\\c\/d\be\ff\ng\rh\ti""#) == .string("a\"b\\c/d\u{8}e\u{C}f\ng\rh\ti"))
+        #expect(try parse(#""\u0041\u00e9\u4e2d""#) == .string("Aé中"))
+        #expect(try parse(#""x\u0000y""#) == .string("x\u{0}y"))
+    }
+
+    @Test func decodesSurrogatePairs() throws {
+        #expect(try parse(#""\ud83d\ude00""#) == .string("😀"))
+        #expect(try parse(#""\uD834\uDD1E""#) == .string("𝄞"))
+        #expect(try parse("\"😀 raw\"") == .string("😀 raw"))
+        #expect(parseError(#""\ud83d""#)?.reason == "Unpaired UTF-16 surrogate")
+        #expect(parseError(#""\ude00""#)?.reason == "Unpaired UTF-16 surrogate")
+        #expect(parseError(#""\ud83d\u0041""#)?.reason == "Invalid UTF-16 surrogate pair")
+    }
+
+    @Test func parsesNumbers() throws {
+        #expect(try parse("0") == .number(0))
+        #expect(try parse("-0").numberValue == 0)
+        #expect(try parse("42").intValue == 42)
+        #expect(try parse("-17") == .number(-17))
+        #expect(try parse("1.5") == .number(1.5))
+        #expect(try parse("1e3") == .number(1000))
+        #expect(try parse("1E+3") == .number(1000))
+        #expect(try parse("2.5e-3") == .number(0.0025))
+        #expect(try parse("9007199254740993").numberValue == 9_007_199_254_740_992)
+        #expect(try parse("12345678901234567890").numberValue == 1.2345678901234567e19)
+        #expect(try parse("1.7976931348623157e308").numberValue == .greatestFiniteMagnitude)
+        #expect(try parse("1.5").intValue == nil)
+    }
+
+    @Test func rejectsInvalidNumbers() {
+        #expect(parseError("01")?.offset == 1)
+        #expect(parseError("-")?.reason == "Invalid number")
+        #expect(parseError("1.")?.reason == "Invalid number: expected a digit after '.'")
+        #expect(parseError("1e")?.reason == "Invalid number: expected a digit in the exponent")
+        #expect(parseError(".5") != nil)
+        #expect(parseError("+1") != nil)
+        #expect(parseError("0x10") != nil)
+        #expect(parseError("NaN") != nil)
+    }
+
+    @Test func reportsErrorOffsets() {
+        #expect(parseError("[1,]")?.offset == 3)
+        #expect(parseError(#"{"a":1,}"#)?.offset == 7)
+        #expect(parseError(#"{"a" 1}"#)?.offset == 5)
+        #expect(parseError("[1 2]")?.offset == 3)
+        #expect(parseError("[1] x")?.reason == "Unexpected data after the JSON value")
+        #expect(parseError("[1] x")?.offset == 4)
+        #expect(parseError("")?.reason == "Unexpected end of input; expected a value")
+        #expect(parseError("tru")?.reason == "Invalid literal; expected 'true'")
+        #expect(parseError("nul l") != nil)
+        #expect(parseError("{1:2}")?.reason == "Unexpected '1'; expected a string key")
+    }
+
+    @Test func rejectsBadStrings() {
+        #expect(parseError("\"abc")?.reason == "Unterminated string")
+        #expect(parseError("\"a\u{1}b\"")?.reason == "Unescaped control character in string")
+        #expect(parseError("\"a\nb\"")?.reason == "Unescaped control character in string")
+        #expect(parseError(#""\x""#)?.reason == "Invalid escape character in string")
+        #expect(parseError(#""\u12G4""#)?.reason == #"Invalid hex digit in \u escape"#)
+        #expect(parseError(#""\u12""#) != nil)
+        #expect(parseError(#""abc\"#) != nil)
+    }
+
+    @Test func limitsDepth() throws {
+        let ok = String(repeating: "[", count: JSONReader.maximumDepth) + String(repeating: "]", count: JSONReader.maximumDepth)
+        #expect(throws: Never.self) { try parse(ok) }
+        let deep = String(repeating: "[", count: JSONReader.maximumDepth + 1) + String(repeating: "]", count: JSONReader.maximumDepth + 1)
+        let error = parseError(deep)
+        #expect(error?.reason == "Nesting deeper than 256 levels")
+        #expect(error?.offset == JSONReader.maximumDepth)
+    }
+
+    @Test func writesEscapes() {
+        #expect(JSONValue.string("a\"b\\c/d").jsonString == #""a\"b\\c/d""#)
+        #expect(JSONValue.string("\n\r\t\u{8}\u{C}").jsonString == #""\n\r\t\b\f""#)
+        #expect(JSONValue.string("\u{0}\u{1F}").jsonString == #""\u0000\u001f""#)
+        #expect(JSONValue.string("é😀").jsonString == "\"é😀\"")
+    }
+
+    @Test func writesNumbers() {
+        #expect(JSONValue.number(1).jsonString == "1")
+        #expect(JSONValue.number(-0.0).jsonString == "0")
+        #expect(JSONValue.number(1.5).jsonString == "1.5")
+        #expect(JSONValue.number(-123456789).jsonString == "-123456789")
+        #expect(JSONValue.number(1e20).jsonString == "1e+20")
+        #expect(JSONValue.number(.infinity).jsonString == "null")
+        #expect(JSONValue.number(.nan).jsonString == "null")
+    }
+
+    @Test func roundTripsThroughBytes() throws {
+        let value: JSONValue = [
+            "s": "line\nnext \"q\" 😀", "n": [0, -1, 2.25, 1e-7, 9_007_199_254_740_991], "b": [true, false, nil],
+            "o": ["nested": ["deeper": []]],
+        ]
+        #expect(try JSONValue(parsing: value.jsonBytes) == value)
+        #expect(try JSONValue(parsing: value.jsonString) == value)
+    }
+
+    @Test func accessors() throws {
+        let value = try parse(#"{"s":"x","n":3,"b":true,"a":[1],"o":{}}"#)
+        #expect(value["s"]?.stringValue == "x")
+        #expect(value["n"]?.intValue == 3)
+        #expect(value["b"]?.boolValue == true)
+        #expect(value["a"]?.arrayValue == [1])
+        #expect(value["o"]?.objectValue?.isEmpty == true)
+        #expect(value["missing"] == nil)
+        #expect(value["s"]?.typeName == "string")
+    }
+}
