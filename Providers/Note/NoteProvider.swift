@@ -7,6 +7,9 @@ public struct NoteProvider: ContextProvider {
     public static let metadata = ProviderMetadata(
         id: "com.contexthost.note", title: "Note", version: "1.0.0", iconName: "note.text")
 
+    /// Views are computed from the item alone in microseconds: run them inline.
+    public static var immediateMethods: ProviderMethods { .itemViews }
+
     /// The longest title accepted.
     static let maximumTitleLength = 200
     /// The longest body accepted.
@@ -64,7 +67,7 @@ public struct NoteProvider: ContextProvider {
         if let createdAt = item.createdAt { facts.append(Fact(label: "Created", value: createdAt)) }
         return ContextDetail(
             title: note.title.isEmpty ? item.displayName : note.title,
-            blocks: [.text(note.body, style: .markdown, fallback: note.body), .facts(facts)],
+            blocks: [.text(note.body, style: .markdown), .facts(facts)],
             fallbackText: "\(note.title)\n\n\(note.body)")
     }
 

@@ -101,7 +101,7 @@ extension Manifest {
         switch (type, value) {
         case (.string, .string), (.path, .string): return value
         case (.number, .number(let v)) where v.isFinite: return value
-        case (.integer, .number): return value.intValue != nil ? value : nil
+        case (.integer, .number): return value.intValue != nil ? value : Optional.none
         case (.bool, .bool): return value
         case (.number, .string(let text)):
             guard let v = Double(text.trimmingWhitespace()), v.isFinite else { return nil }

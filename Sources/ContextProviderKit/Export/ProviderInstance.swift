@@ -60,6 +60,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     let provider: P
     let context: ProviderContext
     private let infoResult: JSONValue
+    private let immediateMethods: ProviderMethods
 
     private struct Pending {
         var task: Task<Void, Never>?
@@ -76,6 +77,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         self.provider = provider
         self.context = context
         self.infoResult = P.metadata.json
+        self.immediateMethods = P.immediateMethods
     }
 
     // MARK: Messages
@@ -126,22 +128,22 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         switch method {
         case "item/preview":
             let item = try Self.item(params)
-            run(id, target) { try await provider.preview(item).json }
+            run(id, target, .preview) { try await provider.preview(item).json }
         case "item/detail":
             let item = try Self.item(params)
-            run(id, target) { try await provider.detail(item).json }
+            run(id, target, .detail) { try await provider.detail(item).json }
         case "item/describe":
             let item = try Self.item(params)
-            run(id, target) { ["text": .string(try await provider.describe(item))] }
+            run(id, target, .describe) { ["text": .string(try await provider.describe(item))] }
         case "item/encode":
             let reader = try JSONObjectReader(params, path: "params")
             let item = try reader.decode("item", as: ContextItem.self)
             let representation = try reader.optionalString("representation")
-            run(id, target) { try await provider.encode(item, representation: representation).json }
+            run(id, target, .encode) { try await provider.encode(item, representation: representation).json }
         case "provider/info":
             target.send(Wire.result(id: id, infoResult))
         case "provider/availability":
-            run(id, target) { try await provider.availability().json }
+            run(id, target, .availability) { try await provider.availability().json }
         case "provider/makeContext":
             run(id, target) { ["item": try await provider.makeContext()?.json ?? .null] }
         case "collect/start":
@@ -155,7 +157,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             let fieldId = try reader.string("fieldId")
             let query = try reader.string("query")
             let values = FormValues(try reader.optionalObject("values")?.object ?? JSONObject())
-            run(id, target) {
+            run(id, target, .query) {
                 let options = try await provider.query(
                     query, fieldId: fieldId, stepId: stepId, sessionId: sessionId, values: values)
                 return ["options": .array(options.map(\.json))]
@@ -193,7 +195,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     /// Runs `work` in a task and answers request `id` with its result, unless the request was
     /// cancelled or the instance closed first.
-    private func run(_ id: Int, _ target: ReplyTarget, _ work: @escaping @Sendable () async throws -> JSONValue) {
+    private func run(
+        _ id: Int, _ target: ReplyTarget, _ method: ProviderMethods = [],
+        _ work: @escaping @Sendable () async throws -> JSONValue
+    ) {
         let accepted: Bool = lock.withLock {
             if closed || pending[id] != nil { return false }
             pending[id] = Pending(task: nil, target: target)
@@ -205,7 +210,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             }
             return
         }
-        let task = Task {
+        let body: @Sendable () async -> Void = {
             let response: [UInt8]
             do {
                 response = Wire.result(id: id, try await work())
@@ -213,6 +218,12 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 response = Wire.error(id: id, ProviderError.from(error))
             }
             self.finish(id, response)
+        }
+        let task: Task<Void, Never>
+        if !method.isEmpty, immediateMethods.contains(method), #available(macOS 26.0, iOS 26.0, *) {
+            task = Task.immediate { await body() }
+        } else {
+            task = Task { await body() }
         }
         let cancelledMeanwhile: Bool = lock.withLock {
             guard pending[id] != nil else { return true }

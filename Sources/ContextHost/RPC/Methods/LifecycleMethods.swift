@@ -89,7 +89,8 @@ package struct ClientInfo: Sendable, Equatable {
         let version = info?["version"]?.stringValue
         self.init(
             name: name, version: version,
-            protocolVersion: try params.optionalInt("protocolVersion") ?? 1,
+            // An integer; other kinds (e.g. an MCP client's date string) mean "the current one".
+            protocolVersion: params.object["protocolVersion"]?.intValue ?? HostConfiguration.protocolVersion,
             locale: try params.optionalString("locale") ?? "en-US",
             grantedPermissions: try params.optionalStrings("grantedPermissions") ?? [])
     }
