@@ -8,7 +8,7 @@ import PackageDescription
 /// finds them with no flags.
 let package = Package(
     name: "ContextHost",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "context-host", targets: ["context-host"]),
         .library(name: "ContextHost", targets: ["ContextHost"]),

@@ -36,6 +36,6 @@ for tmpl in ping preview-note; do
   tp50=$(median p50_us -m throughput "${args[@]}" -n "$thr_n" -w 64 -W 2000 -- "${host[@]}")
   echo "| $tmpl | throughput (64 in flight) | $thr_n | $tp50 | | $rps |"
 done
-startup=$(median median_ms -m startup -t "$req/ping.jsonl" -p "$req/preamble.jsonl" -r "$spawns" -- "${host[@]}")
+startup_us=$(median p50_us -m startup -t "$req/ping.jsonl" -p "$req/preamble.jsonl" -r "$spawns" -- "${host[@]}")
 echo
-echo "Start-up, spawn → initialize reply (loads the bundled providers): median ${startup} ms over $spawns spawns."
+echo "Start-up, spawn → initialize reply (loads the bundled providers): median $(awk -v u="$startup_us" 'BEGIN {printf "%.2f", u / 1000}') ms over $spawns spawns."

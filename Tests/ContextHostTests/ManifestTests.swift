@@ -279,6 +279,15 @@ struct ManifestBrokenTests {
         #expect(version.hint == "write three numbers, e.g. 1.2.0")
     }
 
+    @Test func duplicateKeysInLargeMappings() {
+        var yaml = validBody + "\nsettings:\n"
+        for index in 0..<20 { yaml += "  s\(index): { type: string }\n" }
+        yaml += "  s3: { type: bool }\n  s19: { type: bool }\n"
+        #expect(spots(yaml) == [Spot(28, 3, .duplicateKey, "settings.s3"), Spot(29, 3, .duplicateKey, "settings.s19")])
+        let nested = validBody + "\navailability:\n  permissions: [network]\n  permissions: [files]\n"
+        #expect(spots(nested) == [Spot(9, 3, .duplicateKey, "availability.permissions")])
+    }
+
     @Test func aliasesResolveAndBombsAreStopped() throws {
         let manifest = try parsed(
             """

@@ -7,6 +7,9 @@ import Testing
 struct EchoProvider: ContextProvider {
     static let metadata = ProviderMetadata(id: "test.echo", title: "Echo", version: "2.0.0", iconName: "bubble")
 
+    /// Previews start inline (Task.immediate); describe runs in a new task, so both paths are tested.
+    static var immediateMethods: ProviderMethods { [.preview] }
+
     /// How many times `submit` ran, to prove validation short-circuits it.
     static let submits = Counter()
 
@@ -35,6 +38,11 @@ struct EchoProvider: ContextProvider {
         if let message = item.content["fail"]?.stringValue { throw ProviderError(code: 4001, message: message, data: ["why": "asked"]) }
         if item.content["plainError"] != nil { throw PlainError() }
         return ContextChip(icon: Self.metadata.iconName, title: item.displayName)
+    }
+
+    func describe(_ item: ContextItem) async throws -> String {
+        if let delay = item.content["sleepMs"]?.intValue { try await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000) }
+        return "Echo \(item.displayName)"
     }
 
     struct PlainError: Error, CustomStringConvertible {
@@ -184,7 +192,7 @@ struct ExportTests {
         #expect(info == ["jsonrpc": "2.0", "id": 1, "result": ["id": "test.echo", "title": "Echo", "version": "2.0.0", "iconName": "bubble", "ctxui": 1]])
         #expect(try await harness.call("provider/availability", id: 2)["result"] == ["available": true])
         #expect(try await harness.call("provider/makeContext", id: 3)["result"] == ["item": nil])
-        #expect(try await harness.call("item/describe", ["item": Self.item], id: 4)["result"] == ["text": "Hello"])
+        #expect(try await harness.call("item/describe", ["item": Self.item], id: 4)["result"] == ["text": "Echo Hello"])
         let detail = try await harness.call("item/detail", ["item": Self.item], id: 5)["result"]
         #expect(detail?["title"] == "Hello")
         let encoded = try await harness.call("item/encode", ["item": Self.item], id: 6)["result"]
@@ -210,6 +218,7 @@ struct ExportTests {
         let error = try await harness.call("collect/start", ["sessionId": "s"])["error"]
         #expect(error?["code"] == -32601)
         #expect(error?["message"] == "Quiet (test.quiet) has no collector; it makes items programmatically")
+        #expect(try await harness.call("item/describe", ["item": Self.item], id: 3)["result"] == ["text": "Hello"])
         let chip = try await harness.call("item/preview", ["item": Self.item], id: 2)["result"]
         #expect(chip?["icon"] == "q")
         #expect(chip?["title"] == "Hello")
@@ -265,10 +274,11 @@ struct ExportTests {
         #expect(plain["error"] == ["code": -32603, "message": "plain failure"])
     }
 
-    @Test func cancellationAnswersExactlyOnce() async throws {
+    @Test(arguments: ["item/preview", "item/describe"])
+    func cancellationAnswersExactlyOnce(method: String) async throws {
         let harness = try Harness(EchoProvider.self)
         defer { harness.close() }
-        harness.request(7, "item/preview", ["item": Self.item(content: ["sleepMs": 200])])
+        harness.request(7, method, ["item": Self.item(content: ["sleepMs": 200])])
         harness.send(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": 7]])
         let replies = try await harness.box.wait(for: 1)
         #expect(replies.first == ["jsonrpc": "2.0", "id": 7, "error": ["code": -32800, "message": "Request cancelled"]])
@@ -284,12 +294,13 @@ struct ExportTests {
         #expect(harness.box.all.count == 2)
     }
 
-    @Test func racingCancellationsStillAnswerOnce() async throws {
+    @Test(arguments: ["item/preview", "item/describe"])
+    func racingCancellationsStillAnswerOnce(method: String) async throws {
         let harness = try Harness(EchoProvider.self)
         defer { harness.close() }
         let count = 300
         for id in 0..<count {
-            harness.request(id, "item/preview", ["item": Self.item(content: ["sleepMs": .number(Double(id % 3))])])
+            harness.request(id, method, ["item": Self.item(content: ["sleepMs": .number(Double(id % 3))])])
             if id % 2 == 0 { harness.send(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": .number(Double(id))]]) }
         }
         let replies = try await harness.box.wait(for: count)

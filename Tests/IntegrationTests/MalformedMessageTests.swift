@@ -84,13 +84,23 @@ struct MalformedMessageTests {
         let noProvider = try exchange(client, #"{"jsonrpc":"2.0","id":12,"method":"items/preview","params":{"item":{"providerId":"com.example.none"}}}"#)
         expectError(noProvider, id: 12, code: -32010, text: "No provider has id 'com.example.none'. Call providers/list to see the ids.")
         #expect(noProvider["error"]?["data"]?["providerId"] == "com.example.none")
+        // A notification sent as a request (with an id) is refused, not half-done.
+        expectError(
+            try exchange(client, #"{"jsonrpc":"2.0","id":13,"method":"initialized","params":{}}"#), id: 13, code: -32600,
+            text: "'initialized' is a notification; send it without an 'id'.")
         // A notification for an unknown method gets no answer; the next request does.
         client.notify("nope/notification")
 
         // The host still answers.
         let pong = try client.call("ping")
         #expect(pong == [:])
-        #expect(try client.shutdown() == 0)
+        // After shutdown only exit is accepted.
+        _ = try client.call("shutdown")
+        expectError(
+            try exchange(client, #"{"jsonrpc":"2.0","id":14,"method":"ping"}"#), id: 14, code: -32600,
+            text: "The server is shutting down; only 'exit' is accepted.")
+        client.notify("exit")
+        #expect(client.host.waitForExit() == 0)
     }
 
     @Test("Content-Length framing: a bad header is reported and the stream goes on")

@@ -125,15 +125,27 @@ package final class Host: Sendable {
         let providerID = provider.manifest.id
         let timeout = Self.timeout(for: method, in: provider.manifest.timeouts)
         let connection = provider.connection
+        // The provider-side id, known once `send` returns (the timer may need it).
+        let providerRequest = Mutex<Int64?>(nil)
+        // Armed before the call, so a provider that is slow to return from `call` is timed too.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak reply] in
+            guard let reply, !reply.isAnswered else { return }
+            reply.sendError(RPCError(
+                .providerTimedOut,
+                "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
+                data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
+            // Tell the provider to stop; its late answer, if any, is dropped.
+            if let id = providerRequest.withLock({ $0 }) { connection.cancel(id) }
+        }
         let id = connection.send(method: method, params: params) { response in
             if let error = response.error {
                 onError?()
-                reply.sendError(Self.hostError(error, providerID: providerID, method: method))
+                reply.sendError(Self.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))
                 return
             }
             guard let bytes = response.resultBytes else {
                 onError?()
-                reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result."))
+                reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result.", data: ["providerId": .string(providerID), "method": .string(method)]))
                 return
             }
             if let transform {
@@ -145,7 +157,7 @@ package final class Host: Sendable {
                     reply.sendError(error)
                 } catch {
                     onError?()
-                    reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) with invalid JSON: \(error)"))
+                    reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) with invalid JSON: \(error)", data: ["providerId": .string(providerID), "method": .string(method)]))
                 }
                 return
             }
@@ -155,18 +167,8 @@ package final class Host: Sendable {
                 reply.sendResult(raw: bytes)
             }
         }
+        providerRequest.withLock { $0 = id }
         pending.setCancel { connection.cancel(id) }
-        if !reply.isAnswered {
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak reply] in
-                guard let reply, !reply.isAnswered else { return }
-                reply.sendError(RPCError(
-                    .providerTimedOut,
-                    "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
-                    data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
-                // Tell the provider to stop; its late answer, if any, is dropped.
-                connection.cancel(id)
-            }
-        }
     }
 
     static func timeout(for method: String, in timeouts: Timeouts) -> Int {
@@ -178,19 +180,27 @@ package final class Host: Sendable {
         }
     }
 
-    /// Maps a provider's error to what the client sees.
-    static func hostError(_ error: RPCError, providerID: String, method: String) -> RPCError {
-        switch error.code {
-        case .requestCancelled, .providerTimedOut, .providerBadReply, .providerCrashed:
-            return error
-        case .invalidParams:
-            var data: JSONObject = ["providerId": .string(providerID)]
+    /// Maps a provider's error to what the client sees: host-made errors keep their code, a
+    /// provider's `-32602` keeps its code, and every other provider error becomes `-32013`; all
+    /// name the provider in `data.providerId`.
+    static func hostError(_ error: RPCError, fromHost: Bool, providerID: String, method: String) -> RPCError {
+        if fromHost {
+            switch error.code {
+            case .providerBadReply:
+                return RPCError(
+                    .providerBadReply, "Provider '\(providerID)' sent a bad reply to \(method): \(error.message).",
+                    data: ["providerId": .string(providerID), "method": .string(method)])
+            default:
+                return error
+            }
+        }
+        var data: JSONObject = ["providerId": .string(providerID)]
+        if error.code == .invalidParams {
             if let providerData = error.data { data["providerData"] = providerData }
             return RPCError(.invalidParams, error.message, data: .object(data))
-        default:
-            var data: JSONObject = ["providerId": .string(providerID), "providerCode": .number(Double(error.code.rawValue))]
-            if let providerData = error.data { data["providerData"] = providerData }
-            return RPCError(.providerError, "Provider '\(providerID)' failed \(method): \(error.message)", data: .object(data))
         }
+        data["providerCode"] = .number(Double(error.code.rawValue))
+        if let providerData = error.data { data["providerData"] = providerData }
+        return RPCError(.providerError, "Provider '\(providerID)' failed \(method): \(error.message)", data: .object(data))
     }
 }

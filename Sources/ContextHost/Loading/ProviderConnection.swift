@@ -11,11 +11,15 @@ package struct ProviderResponse {
     package let result: Range<Int>?
     /// The provider's error, when it failed or the host gave up (timeout, crash, bad reply).
     package let error: RPCError?
+    /// Whether `error` was made by the host (cancel, timeout, crash, unreadable reply) rather than
+    /// sent by the provider.
+    package let errorIsFromHost: Bool
 
-    package init(bytes: UnsafeRawBufferPointer, result: Range<Int>?, error: RPCError?) {
+    package init(bytes: UnsafeRawBufferPointer, result: Range<Int>?, error: RPCError?, errorIsFromHost: Bool = false) {
         self.bytes = bytes
         self.result = result
         self.error = error
+        self.errorIsFromHost = errorIsFromHost
     }
 
     /// The result bytes.
@@ -68,7 +72,7 @@ package enum ReplyRouter {
         guard let completion = take(id) else { return }
         let empty: [UInt8] = []
         empty.withUnsafeBytes { buffer in
-            completion(ProviderResponse(bytes: buffer, result: nil, error: error))
+            completion(ProviderResponse(bytes: buffer, result: nil, error: error, errorIsFromHost: true))
         }
     }
 
@@ -76,7 +80,7 @@ package enum ReplyRouter {
     static func deliver(_ bytes: UnsafeRawBufferPointer, to completion: Completion) {
         let (envelope, parseError) = Envelope.scan(bytes)
         if let parseError {
-            completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "The provider's reply is not valid JSON: \(parseError).")))
+            completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "its reply is not valid JSON: \(parseError)"), errorIsFromHost: true))
             return
         }
         if let result = envelope.result {
@@ -91,7 +95,7 @@ package enum ReplyRouter {
             completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(ErrorCode(rawValue: code), message, data: value["data"])))
             return
         }
-        completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "The provider's reply has neither a 'result' nor a valid 'error' member.")))
+        completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "its reply has neither a 'result' nor a valid 'error' member"), errorIsFromHost: true))
     }
 }
 

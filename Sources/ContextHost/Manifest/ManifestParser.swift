@@ -50,7 +50,11 @@ extension Manifest {
         let document = YAMLReader.read(bytes)
         let manifest = validator.validate(document, directory: folder, schemaReference: schemaReference(in: bytes))
         if let manifest, validator.diagnostics.isEmpty { return manifest }
-        throw ManifestRejection(path: file, id: validator.id, diagnostics: validator.diagnostics)
+        // In file order, like a compiler (the sort is stable for equal positions).
+        let sorted = validator.diagnostics.enumerated().sorted {
+            ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset)
+        }.map(\.element)
+        throw ManifestRejection(path: file, id: validator.id, diagnostics: sorted)
     }
 
     /// The `$schema=` value of a first-line `# yaml-language-server: $schema=…` comment.
@@ -283,10 +287,9 @@ struct ManifestValidator {
             }
             return nil
         }
-        var elsewhere: [String: String] = [:]
-        for key in Manifest.availabilityFields { elsewhere[key] = "availability.\(key)" }
-        for key in Manifest.timeoutFields { elsewhere[key] = "timeouts.\(key)" }
-        guard let top = fields(root, "", known: Manifest.topLevelFields, elsewhere: elsewhere) else { return nil }
+        guard let top = fields(root, "", known: Manifest.topLevelFields, elsewhere: Self.nestedFieldHomes) else {
+            return nil
+        }
         for (key, pair) in top { record(key, pair.value) }
 
         // manifestVersion first: another version's fields are not ours to judge.
@@ -311,16 +314,8 @@ struct ManifestValidator {
             missing("manifestVersion", in: root, "", hint: "add 'manifestVersion: 1' as the first line")
         }
 
-        let required = Dictionary(
-            uniqueKeysWithValues: [
-                ("id", "add 'id: com.example.my-provider' (reverse-DNS, lowercase; it must never change)"),
-                ("title", "add 'title: My Provider' (or a map of locale → text)"),
-                ("iconName", "add 'iconName: doc.text' (a symbol name the client maps to an icon)"),
-                ("version", "add 'version: 1.0.0' (the provider's semantic version)"),
-                ("library", "add 'library: libMyProvider.so' (the provider's shared library, next to the manifest)"),
-            ])
         for field in Manifest.requiredFields where field != "manifestVersion" && top[field] == nil {
-            missing(field, in: root, "", hint: required[field]!)
+            missing(field, in: root, "", hint: Self.requiredFieldHints[field] ?? "add it")
         }
 
         let id = top["id"].flatMap { validateID($0.value) }
@@ -378,6 +373,22 @@ struct ManifestValidator {
             availability: availability, settings: settings, timeouts: timeouts, manifestPath: file,
             directory: directory, schemaReference: schemaReference, sourceLocations: locations)
     }
+
+    static let requiredFieldHints: [String: String] = [
+        "id": "add 'id: com.example.my-provider' (reverse-DNS, lowercase; it must never change)",
+        "title": "add 'title: My Provider' (or a map of locale → text)",
+        "iconName": "add 'iconName: doc.text' (a symbol name the client maps to an icon)",
+        "version": "add 'version: 1.0.0' (the provider's semantic version)",
+        "library": "add 'library: libMyProvider.so' (the provider's shared library, next to the manifest)",
+    ]
+
+    /// Nested fields written at the top level, for "did you mean 'availability.permissions'?".
+    static let nestedFieldHomes: [String: String] = {
+        var homes: [String: String] = [:]
+        for key in Manifest.availabilityFields { homes[key] = "availability.\(key)" }
+        for key in Manifest.timeoutFields { homes[key] = "timeouts.\(key)" }
+        return homes
+    }()
 
     static func versionHint(_ text: String) -> String {
         let numbers = text.split(separator: ".")
@@ -544,7 +555,7 @@ struct ManifestValidator {
                 availability.host = try VersionRange(parsing: text)
             } catch {
                 report(.invalidVersionRange, at: rangeNode, "availability.host", error.message,
-                    hint: error.hint + "; quote it, since '>' starts a block in YAML")
+                    hint: error.hint)
             }
         }
         if let list = fields["permissions"]?.value {

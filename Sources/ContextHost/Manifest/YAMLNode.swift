@@ -22,9 +22,15 @@ package struct YAMLNode: Sendable {
         case mapping([Pair])
     }
 
-    package var content: Content
+    package var content: Content {
+        didSet { resolved = YAMLNode.resolve(content, tag: tag) }
+    }
     /// The explicit tag (`!!int`, `!custom`, expanded to its full form), or `nil` for the default tag.
-    package var tag: String?
+    package var tag: String? {
+        didSet { resolved = YAMLNode.resolve(content, tag: tag) }
+    }
+    /// The scalar's value, resolved once.
+    private var resolved: YAMLScalarValue?
     /// 1-based line of the node's first character.
     package var line: Int
     /// 1-based column (in characters) of the node's first character.
@@ -35,6 +41,7 @@ package struct YAMLNode: Sendable {
         self.tag = tag
         self.line = line
         self.column = column
+        self.resolved = YAMLNode.resolve(content, tag: tag)
     }
 
     /// The scalar text, if this is a scalar.
@@ -95,7 +102,9 @@ extension YAMLNode {
 
     /// The resolved value of a scalar (core schema for plain untagged scalars; quoted scalars are
     /// strings; explicit `!!str`, `!!int`, `!!float`, `!!bool`, `!!null` tags are honoured).
-    package var scalarValue: YAMLScalarValue? {
+    package var scalarValue: YAMLScalarValue? { resolved }
+
+    static func resolve(_ content: Content, tag: String?) -> YAMLScalarValue? {
         guard case .scalar(let text, let style) = content else { return nil }
         switch tag {
         case nil:
@@ -123,6 +132,16 @@ extension YAMLNode {
 
     /// Core-schema resolution of a plain scalar.
     static func resolvePlain(_ text: String) -> YAMLScalarValue {
+        // Fast path: most scalars start with a letter that cannot begin a null, bool or number.
+        guard let lead = text.utf8.first else { return .null }
+        switch lead {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+            UInt8(ascii: "~"), UInt8(ascii: "n"), UInt8(ascii: "N"), UInt8(ascii: "t"), UInt8(ascii: "T"),
+            UInt8(ascii: "f"), UInt8(ascii: "F"):
+            break
+        default:
+            return .string(text)
+        }
         switch text {
         case "", "~", "null", "Null", "NULL": return .null
         case "true", "True", "TRUE": return .bool(true)
@@ -322,11 +341,30 @@ package enum YAMLReader {
     private struct TreeBuilder {
         var problems: [YAMLProblem] = []
         var nodeCount = 0
-        var active: Set<Int32> = []
+        /// Containers being converted (the current branch), to catch recursive aliases.
+        var active: [Int32] = []
         var failed = false
+        /// Where conversion is, as keys and indexes; turned into text only for a problem.
+        var trail: [PathComponent] = []
+
+        enum PathComponent {
+            case key(String)
+            case index(Int)
+        }
+
+        func pathText(appending key: String) -> String {
+            var text = ""
+            for component in trail {
+                switch component {
+                case .key(let k): text += text.isEmpty ? k : ".\(k)"
+                case .index(let i): text += "[\(i)]"
+                }
+            }
+            return text.isEmpty ? key : "\(text).\(key)"
+        }
 
         mutating func build(_ document: inout yaml_document_t) -> YAMLNode? {
-            let root = convert(&document, index: 1, depth: 0, path: "")
+            let root = convert(&document, index: 1, depth: 0)
             return failed ? nil : root
         }
 
@@ -340,7 +378,7 @@ package enum YAMLReader {
             failed = true
         }
 
-        private mutating func convert(_ document: inout yaml_document_t, index: Int32, depth: Int, path: String)
+        private mutating func convert(_ document: inout yaml_document_t, index: Int32, depth: Int)
             -> YAMLNode?
         {
             guard !failed, let node = yaml_document_get_node(&document, index) else { return nil }
@@ -378,16 +416,17 @@ package enum YAMLReader {
                 return YAMLNode(.scalar(text, style), tag: tag, line: line, column: column)
             case YAML_SEQUENCE_NODE:
                 if tag == "tag:yaml.org,2002:seq" { tag = nil }
-                active.insert(index)
-                defer { active.remove(index) }
+                active.append(index)
+                defer { active.removeLast() }
                 var items: [YAMLNode] = []
                 var item = node.pointee.data.sequence.items.start
                 let top = node.pointee.data.sequence.items.top
                 var position = 0
                 while let current = item, current != top {
-                    guard let child = convert(&document, index: current.pointee, depth: depth + 1,
-                        path: "\(path)[\(position)]")
-                    else { return nil }
+                    trail.append(.index(position))
+                    let converted = convert(&document, index: current.pointee, depth: depth + 1)
+                    trail.removeLast()
+                    guard let child = converted else { return nil }
                     items.append(child)
                     item = current + 1
                     position += 1
@@ -395,32 +434,51 @@ package enum YAMLReader {
                 return YAMLNode(.sequence(items), tag: tag, line: line, column: column)
             case YAML_MAPPING_NODE:
                 if tag == "tag:yaml.org,2002:map" { tag = nil }
-                active.insert(index)
-                defer { active.remove(index) }
+                active.append(index)
+                defer { active.removeLast() }
                 var pairs: [YAMLNode.Pair] = []
-                var seen: [String: (line: Int, column: Int)] = [:]
+                // Small mappings: a linear scan beats hashing. Large ones: an index.
+                var keyIndex: [String: Int]?
                 var pair = node.pointee.data.mapping.pairs.start
                 let top = node.pointee.data.mapping.pairs.top
                 while let current = pair, current != top {
                     pair = current + 1
-                    guard let key = convert(&document, index: current.pointee.key, depth: depth + 1, path: path)
-                    else { return nil }
+                    guard let key = convert(&document, index: current.pointee.key, depth: depth + 1) else {
+                        return nil
+                    }
                     let keyText = key.scalarText
-                    let childPath = keyText.map { path.isEmpty ? $0 : "\(path).\($0)" } ?? path
-                    guard let value = convert(&document, index: current.pointee.value, depth: depth + 1,
-                        path: childPath)
-                    else { return nil }
+                    if let keyText { trail.append(.key(keyText)) }
+                    let converted = convert(&document, index: current.pointee.value, depth: depth + 1)
+                    if keyText != nil { trail.removeLast() }
+                    guard let value = converted else { return nil }
                     if let keyText {
-                        if let first = seen[keyText] {
+                        let earlier: Int?
+                        if let keyIndex {
+                            earlier = keyIndex[keyText]
+                        } else {
+                            earlier = pairs.firstIndex { $0.key.scalarText == keyText }
+                        }
+                        if let earlier {
+                            let first = pairs[earlier].key
                             problems.append(
                                 YAMLProblem(
                                     code: .duplicateKey, line: key.line, column: key.column,
                                     message: "duplicate key '\(keyText)' (first defined at line \(first.line), "
                                         + "column \(first.column))",
-                                    hint: "remove one of the two '\(keyText)' entries", fieldPath: childPath))
+                                    hint: "remove one of the two '\(keyText)' entries",
+                                    fieldPath: pathText(appending: keyText)))
                             continue
                         }
-                        seen[keyText] = (key.line, key.column)
+                        if keyIndex != nil {
+                            keyIndex![keyText] = pairs.count
+                        } else if pairs.count == 16 {
+                            var built: [String: Int] = [:]
+                            for (position, existing) in pairs.enumerated() {
+                                if let text = existing.key.scalarText, built[text] == nil { built[text] = position }
+                            }
+                            built[keyText] = pairs.count
+                            keyIndex = built
+                        }
                     }
                     pairs.append(YAMLNode.Pair(key: key, value: value))
                 }

@@ -8,6 +8,8 @@ package protocol MethodHandler: Sendable {
     static var method: String { get }
     /// Whether the method may be called before `initialize` (lifecycle methods only).
     static var allowedBeforeInitialize: Bool { get }
+    /// Whether the method is a notification (sent without an `id`, never answered).
+    static var isNotification: Bool { get }
     /// Handles the request. Throwing answers the error; otherwise the handler answers `request.reply`
     /// (now or later). Notifications have no reply.
     static func handle(_ request: Request, server: RPCServer) throws(RPCError)
@@ -15,6 +17,7 @@ package protocol MethodHandler: Sendable {
 
 extension MethodHandler {
     package static var allowedBeforeInitialize: Bool { false }
+    package static var isNotification: Bool { false }
 }
 
 /// Where the client is in the LSP-style lifecycle.
@@ -135,18 +138,19 @@ package final class RPCServer: Sendable {
             }
             return
         }
-        let current = state
-        if !handler.allowedBeforeInitialize {
-            switch current {
-            case .uninitialized:
-                request.reply?.sendError(RPCError(.serverNotInitialized, "The server is not initialized; send 'initialize' first."))
-                return
-            case .shutdown:
-                request.reply?.sendError(RPCError(.invalidRequest, "The server is shutting down; only 'exit' is accepted."))
-                return
-            case .running:
-                break
-            }
+        if handler.isNotification, let reply = request.reply {
+            reply.sendError(RPCError(.invalidRequest, "'\(method)' is a notification; send it without an 'id'."))
+            return
+        }
+        switch state {
+        case .uninitialized where !handler.allowedBeforeInitialize:
+            request.reply?.sendError(RPCError(.serverNotInitialized, "The server is not initialized; send 'initialize' first."))
+            return
+        case .shutdown where method != ExitNotification.method:
+            request.reply?.sendError(RPCError(.invalidRequest, "The server is shutting down; only 'exit' is accepted."))
+            return
+        default:
+            break
         }
         do {
             try handler.handle(request, server: self)

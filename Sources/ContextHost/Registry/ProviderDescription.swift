@@ -14,6 +14,8 @@ package enum ProviderDescription {
             object["usesContainerPanel"] = .bool(manifest.usesContainerPanel)
             object["collection"] = .string(manifest.collection.rawValue)
             object["isolation"] = .string(manifest.isolation.rawValue)
+            // What the host actually does; process isolation is not built yet.
+            object["effectiveIsolation"] = "in-process"
             object["permissions"] = .array(manifest.availability.permissions.map { .string($0.rawValue) })
         }
         object["status"] = .string(entry.status.rawValue)

@@ -156,7 +156,7 @@ package final class ProviderRegistry: Sendable {
                 "grantedPermissions": .array(client.grantedPermissions.map(JSONValue.string)),
             ]
             if manifest.isolation == .process {
-                logger.info("Provider \(manifest.id) asks for process isolation, which this build does not have yet; loading it in-process.")
+                logger.notice("Provider \(manifest.id) asks for process isolation, which this build does not have yet; loading it in-process.")
             }
             entry.connection = try InProcessConnection(library: library, initJSON: initJSON.jsonBytes)
             entry.status = .loaded

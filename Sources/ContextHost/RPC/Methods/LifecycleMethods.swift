@@ -22,6 +22,7 @@ package enum InitializeMethod: MethodHandler {
 package enum InitializedNotification: MethodHandler {
     package static let method = "initialized"
     package static var allowedBeforeInitialize: Bool { true }
+    package static var isNotification: Bool { true }
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {}
 }
 
@@ -38,6 +39,7 @@ package enum ShutdownMethod: MethodHandler {
 package enum ExitNotification: MethodHandler {
     package static let method = "exit"
     package static var allowedBeforeInitialize: Bool { true }
+    package static var isNotification: Bool { true }
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         server.exit(status: server.state == .shutdown ? 0 : 1)
     }
@@ -47,6 +49,7 @@ package enum ExitNotification: MethodHandler {
 package enum CancelRequestNotification: MethodHandler {
     package static let method = "$/cancelRequest"
     package static var allowedBeforeInitialize: Bool { true }
+    package static var isNotification: Bool { true }
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         let key: String? = try request.withRawParams { bytes, range throws(RPCError) in
             guard let range else { return nil }
