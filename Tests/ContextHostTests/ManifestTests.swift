@@ -5,7 +5,7 @@ import Testing
 @testable import ContextHost
 
 /// A diagnostic reduced to what the tests pin down exactly.
-struct Spot: Equatable, CustomStringConvertible {
+struct ManifestSpot: Equatable, CustomStringConvertible {
     var line: Int
     var column: Int
     var code: ManifestErrorCode
@@ -26,7 +26,7 @@ struct Spot: Equatable, CustomStringConvertible {
 }
 
 /// Everything after the first line of a valid manifest; tests splice broken lines into it.
-let validBody = """
+fileprivate let validBody = """
     manifestVersion: 1
     id: com.example.note
     title: Note
@@ -35,7 +35,7 @@ let validBody = """
     library: libNoteProvider.so
     """
 
-func diagnostics(_ yaml: String, file: String = "manifests/test.yaml") -> [ManifestDiagnostic] {
+fileprivate func diagnostics(_ yaml: String, file: String = "manifests/test.yaml") -> [ManifestDiagnostic] {
     do {
         _ = try Manifest.parse(yaml, file: file, directory: "/nonexistent")
         return []
@@ -44,11 +44,11 @@ func diagnostics(_ yaml: String, file: String = "manifests/test.yaml") -> [Manif
     }
 }
 
-func spots(_ yaml: String) -> [Spot] {
-    diagnostics(yaml).map(Spot.init)
+fileprivate func spots(_ yaml: String) -> [ManifestSpot] {
+    diagnostics(yaml).map(ManifestSpot.init)
 }
 
-func parsed(_ yaml: String, directory: String = "/srv/manifests") throws -> Manifest {
+fileprivate func parsed(_ yaml: String, directory: String = "/srv/manifests") throws -> Manifest {
     do {
         return try Manifest.parse(yaml, file: "manifests/test.yaml", directory: directory)
     } catch {
@@ -58,7 +58,7 @@ func parsed(_ yaml: String, directory: String = "/srv/manifests") throws -> Mani
 }
 
 /// A temporary folder removed at deinit.
-final class TemporaryDirectory {
+final class ManifestTemporaryDirectory {
     let path: String
 
     init() throws {
@@ -86,11 +86,11 @@ final class TemporaryDirectory {
 }
 
 @Suite("Manifest: broken manifests report exact positions")
-struct ManifestBrokenTests {
+struct ManifestTests_Broken {
     struct Case: CustomStringConvertible {
         var name: String
         var yaml: String
-        var expected: [Spot]
+        var expected: [ManifestSpot]
         var description: String { name }
     }
 
@@ -102,19 +102,19 @@ struct ManifestBrokenTests {
                 id com.example.note
                 title: Note
                 """,
-            expected: [Spot(3, 1, .yamlSyntax, "")]),
+            expected: [ManifestSpot(3, 1, .yamlSyntax, "")]),
         Case(
             name: "tab indentation",
             yaml: validBody + "\navailability:\n\tplatforms: [linux]\n",
-            expected: [Spot(8, 1, .yamlSyntax, "")]),
+            expected: [ManifestSpot(8, 1, .yamlSyntax, "")]),
         Case(
             name: "string for priority",
             yaml: validBody + "\npriority: \"high\"\n",
-            expected: [Spot(7, 11, .wrongType, "priority")]),
+            expected: [ManifestSpot(7, 11, .wrongType, "priority")]),
         Case(
             name: "quoted number for maximumAttachmentCount",
             yaml: validBody + "\nmaximumAttachmentCount: \"3\"\n",
-            expected: [Spot(7, 25, .wrongType, "maximumAttachmentCount")]),
+            expected: [ManifestSpot(7, 25, .wrongType, "maximumAttachmentCount")]),
         Case(
             name: "list for title",
             yaml: """
@@ -125,7 +125,7 @@ struct ManifestBrokenTests {
                 version: 1.0.0
                 library: libNoteProvider.so
                 """,
-            expected: [Spot(3, 8, .wrongType, "title")]),
+            expected: [ManifestSpot(3, 8, .wrongType, "title")]),
         Case(
             name: "missing id and library point at the mapping",
             yaml: """
@@ -135,80 +135,80 @@ struct ManifestBrokenTests {
                 iconName: note.text
                 version: 1.0.0
                 """,
-            expected: [Spot(2, 1, .missingField, "id"), Spot(2, 1, .missingField, "library")]),
+            expected: [ManifestSpot(2, 1, .missingField, "id"), ManifestSpot(2, 1, .missingField, "library")]),
         Case(
             name: "unknown top-level field with suggestion",
             yaml: validBody + "\npriorty: 3\n",
-            expected: [Spot(7, 1, .unknownField, "priorty")]),
+            expected: [ManifestSpot(7, 1, .unknownField, "priorty")]),
         Case(
             name: "unknown nested field with suggestion",
             yaml: validBody + "\navailability:\n  platforms: [linux]\n  permission: [network]\n",
-            expected: [Spot(9, 3, .unknownField, "availability.permission")]),
+            expected: [ManifestSpot(9, 3, .unknownField, "availability.permission")]),
         Case(
             name: "duplicate key",
             yaml: validBody + "\nid: com.example.other\n",
-            expected: [Spot(7, 1, .duplicateKey, "id")]),
+            expected: [ManifestSpot(7, 1, .duplicateKey, "id")]),
         Case(
             name: "bad id",
             yaml: validBody.replacingOccurrences(of: "id: com.example.note", with: "id: Com.Example.Note"),
-            expected: [Spot(2, 5, .invalidId, "id")]),
+            expected: [ManifestSpot(2, 5, .invalidId, "id")]),
         Case(
             name: "bad version",
             yaml: validBody.replacingOccurrences(of: "version: 1.0.0", with: "version: 1.0"),
-            expected: [Spot(5, 10, .invalidVersion, "version")]),
+            expected: [ManifestSpot(5, 10, .invalidVersion, "version")]),
         Case(
             name: "bad durations",
             yaml: validBody + "\ntimeouts: { collect: 30, preview: 10m, detail: fast }\n",
             expected: [
-                Spot(7, 22, .invalidDuration, "timeouts.collect"), Spot(7, 35, .invalidDuration, "timeouts.preview"),
-                Spot(7, 48, .invalidDuration, "timeouts.detail"),
+                ManifestSpot(7, 22, .invalidDuration, "timeouts.collect"), ManifestSpot(7, 35, .invalidDuration, "timeouts.preview"),
+                ManifestSpot(7, 48, .invalidDuration, "timeouts.detail"),
             ]),
         Case(
             name: "bad host range",
             yaml: validBody + "\navailability:\n  host: \">=1.0 <2.0.0\"\n",
-            expected: [Spot(8, 9, .invalidVersionRange, "availability.host")]),
+            expected: [ManifestSpot(8, 9, .invalidVersionRange, "availability.host")]),
         Case(
             name: "unknown permission",
             yaml: validBody + "\navailability:\n  permissions: [network, camera]\n",
-            expected: [Spot(8, 26, .unknownPermission, "availability.permissions[1]")]),
+            expected: [ManifestSpot(8, 26, .unknownPermission, "availability.permissions[1]")]),
         Case(
             name: "unsupported manifestVersion",
             yaml: validBody.replacingOccurrences(of: "manifestVersion: 1", with: "manifestVersion: 2")
                 + "\nfutureField: yes\n",
-            expected: [Spot(1, 18, .unsupportedVersion, "manifestVersion")]),
+            expected: [ManifestSpot(1, 18, .unsupportedVersion, "manifestVersion")]),
         Case(
             name: "sha256 not hex",
             yaml: validBody + "\nsha256: " + String(repeating: "zz", count: 32) + "\n",
-            expected: [Spot(7, 9, .invalidSHA256, "sha256")]),
+            expected: [ManifestSpot(7, 9, .invalidSHA256, "sha256")]),
         Case(
             name: "sha256 too short",
             yaml: validBody + "\nsha256: abc123\n",
-            expected: [Spot(7, 9, .invalidSHA256, "sha256")]),
+            expected: [ManifestSpot(7, 9, .invalidSHA256, "sha256")]),
         Case(
             name: "not a mapping",
             yaml: "- id: com.example.note\n- title: Note\n",
-            expected: [Spot(1, 1, .notAMapping, "")]),
+            expected: [ManifestSpot(1, 1, .notAMapping, "")]),
         Case(
             name: "empty file",
             yaml: "# only a comment\n",
-            expected: [Spot(1, 1, .notAMapping, "")]),
+            expected: [ManifestSpot(1, 1, .notAMapping, "")]),
         Case(
             name: "two documents",
             yaml: validBody + "\n---\nid: com.example.second\n",
-            expected: [Spot(7, 1, .multipleDocuments, "")]),
+            expected: [ManifestSpot(7, 1, .multipleDocuments, "")]),
         Case(
             name: "maximumAttachmentCount below 1 and unknown enum members",
             yaml: validBody + "\nmaximumAttachmentCount: 0\ncollection: forms\nisolation: sandbox\n",
             expected: [
-                Spot(7, 25, .invalidValue, "maximumAttachmentCount"), Spot(8, 13, .invalidValue, "collection"),
-                Spot(9, 12, .invalidValue, "isolation"),
+                ManifestSpot(7, 25, .invalidValue, "maximumAttachmentCount"), ManifestSpot(8, 13, .invalidValue, "collection"),
+                ManifestSpot(9, 12, .invalidValue, "isolation"),
             ]),
         Case(
             name: "wrong-typed booleans and platforms",
             yaml: validBody + "\nusesContainerPanel: yes\navailability:\n  platforms: [linux, windows]\n",
             expected: [
-                Spot(7, 21, .wrongType, "usesContainerPanel"),
-                Spot(9, 22, .invalidValue, "availability.platforms[1]"),
+                ManifestSpot(7, 21, .wrongType, "usesContainerPanel"),
+                ManifestSpot(9, 22, .invalidValue, "availability.platforms[1]"),
             ]),
         Case(
             name: "settings: default of the wrong type, missing type, unknown setting field",
@@ -220,9 +220,9 @@ struct ManifestBrokenTests {
                   flag: { type: bool, defualt: true }
                 """,
             expected: [
-                Spot(8, 36, .invalidSettingDefault, "settings.count.default"),
-                Spot(9, 11, .missingField, "settings.folder.type"),
-                Spot(10, 23, .unknownField, "settings.flag.defualt"),
+                ManifestSpot(8, 36, .invalidSettingDefault, "settings.count.default"),
+                ManifestSpot(9, 11, .missingField, "settings.folder.type"),
+                ManifestSpot(10, 23, .unknownField, "settings.flag.defualt"),
             ]),
         Case(
             name: "many problems at once are all reported",
@@ -236,9 +236,9 @@ struct ManifestBrokenTests {
                 priority: 1.5
                 """,
             expected: [
-                Spot(2, 5, .invalidId, "id"), Spot(3, 20, .invalidValue, "title.not a locale"),
-                Spot(5, 10, .invalidVersion, "version"), Spot(6, 10, .invalidValue, "library"),
-                Spot(7, 11, .wrongType, "priority"),
+                ManifestSpot(2, 5, .invalidId, "id"), ManifestSpot(3, 20, .invalidValue, "title.not a locale"),
+                ManifestSpot(5, 10, .invalidVersion, "version"), ManifestSpot(6, 10, .invalidValue, "library"),
+                ManifestSpot(7, 11, .wrongType, "priority"),
             ]),
     ]
 
@@ -283,9 +283,9 @@ struct ManifestBrokenTests {
         var yaml = validBody + "\nsettings:\n"
         for index in 0..<20 { yaml += "  s\(index): { type: string }\n" }
         yaml += "  s3: { type: bool }\n  s19: { type: bool }\n"
-        #expect(spots(yaml) == [Spot(28, 3, .duplicateKey, "settings.s3"), Spot(29, 3, .duplicateKey, "settings.s19")])
+        #expect(spots(yaml) == [ManifestSpot(28, 3, .duplicateKey, "settings.s3"), ManifestSpot(29, 3, .duplicateKey, "settings.s19")])
         let nested = validBody + "\navailability:\n  permissions: [network]\n  permissions: [files]\n"
-        #expect(spots(nested) == [Spot(9, 3, .duplicateKey, "availability.permissions")])
+        #expect(spots(nested) == [ManifestSpot(9, 3, .duplicateKey, "availability.permissions")])
     }
 
     @Test func aliasesResolveAndBombsAreStopped() throws {
@@ -311,7 +311,7 @@ struct ManifestBrokenTests {
 }
 
 @Suite("Manifest: valid manifests")
-struct ManifestValidTests {
+struct ManifestTests_Valid {
     static let full = """
         # yaml-language-server: $schema=../docs/manifest.schema.json
         manifestVersion: 1
@@ -425,7 +425,7 @@ struct ManifestValidTests {
         """
 
     @Test func designExampleWithSchemaHeader() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let file = try tmp.write("manifests/stock-quote.yaml", Self.designExample)
         let m: Manifest
         do {
@@ -490,7 +490,7 @@ struct ManifestValidTests {
 }
 
 @Suite("Manifest: versions and ranges")
-struct ManifestVersionTests {
+struct ManifestTests_Versions {
     @Test func parsing() {
         #expect(Version("1.2.3") == Version(1, 2, 3))
         #expect(Version("0.0.0-alpha.1+sha.5114f85")?.prerelease == ["alpha", "1"])
@@ -532,9 +532,9 @@ struct ManifestVersionTests {
 }
 
 @Suite("Manifest: settings resolution")
-struct ManifestSettingsTests {
+struct ManifestTests_Settings {
     @Test func defaultsOverridesAndPaths() throws {
-        let m = try parsed(ManifestValidTests.full)
+        let m = try parsed(ManifestTests_Valid.full)
         let settings = try m.resolvedSettings(
             overrides: ["apiKey": "secret", "refreshSeconds": "15", "threshold": .number(0.75)], homeDirectory: "/home/u")
         #expect(settings.keys == ["quotesDirectory", "samples", "refreshSeconds", "threshold", "showVolume", "apiKey"])
@@ -553,7 +553,7 @@ struct ManifestSettingsTests {
     }
 
     @Test func errors() throws {
-        let m = try parsed(ManifestValidTests.full)
+        let m = try parsed(ManifestTests_Valid.full)
         do {
             _ = try m.resolvedSettings(
                 overrides: ["refreshSeconds": .number(1.5), "showVolume": "maybe", "apikey": "x"], homeDirectory: "/h")
@@ -572,7 +572,7 @@ struct ManifestSettingsTests {
 }
 
 @Suite("Manifest: discovery")
-struct ManifestDiscoveryTests {
+struct ManifestTests_Discovery {
     static func manifest(id: String, priority: Int = 0, extra: String = "") -> String {
         """
         manifestVersion: 1
@@ -601,7 +601,7 @@ struct ManifestDiscoveryTests {
     }
 
     @Test func orderDuplicatesAndBadOnes() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let first = try tmp.mkdir("first")
         let second = try tmp.mkdir("second")
         try tmp.write("first/b.yaml", Self.manifest(id: "com.example.b"))
@@ -629,7 +629,7 @@ struct ManifestDiscoveryTests {
         #expect(catalog.rejections[1].id == "com.example.d")
 
         let duplicate = try #require(catalog.rejections.last?.diagnostics.first)
-        #expect(Spot(duplicate) == Spot(2, 5, .duplicateId, "id"))
+        #expect(ManifestSpot(duplicate) == ManifestSpot(2, 5, .duplicateId, "id"))
         #expect(duplicate.file == "second/a.yaml")
         #expect(duplicate.message == "the id 'com.example.a' is already used by first/a.yml")
 
@@ -645,7 +645,7 @@ struct ManifestDiscoveryTests {
     }
 
     @Test func duplicateOfARejectedManifestIsAccepted() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         try tmp.write("a.yaml", Self.manifest(id: "com.example.a", extra: "priority: high"))
         try tmp.write("b.yaml", Self.manifest(id: "com.example.a"))
         let catalog = ManifestCatalog.discover(directories: [tmp.path])
@@ -654,9 +654,9 @@ struct ManifestDiscoveryTests {
     }
 
     @Test func thousandManifestsAreQuick() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         for index in 0..<1000 {
-            try tmp.write(String(format: "m%04d.yaml", index), ManifestValidTests.full.replacingOccurrences(
+            try tmp.write(String(format: "m%04d.yaml", index), ManifestTests_Valid.full.replacingOccurrences(
                 of: "com.contexthost.stock-quote", with: "com.example.p\(index)"))
         }
         let clock = ContinuousClock()
@@ -671,7 +671,7 @@ struct ManifestDiscoveryTests {
 }
 
 @Suite("Manifest: library resolution")
-struct ManifestLibraryTests {
+struct ManifestTests_Library {
     static func manifest(in directory: String, library: String) throws -> Manifest {
         try parsed(
             validBody.replacingOccurrences(of: "library: libNoteProvider.so", with: "library: \(library)"),
@@ -679,7 +679,7 @@ struct ManifestLibraryTests {
     }
 
     @Test func resolutionOrder() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let manifests = try tmp.mkdir("manifests")
         let libs = try tmp.mkdir("libs")
         let exe = try tmp.mkdir("bin")
@@ -699,7 +699,7 @@ struct ManifestLibraryTests {
     }
 
     @Test func missingLibrary() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let manifests = try tmp.mkdir("manifests")
         let libs = try tmp.mkdir("libs")
         let m = try Self.manifest(in: manifests, library: "libMissing.so")
@@ -707,14 +707,14 @@ struct ManifestLibraryTests {
         do {
             _ = try LibraryResolver(searchDirectories: [libs]).resolve(m)
         } catch {
-            #expect(Spot(error) == Spot(6, 10, .libraryNotFound, "library"))
+            #expect(ManifestSpot(error) == ManifestSpot(6, 10, .libraryNotFound, "library"))
             #expect(error.message.contains(manifests) && error.message.contains(libs))
             #expect(error.hint.contains("--library-path"))
         }
     }
 
     @Test func escapeWithDotDot() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let manifests = try tmp.mkdir("manifests")
         try tmp.write("libOut.so", "X")
         let m = try Self.manifest(in: manifests, library: "../libOut.so")
@@ -722,7 +722,7 @@ struct ManifestLibraryTests {
             _ = try LibraryResolver(searchDirectories: []).resolve(m)
             Issue.record("expected library-path-escape")
         } catch {
-            #expect(Spot(error) == Spot(6, 10, .libraryPathEscape, "library"))
+            #expect(ManifestSpot(error) == ManifestSpot(6, 10, .libraryPathEscape, "library"))
             #expect(error.message.contains(manifests))
             #expect(error.hint.contains("--allow-outside-library-paths"))
         }
@@ -731,7 +731,7 @@ struct ManifestLibraryTests {
     }
 
     @Test func escapeWithAbsolutePath() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let manifests = try tmp.mkdir("manifests")
         let file = try tmp.write("libAbs.so", "X")
         let m = try Self.manifest(in: manifests, library: file)
@@ -739,13 +739,13 @@ struct ManifestLibraryTests {
             _ = try LibraryResolver(searchDirectories: []).resolve(m)
             Issue.record("expected library-path-escape")
         } catch {
-            #expect(Spot(error) == Spot(6, 10, .libraryPathEscape, "library"))
+            #expect(ManifestSpot(error) == ManifestSpot(6, 10, .libraryPathEscape, "library"))
         }
         #expect(try LibraryResolver(searchDirectories: [], allowOutsidePaths: true).resolve(m) == file)
     }
 
     @Test func escapeWithSymlink() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let manifests = try tmp.mkdir("manifests")
         let outside = try tmp.write("elsewhere/libEvil.so", "X")
         try FileManager.default.createSymbolicLink(atPath: manifests + "/libEvil.so", withDestinationPath: outside)
@@ -754,7 +754,7 @@ struct ManifestLibraryTests {
             _ = try LibraryResolver(searchDirectories: []).resolve(m)
             Issue.record("expected library-path-escape")
         } catch {
-            #expect(Spot(error) == Spot(6, 10, .libraryPathEscape, "library"))
+            #expect(ManifestSpot(error) == ManifestSpot(6, 10, .libraryPathEscape, "library"))
             #expect(error.message.contains(outside))
             #expect(error.hint.contains("--allow-outside-library-paths"))
         }
@@ -762,7 +762,7 @@ struct ManifestLibraryTests {
     }
 
     @Test func manifestFolderBehindASymlinkIsInside() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let real = try tmp.mkdir("real")
         try tmp.write("real/libR.so", "R")
         try FileManager.default.createSymbolicLink(atPath: tmp.path + "/link", withDestinationPath: real)
@@ -772,7 +772,7 @@ struct ManifestLibraryTests {
 }
 
 @Suite("SHA-256")
-struct SHA256Tests {
+struct ManifestTests_SHA256Digest {
     @Test func fipsVectors() {
         #expect(SHA256.hex(of: "") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex(of: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
@@ -798,7 +798,7 @@ struct SHA256Tests {
     }
 
     @Test func file() throws {
-        let tmp = try TemporaryDirectory()
+        let tmp = try ManifestTemporaryDirectory()
         let path = try tmp.write("f.bin", "abc")
         #expect(SHA256.hex(ofFile: path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(SHA256.hex(ofFile: tmp.path + "/missing") == nil)
@@ -806,7 +806,7 @@ struct SHA256Tests {
 }
 
 @Suite("Manifest: error codes")
-struct ManifestErrorCodeTests {
+struct ManifestTests_ErrorCodes {
     @Test func documented() throws {
         let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/manifest.md")
