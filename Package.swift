@@ -17,6 +17,7 @@ let package = Package(
         // Test fixtures: providers that misbehave on purpose.
         .library(name: "FixtureProviders", type: .dynamic, targets: ["FixtureProviders"]),
         .library(name: "FixtureOldABIProvider", type: .dynamic, targets: ["FixtureOldABIProvider"]),
+        .library(name: "FixtureMisbehavingProvider", type: .dynamic, targets: ["FixtureMisbehavingProvider"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -25,6 +26,8 @@ let package = Package(
     targets: [
         // The C ABI between host and provider binaries.
         .target(name: "CContextProvider"),
+        // POSIX helpers Swift cannot call directly (spawn, prctl, rlimit) for worker processes.
+        .target(name: "CHostSupport"),
         // System libyaml (apt: libyaml-dev).
         .systemLibrary(
             name: "CYAML",
@@ -37,7 +40,7 @@ let package = Package(
         .target(
             name: "ContextHost",
             dependencies: [
-                "CContextProvider", "CYAML", "ContextProviderKit",
+                "CContextProvider", "CYAML", "ContextProviderKit", "CHostSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -54,6 +57,7 @@ let package = Package(
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
+        .target(name: "FixtureMisbehavingProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureMisbehavingProvider"),
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),

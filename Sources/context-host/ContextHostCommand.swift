@@ -16,7 +16,7 @@ struct ContextHostCommand: ParsableCommand {
         abstract: "Hosts context providers for chat apps and serves them over JSON-RPC on stdin/stdout.",
         discussion: "Run with no subcommand to serve. See docs/protocol.md for the protocol.",
         version: HostConfiguration.hostVersion,
-        subcommands: [Serve.self, List.self, Validate.self],
+        subcommands: [Serve.self, List.self, Validate.self, Worker.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -38,8 +38,23 @@ struct HostOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Largest protocol message accepted, in bytes.", valueName: "bytes"))
     var maxMessageBytes: Int = 16 << 20
 
+    @Option(help: ArgumentHelp(
+        "Folder where drafts are saved so they survive a crash. Default: $XDG_STATE_HOME/context-host, else ~/.local/state/context-host.",
+        valueName: "dir"))
+    var stateDir: String?
+
+    @Flag(help: "Keep drafts in memory only (nothing is written to disk).")
+    var noState = false
+
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "notice"
+
+    @Option(name: .customLong("config"), help: ArgumentHelp(
+        "A host configuration file (YAML): per-provider priority, enabled, settings (docs/configuration.md). Default: none.",
+        valueName: "file"))
+    var configFile: String?
+
+    @OptionGroup var isolationOptions: IsolationOptions
 
     func validate() throws {
         guard maxMessageBytes >= 1024 else {
@@ -52,12 +67,16 @@ struct HostOptions: ParsableArguments {
 
     /// The host configuration these options describe.
     func hostConfiguration() -> HostConfiguration {
-        HostConfiguration(
+        var configuration = HostConfiguration(
             manifestDirectories: manifestDirectories,
             libraryDirectories: libraryDirectories,
             executableDirectory: Self.executableDirectory(),
             allowOutsideLibraryPaths: allowOutsideLibraryPaths,
-            maximumMessageBytes: maxMessageBytes)
+            maximumMessageBytes: maxMessageBytes,
+            stateDirectory: noState ? nil : (stateDir ?? HostConfiguration.defaultStateDirectory()))
+        configuration.configFile = loadConfigFile()  // exits on a bad file
+        isolationOptions.apply(to: &configuration)
+        return configuration
     }
 
     /// Sends logs to stderr at the chosen level.

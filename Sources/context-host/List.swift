@@ -29,7 +29,9 @@ extension ContextHostCommand {
         func run() throws {
             let outputFD = StdioServer.takeOverStandardOutput()
             let logger = options.bootstrapLogging()
-            let host = Host(configuration: options.hostConfiguration(), logger: logger)
+            var configuration = options.hostConfiguration()
+            configuration.stateDirectory = nil  // listing never touches drafts
+            let host = Host(configuration: configuration, logger: logger)
             host.initialize(client: ClientInfo(name: "context-host list", locale: locale, grantedPermissions: grantedPermissions))
             let list = host.providersList()
             let text: String
@@ -61,7 +63,7 @@ extension ContextHostCommand {
                     available ? "yes" : "no",
                     where_,
                 ])
-                if let reason = provider["unavailableReason"], provider["status"]?.stringValue == "loaded" || provider["status"]?.stringValue == "discovered" {
+                if let reason = provider["unavailableReason"], ["loaded", "discovered", "disabled"].contains(provider["status"]?.stringValue ?? "") {
                     notes.append("\(id): unavailable (\(reason["code"]?.stringValue ?? "")): \(reason["message"]?.stringValue ?? "")")
                 }
                 if let diagnostics = provider["diagnostics"]?.arrayValue, !diagnostics.isEmpty {

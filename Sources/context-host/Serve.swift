@@ -16,6 +16,9 @@ extension ContextHostCommand {
 
         @OptionGroup var options: HostOptions
 
+        @Flag(help: "Do not watch the manifest folders for changes (no providers/changed notifications).")
+        var noWatch = false
+
         func run() throws {
             // Before anything can print: keep the real stdout for the protocol only.
             let protocolFD = StdioServer.takeOverStandardOutput()
@@ -23,7 +26,9 @@ extension ContextHostCommand {
             if isatty(STDIN_FILENO) == 1 {
                 writeStandardError("context-host: serving JSON-RPC 2.0 on stdin/stdout, one message per line; press Ctrl-D to quit. Try: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}} (docs/protocol.md). To see providers, run 'context-host list'.")
             }
-            StdioServer.run(configuration: options.hostConfiguration(), protocolFD: protocolFD, logger: logger)
+            var configuration = options.hostConfiguration()
+            configuration.watchManifests = !noWatch
+            StdioServer.run(configuration: configuration, protocolFD: protocolFD, logger: logger)
         }
     }
 }

@@ -19,6 +19,8 @@ public final class HostProcess: @unchecked Sendable {
         process.currentDirectoryURL = URL(fileURLWithPath: directory ?? BuildProducts.packageRoot)
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "CONTEXT_HOST_MANIFESTS")
+        // Drafts of test hosts go to a private folder, never the user's.
+        env["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-state-\(UUID().uuidString)").path
         for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardInput = stdinPipe

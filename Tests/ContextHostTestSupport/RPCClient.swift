@@ -95,6 +95,24 @@ public final class RPCClient: @unchecked Sendable {
         }
     }
 
+    /// Waits for the next notification named `method` (kept ones in `received` first, oldest
+    /// first); other messages stay in `received`. Fails after `timeout` seconds.
+    public func nextNotification(method: String, timeout: Double = 10) throws -> JSONValue {
+        if let index = received.firstIndex(where: { $0["method"] == .string(method) && $0["id"] == nil }) {
+            return received.remove(at: index)
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else {
+                throw Failure(description: "No '\(method)' notification within \(timeout) s. stderr:\n\(host.standardError)")
+            }
+            let message = try nextMessage(timeout: remaining)
+            if message["method"] == .string(method), message["id"] == nil { return message }
+            received.append(message)
+        }
+    }
+
     /// Sends a request and returns its `result`, failing on an error response.
     public func call(_ method: String, _ params: JSONValue? = nil) throws -> JSONValue {
         let id = send(method, params)

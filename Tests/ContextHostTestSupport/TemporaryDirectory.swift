@@ -29,7 +29,8 @@ public enum TestManifest {
     public static func yaml(
         id: String, library: String, isolation: String = "in-process", collection: String = "both",
         extra: String = "", timeouts: String = "{ collect: 30s, preview: 500ms, detail: 2s, encode: 1s }",
-        permissions: String = "[]", host: String = ">=0.1.0 <1.0.0", priority: Int = 10
+        permissions: String = "[]", host: String = ">=0.1.0 <1.0.0", priority: Int = 10,
+        maximumAttachmentCount: Int = 2
     ) -> String {
         """
         manifestVersion: 1
@@ -39,7 +40,7 @@ public enum TestManifest {
         version: 1.0.0
         library: \(library)
         priority: \(priority)
-        maximumAttachmentCount: 2
+        maximumAttachmentCount: \(maximumAttachmentCount)
         collection: \(collection)
         isolation: \(isolation)
         availability:

@@ -6,6 +6,8 @@ package struct CollectionSession: Sendable, Equatable {
     package var providerID: String
     /// The step the client is on; empty until the provider answers `collect/start`.
     package var stepID: String
+    /// The composer the finished item goes to, if any.
+    package var composerID: String?
 }
 
 /// The open collection sessions, by id.
@@ -14,8 +16,8 @@ package final class CollectionSessions: Sendable {
 
     package init() {}
 
-    package func open(providerID: String) -> CollectionSession {
-        let session = CollectionSession(id: Identifier.uuid(), providerID: providerID, stepID: "")
+    package func open(providerID: String, composerID: String? = nil) -> CollectionSession {
+        let session = CollectionSession(id: Identifier.uuid(), providerID: providerID, stepID: "", composerID: composerID)
         sessions.withLock { $0[session.id] = session }
         return session
     }

@@ -8,13 +8,19 @@ package final class Host: Sendable {
     package let configuration: HostConfiguration
     package let registry: ProviderRegistry
     package let sessions = CollectionSessions()
+    package let composers: ComposerStore
     package let logger: Logger
     private let clientInfo = Mutex<ClientInfo?>(nil)
+    /// Where host → client notifications go; `RPCServer` sets it. Use `notify(_:params:)`.
+    package let notificationSink = Mutex<(@Sendable (String, JSONValue) -> Void)?>(nil)
+    /// The manifest watcher, once `startWatchingManifests()` ran.
+    let manifestWatcher = Mutex<ManifestWatcher?>(nil)
 
     package init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         self.registry = ProviderRegistry(configuration: configuration, logger: logger)
+        self.composers = ComposerStore(stateDirectory: configuration.stateDirectory, logger: logger)
         for problem in registry.catalogProblems { logger.warning("\(problem)") }
     }
 
@@ -24,6 +30,7 @@ package final class Host: Sendable {
     package func initialize(client: ClientInfo) {
         clientInfo.withLock { $0 = client }
         registry.load(client: client)
+        attachSupervision()
     }
 
     /// The `initialize` result.
@@ -60,6 +67,12 @@ package final class Host: Sendable {
         guard let entry = registry.entry(id: id), let manifest = entry.manifest else {
             throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
         }
+        if entry.status == .quarantined {
+            let reason = entry.unavailability ?? Unavailability(code: "quarantined", message: "It is quarantined; call providers/retry.")
+            throw RPCError(
+                .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
+                data: ["providerId": .string(id), "reason": reason.json])
+        }
         if entry.status == .failed, let error = entry.loadError {
             throw RPCError(
                 .providerLoadFailed, "Provider '\(id)' could not be loaded: \(error.message)",
@@ -84,7 +97,7 @@ package final class Host: Sendable {
         default:
             break
         }
-        return LiveProvider(manifest: manifest, connection: connection)
+        return LiveProvider(manifest: cappingTimeouts(manifest), connection: connection)
     }
 
     /// Checks that an item a provider produced can be routed back to it.
@@ -103,9 +116,34 @@ package final class Host: Sendable {
     }
 
     /// The `providers/list` result.
-    package func providersList() -> JSONValue {
+    package func providersList(composer: Composer? = nil) -> JSONValue {
         let locale = client?.locale
-        return ["providers": .array(registry.entries(locale: locale).map { ProviderDescription.json(for: $0, locale: locale) })]
+        return ["providers": .array(registry.entries(locale: locale).map { entry in
+            var description = ProviderDescription.json(for: entry, locale: locale)
+            if let composer, case .object(var object) = description {
+                object["canAttach"] = .bool(false)
+                if !entry.isAvailable {
+                    object["attachBlocked"] = [
+                        "code": .number(Double(ErrorCode.providerUnavailable.rawValue)),
+                        "message": .string(entry.unavailability?.message ?? "The provider is not loaded."),
+                    ]
+                } else if let manifest = entry.manifest {
+                    do throws(RPCError) {
+                        try ComposerPolicy.checkCanAttach(
+                            to: composer, providerID: manifest.id, providerLimit: manifest.maximumAttachmentCount, encodedBytes: 0)
+                        object["canAttach"] = true
+                    } catch {
+                        var blocked: JSONObject = ["code": .number(Double(error.code.rawValue)), "message": .string(error.message)]
+                        if case .object(let data) = error.data ?? .null {
+                            for (key, value) in data { blocked[key] = value }
+                        }
+                        object["attachBlocked"] = .object(blocked)
+                    }
+                }
+                description = .object(object)
+            }
+            return description
+        })]
     }
 
     // MARK: Forwarding
@@ -134,8 +172,9 @@ package final class Host: Sendable {
                 .providerTimedOut,
                 "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
                 data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
-            // Tell the provider to stop; its late answer, if any, is dropped.
-            if let id = providerRequest.withLock({ $0 }) { connection.cancel(id) }
+            // Tell the provider to stop; its late answer, if any, is dropped. A worker that does
+            // not stop within the grace period is killed and restarted.
+            if let id = providerRequest.withLock({ $0 }) { connection.timedOut(id) }
         }
         let id = connection.send(method: method, params: params) { response in
             if let error = response.error {

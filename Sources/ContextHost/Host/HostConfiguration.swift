@@ -17,19 +17,30 @@ public struct HostConfiguration: Sendable {
     public var allowOutsideLibraryPaths: Bool
     /// Largest protocol message accepted, in bytes.
     public var maximumMessageBytes: Int
+    /// Where providers run (in-process or worker processes) and how workers are supervised.
+    public var isolation = IsolationConfiguration()
+    /// Where drafts (composers) are saved so they survive a crash; nil keeps them in memory only.
+    public var stateDirectory: String?
+    /// Watch the manifest folders and apply changes while serving (`providers/changed`).
+    /// Off by default for embedders; `context-host serve` turns it on unless `--no-watch`.
+    public var watchManifests: Bool = false
+    /// The parsed `--config FILE` (per-provider priority, enabled, settings), if any.
+    package var configFile: HostConfigFile?
 
     public init(
         manifestDirectories: [String] = [],
         libraryDirectories: [String] = [],
         executableDirectory: String? = nil,
         allowOutsideLibraryPaths: Bool = false,
-        maximumMessageBytes: Int = 16 << 20
+        maximumMessageBytes: Int = 16 << 20,
+        stateDirectory: String? = nil
     ) {
         self.manifestDirectories = manifestDirectories
         self.libraryDirectories = libraryDirectories
         self.executableDirectory = executableDirectory
         self.allowOutsideLibraryPaths = allowOutsideLibraryPaths
         self.maximumMessageBytes = maximumMessageBytes
+        self.stateDirectory = stateDirectory
     }
 }
 
@@ -49,5 +60,16 @@ extension HostConfiguration {
         var buffer = [CChar](repeating: 0, count: 4096)
         let cwd = getcwd(&buffer, buffer.count).map { String(cString: $0) } ?? "."
         return ManifestSearchPaths.resolve(cliDirectories: manifestDirectories, environment: environment, currentDirectory: cwd)
+    }
+}
+
+extension HostConfiguration {
+    /// The default state folder: `$XDG_STATE_HOME/context-host`, else `~/.local/state/context-host`.
+    public static func defaultStateDirectory() -> String? {
+        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), state.hasPrefix("/") {
+            return state + "/context-host"
+        }
+        guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else { return nil }
+        return home + "/.local/state/context-host"
     }
 }

@@ -17,7 +17,13 @@ public enum StdioServer {
         precondition(protocolFD >= 0, "dup(1) failed")
         _ = fcntl(protocolFD, F_SETFD, FD_CLOEXEC)
         _ = dup2(STDERR_FILENO, STDOUT_FILENO)
+        // A dead peer (client or worker) must be an EPIPE error, not a fatal signal.
         signal(SIGPIPE, SIG_IGN)
+        // A parent may start us with signals blocked (Foundation's Process passes its own mask on),
+        // which would make SIGTERM and SIGINT do nothing; clear the mask before any thread starts.
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
         return protocolFD
     }
 

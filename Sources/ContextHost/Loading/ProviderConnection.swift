@@ -44,6 +44,14 @@ package protocol ProviderConnection: AnyObject, Sendable {
 
     /// Tells the provider to stop request `id` and answers its completion with `-32800`.
     func cancel(_ id: Int64)
+
+    /// Like `cancel`, because request `id` ran out of time. A worker that still does not answer
+    /// within the cancel grace period is treated as hung, killed and restarted.
+    func timedOut(_ id: Int64)
+}
+
+extension ProviderConnection {
+    package func timedOut(_ id: Int64) { cancel(id) }
 }
 
 /// Routes replies from provider threads back to the completion of the request that caused them.
@@ -77,11 +85,33 @@ package enum ReplyRouter {
     }
 
     /// Parses a provider's response bytes and runs the completion.
-    static func deliver(_ bytes: UnsafeRawBufferPointer, to completion: Completion) {
+    ///
+    /// - Parameters:
+    ///   - expectedID: the id of the request this answers; a response carrying another id is a
+    ///     bad reply.
+    ///   - maximumBytes: a larger response is a bad reply (its bytes are not passed on).
+    static func deliver(_ bytes: UnsafeRawBufferPointer, to completion: Completion, expectedID: Int64? = nil, maximumBytes: Int = .max) {
+        if bytes.count > maximumBytes {
+            let empty: [UInt8] = []
+            empty.withUnsafeBytes { buffer in
+                completion(ProviderResponse(bytes: buffer, result: nil, error: tooLarge(bytes.count, limit: maximumBytes), errorIsFromHost: true))
+            }
+            return
+        }
         let (envelope, parseError) = Envelope.scan(bytes)
         if let parseError {
             completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "its reply is not valid JSON: \(parseError)"), errorIsFromHost: true))
             return
+        }
+        if let expectedID {
+            let idText = envelope.id.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+            if idText != String(expectedID) {
+                completion(ProviderResponse(
+                    bytes: bytes, result: nil,
+                    error: RPCError(.providerBadReply, "its reply carries id \(idText ?? "(none)"), but answers request \(expectedID)"),
+                    errorIsFromHost: true))
+                return
+            }
         }
         if let result = envelope.result {
             completion(ProviderResponse(bytes: bytes, result: result, error: nil))
@@ -99,11 +129,23 @@ package enum ReplyRouter {
     }
 }
 
+extension ReplyRouter {
+    /// The error for a reply over the host's size limit.
+    static func tooLarge(_ count: Int, limit: Int) -> RPCError {
+        RPCError(.providerBadReply, "its reply of \(count) bytes exceeds the host's limit of \(limit) bytes", data: ["length": .number(Double(count)), "limit": .number(Double(limit))])
+    }
+}
+
+/// The largest reply an in-process provider may send (the host's message limit).
+private let inProcessReplyLimit = Atomic<Int>(.max)
+
 /// The C callback every provider instance answers through.
 private let replyCallback: ctxp_reply_fn = { context, bytes, length in
     let id = Int64(Int(bitPattern: context))
     guard let completion = ReplyRouter.take(id) else { return }  // late or duplicate answer: dropped
-    ReplyRouter.deliver(UnsafeRawBufferPointer(start: bytes, count: length), to: completion)
+    ReplyRouter.deliver(
+        UnsafeRawBufferPointer(start: bytes, count: length), to: completion, expectedID: id,
+        maximumBytes: inProcessReplyLimit.load(ordering: .relaxed))
 }
 
 /// Collects the JSON error an `open` call reports.
@@ -123,8 +165,17 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     private let instance: UnsafeMutableRawPointer?
 
     /// Opens an instance with the init JSON.
-    package init(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) {
+    ///
+    /// - Parameter maximumReplyBytes: replies larger than this become `-32014` errors (the host's
+    ///   message limit; one value for the whole process).
+    package init(library: ProviderLibrary, initJSON: [UInt8], maximumReplyBytes: Int = .max) throws(LoadError) {
         self.library = library
+        self.instance = try Self.openInstance(library: library, initJSON: initJSON)
+        inProcessReplyLimit.store(maximumReplyBytes, ordering: .relaxed)
+    }
+
+    /// Calls the provider's `open`; its reported error becomes a `provider-open-failed` LoadError.
+    package static func openInstance(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) -> UnsafeMutableRawPointer? {
         let box = OpenErrorBox()
         var instance: UnsafeMutableRawPointer?
         let status = initJSON.withUnsafeBufferPointer { buffer in
@@ -136,7 +187,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
             let hint = reported?["hint"]?.stringValue ?? "Check the provider's settings in the host configuration."
             throw LoadError(code: "provider-open-failed", message: message, hint: hint)
         }
-        self.instance = instance
+        return instance
     }
 
     @discardableResult

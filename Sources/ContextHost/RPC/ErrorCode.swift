@@ -34,4 +34,16 @@ package struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     package static let sessionNotFound = ErrorCode(rawValue: -32020)
     /// The provider does not support that way of collecting (manifest `collection`).
     package static let collectionNotSupported = ErrorCode(rawValue: -32021)
+
+    /// Attaching would exceed a count limit: the provider's `maximumAttachmentCount` (`data.kind`
+    /// "provider") or the composer's maximum items (`data.kind` "composer").
+    package static let attachmentLimitReached = ErrorCode(rawValue: -32030)
+    /// Attaching would exceed the composer's byte budget for encoded content.
+    package static let byteBudgetExceeded = ErrorCode(rawValue: -32031)
+    /// No composer has that id.
+    package static let composerNotFound = ErrorCode(rawValue: -32032)
+    /// The composer has no item with that id.
+    package static let itemNotFound = ErrorCode(rawValue: -32033)
+    /// The draft could not be saved, so the change was not made.
+    package static let stateWriteFailed = ErrorCode(rawValue: -32034)
 }

@@ -10,6 +10,13 @@ package enum MethodRegistry {
         PingMethod.self,
         // Providers
         ProvidersListMethod.self,
+        ProvidersRetryMethod.self,
+        // Composers
+        ComposerOpenMethod.self,
+        ComposerListMethod.self,
+        ComposerRemoveMethod.self,
+        ComposerSendMethod.self,
+        ComposerCloseMethod.self,
         // Collection
         CollectStartMethod.self,
         CollectQueryMethod.self,

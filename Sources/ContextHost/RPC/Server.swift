@@ -48,6 +48,7 @@ package final class RPCServer: Sendable {
         self.logger = logger
         self.exitHandler = exit
         self.handlers = MethodRegistry.handlers
+        host.notificationSink.withLock { $0 = { [weak self] method, params in self?.sendNotification(method, params: params) } }
     }
 
     package var state: Lifecycle { lifecycle.withLock { $0 } }

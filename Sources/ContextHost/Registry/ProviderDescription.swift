@@ -9,13 +9,19 @@ package enum ProviderDescription {
             object["title"] = .string(manifest.title.resolve(locale: locale))
             object["iconName"] = .string(manifest.iconName)
             object["version"] = .string(manifest.version.description)
-            object["priority"] = .number(Double(manifest.priority))
+            object["priority"] = .number(Double(entry.effectivePriority))
+            if entry.priorityOverride != nil { object["manifestPriority"] = .number(Double(manifest.priority)) }
             object["maximumAttachmentCount"] = .number(Double(manifest.maximumAttachmentCount))
             object["usesContainerPanel"] = .bool(manifest.usesContainerPanel)
             object["collection"] = .string(manifest.collection.rawValue)
             object["isolation"] = .string(manifest.isolation.rawValue)
-            // What the host actually does; process isolation is not built yet.
-            object["effectiveIsolation"] = "in-process"
+            if let effective = entry.effectiveIsolation { object["effectiveIsolation"] = .string(effective.rawValue) }
+            if let worker = entry.connection as? WorkerConnection {
+                // Supervision (docs/security.md): the live worker, restarts and the last crash.
+                if let pid = worker.workerPID { object["workerPid"] = .number(Double(pid)) }
+                object["restarts"] = .number(Double(worker.restarts))
+                if let crash = worker.lastCrash { object["lastCrash"] = .string(crash) }
+            }
             object["permissions"] = .array(manifest.availability.permissions.map { .string($0.rawValue) })
         }
         object["status"] = .string(entry.status.rawValue)

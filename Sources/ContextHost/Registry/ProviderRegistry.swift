@@ -28,6 +28,11 @@ package struct ProviderEntry: Sendable {
         case rejected
         /// The library could not be loaded or opened; see `loadError`.
         case failed
+        /// Hidden by the host configuration (`enabled: false`); never loaded.
+        case disabled
+        /// Its worker crashed too often; see `unavailability` and `providers/retry`
+        /// (ProviderRegistry+Supervision.swift).
+        case quarantined
     }
 
     package var manifestPath: String
@@ -38,6 +43,12 @@ package struct ProviderEntry: Sendable {
     package var libraryPath: String?
     package var connection: (any ProviderConnection)?
     package var unavailability: Unavailability?
+    /// How the provider actually runs, once loaded (host policy may differ from the manifest).
+    package var effectiveIsolation: IsolationMode?
+    /// What `unavailability` was before a quarantine replaced it (restored on recovery).
+    package var unavailabilityBeforeQuarantine: Unavailability?
+    /// The host configuration's `priority` for this provider, if it sets one (see `effectivePriority`).
+    package var priorityOverride: Int?
 
     package var id: String? { manifest?.id }
     package var isAvailable: Bool { status == .loaded && unavailability == nil }
@@ -46,8 +57,9 @@ package struct ProviderEntry: Sendable {
 /// The set of providers: discovered from manifests, loaded, checked, and ordered.
 package final class ProviderRegistry: Sendable {
     package let configuration: HostConfiguration
-    private let logger: Logger
-    private let state: Mutex<[ProviderEntry]>
+    let logger: Logger
+    /// The entries; extensions (reload, supervision) change them by id or manifest path.
+    let state: Mutex<[ProviderEntry]>
     /// Problems with the catalog itself (e.g. a manifest folder that does not exist).
     package let catalogProblems: [String]
 
@@ -65,7 +77,8 @@ package final class ProviderRegistry: Sendable {
                 entries.append(ProviderEntry(manifestPath: rejection.path, manifest: nil, status: .rejected, diagnostics: rejection.diagnostics))
             }
         }
-        self.catalogProblems = catalog.diagnostics.map(\.description)
+        for index in entries.indices { entries[index].applyHostConfiguration(configuration.configFile) }
+        self.catalogProblems = catalog.diagnostics.map(\.description) + Self.configurationWarnings(configuration, catalog)
         self.state = Mutex(entries)
     }
 
@@ -76,7 +89,7 @@ package final class ProviderRegistry: Sendable {
         return entries.sorted { lhs, rhs in
             switch (lhs.manifest, rhs.manifest) {
             case (let left?, let right?):
-                if left.priority != right.priority { return left.priority > right.priority }
+                if lhs.effectivePriority != rhs.effectivePriority { return lhs.effectivePriority > rhs.effectivePriority }
                 let leftTitle = left.title.resolve(locale: locale)
                 let rightTitle = right.title.resolve(locale: locale)
                 if leftTitle != rightTitle { return leftTitle < rightTitle }
@@ -104,7 +117,7 @@ package final class ProviderRegistry: Sendable {
         }
     }
 
-    private func load(_ entry: ProviderEntry, manifest: Manifest, client: ClientInfo) -> ProviderEntry {
+    func load(_ entry: ProviderEntry, manifest: Manifest, client: ClientInfo) -> ProviderEntry {
         var entry = entry
         // Conditions that need no library.
         let platform = ManifestPlatform.current
@@ -136,10 +149,9 @@ package final class ProviderRegistry: Sendable {
         }
         entry.libraryPath = path
         do throws(LoadError) {
-            let library = try ProviderLibrary.load(path: path, sha256: manifest.sha256)
             let settings: JSONObject
             do {
-                settings = try manifest.resolvedSettings(overrides: [:])
+                settings = try configuration.resolvedSettings(for: manifest)
             } catch {
                 entry.diagnostics = error.diagnostics
                 let first = error.diagnostics.first
@@ -155,10 +167,10 @@ package final class ProviderRegistry: Sendable {
                 "settings": .object(settings),
                 "grantedPermissions": .array(client.grantedPermissions.map(JSONValue.string)),
             ]
-            if manifest.isolation == .process {
-                logger.notice("Provider \(manifest.id) asks for process isolation, which this build does not have yet; loading it in-process.")
-            }
-            entry.connection = try InProcessConnection(library: library, initJSON: initJSON.jsonBytes)
+            let launched = try ProviderLauncher.open(
+                manifest: manifest, libraryPath: path, initJSON: initJSON.jsonBytes, configuration: configuration, logger: logger)
+            entry.connection = launched.connection
+            entry.effectiveIsolation = launched.isolation
             entry.status = .loaded
         } catch {
             if error.code == "sha256-mismatch", entry.diagnostics.isEmpty {

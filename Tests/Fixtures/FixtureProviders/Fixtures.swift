@@ -17,9 +17,11 @@ import ContextProviderKit
 /// - `{"print": "text"}` — write the text to stdout (to prove the host redirects fd 1), then answer.
 /// - `{"fail": "message", "code"?: N}` — throw `ProviderError(code: N ?? -32099, message:)`.
 /// - `{"crash": true}` — abort the process (for process-isolation tests only).
+/// - `{"fatal": "message"}` — `fatalError(message)` (for process-isolation tests only).
 ///
 /// The collector has one step `fixture` with one required text field `text`; submit makes an
-/// item of type `fixture` whose content is `{"text": …}`.
+/// item of type `fixture` whose content is `{"text": …}`. The text `wrong-provider-id` makes an item
+/// that names another provider (the host must refuse it).
 public struct FixtureProvider: ContextProvider {
     public static let metadata = ProviderMetadata(
         id: "com.contexthost.fixture", title: "Fixture", version: "0.0.1", iconName: "wrench")
@@ -62,6 +64,11 @@ public struct FixtureProvider: ContextProvider {
     public func submit(stepId: String, values: FormValues, sessionId: String) async throws -> SubmitOutcome {
         let text = values.string("text") ?? ""
         if text == "invalid" { return .invalid(fieldErrors: ["text": "Text must not be \u{201C}invalid\u{201D}."]) }
+        if text == "wrong-provider-id" {
+            var item = context.makeItem(type: "fixture", displayName: text, content: ["text": .string(text)])
+            item.providerId = "com.example.someone-else"
+            return .item(item)
+        }
         return .item(context.makeItem(type: "fixture", displayName: text, content: ["text": .string(text)]))
     }
 
@@ -71,6 +78,7 @@ public struct FixtureProvider: ContextProvider {
     func behave(_ item: ContextItem) async throws {
         let content = item.content
         if content["crash"]?.boolValue == true { abort() }
+        if let message = content["fatal"]?.stringValue { fatalError(message) }
         if let text = content["print"]?.stringValue {
             print(text)
             fflush(nil)  // all C streams, including stdout

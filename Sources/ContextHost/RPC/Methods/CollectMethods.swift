@@ -1,6 +1,7 @@
 import ContextProviderKit
 
 /// `collect/start`: opens a collection session with a provider and answers its first form step.
+/// With `composerId`, the limits are checked first and the finished item is attached there.
 package enum CollectStartMethod: MethodHandler {
     package static let method = "collect/start"
 
@@ -8,20 +9,26 @@ package enum CollectStartMethod: MethodHandler {
         guard let reply = request.reply else { return }
         let params = try request.params()
         let providerID = try params.string("providerId")
-        let provider = try server.host.provider(providerID, for: .form)
-        let session = server.host.sessions.open(providerID: providerID)
-        server.host.forward(
-            reply: reply, server: server, provider: provider, method: "collect/start",
-            params: { out in JSONWriter.append(["sessionId": .string(session.id)], to: &out) },
-            transform: { result throws(RPCError) in
-                guard case .object(let form) = result, let stepID = form["stepId"]?.stringValue else {
-                    server.host.sessions.close(session.id)
+        let composerID = try params.optionalString("composerId")
+        let host = server.host
+        let provider = try host.provider(providerID, for: .form)
+        if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
+        let session = host.sessions.open(providerID: providerID, composerID: composerID)
+        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+            do throws(RPCError) {
+                let form = try await host.request(provider, method: "collect/start", params: ["sessionId": .string(session.id)])
+                guard let stepID = form["stepId"]?.stringValue else {
                     throw RPCError(.providerBadReply, "Provider '\(providerID)' answered collect/start without a form (an object with a 'stepId').")
                 }
-                server.host.sessions.update(session.id) { $0.stepID = stepID }
-                return ["sessionId": .string(session.id), "providerId": .string(providerID), "form": result]
-            },
-            onError: { server.host.sessions.close(session.id) })
+                host.sessions.update(session.id) { $0.stepID = stepID }
+                var result: JSONObject = ["sessionId": .string(session.id), "providerId": .string(providerID), "form": form]
+                if let composerID { result["composerId"] = .string(composerID) }
+                return .object(result)
+            } catch {
+                host.sessions.close(session.id)
+                throw error
+            }
+        }
     }
 }
 
@@ -48,40 +55,42 @@ package enum CollectQueryMethod: MethodHandler {
 }
 
 /// `collect/submit`: submits the current step's values; answers an item, the next step, or
-/// per-field errors.
+/// per-field errors. In a composer session the item is attached before the answer.
 package enum CollectSubmitMethod: MethodHandler {
     package static let method = "collect/submit"
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
         let params = try request.params()
-        let session = try server.host.sessions.get(try params.string("sessionId"))
+        let host = server.host
+        let session = try host.sessions.get(try params.string("sessionId"))
         let values = try params.optionalObject("values") ?? JSONObject()
-        let provider = try server.host.provider(session.providerID, for: .form)
+        let provider = try host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = ["sessionId": .string(session.id), "stepId": .string(session.stepID), "values": .object(values)]
-        server.host.forward(
-            reply: reply, server: server, provider: provider, method: "collect/submit",
-            params: { out in JSONWriter.append(providerParams, to: &out) },
-            transform: { result throws(RPCError) in
-                switch result["outcome"]?.stringValue {
-                case "item":
-                    guard let item = result["item"] else {
-                        throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered outcome 'item' without an item.")
-                    }
-                    try server.host.checkItem(item, from: session.providerID)
-                    server.host.sessions.close(session.id)
-                case "step":
-                    guard let stepID = result["form"]?["stepId"]?.stringValue else {
-                        throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered outcome 'step' without a form with a 'stepId'.")
-                    }
-                    server.host.sessions.update(session.id) { $0.stepID = stepID }
-                case "invalid":
-                    break
-                default:
-                    throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered collect/submit with an unknown outcome; expected 'item', 'step' or 'invalid'.")
+        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+            let result = try await host.request(provider, method: "collect/submit", params: providerParams)
+            switch result["outcome"]?.stringValue {
+            case "item":
+                guard let item = result["item"] else {
+                    throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered outcome 'item' without an item.")
                 }
+                try host.checkItem(item, from: session.providerID)
+                host.sessions.close(session.id)
+                guard let composerID = session.composerID else { return result }
+                let composer = try await host.attach(item, from: provider, to: composerID)
+                return ["outcome": "item", "item": item, "composer": .object(host.summary(of: composer))]
+            case "step":
+                guard let stepID = result["form"]?["stepId"]?.stringValue else {
+                    throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered outcome 'step' without a form with a 'stepId'.")
+                }
+                host.sessions.update(session.id) { $0.stepID = stepID }
                 return result
-            })
+            case "invalid":
+                return result
+            default:
+                throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered collect/submit with an unknown outcome; expected 'item', 'step' or 'invalid'.")
+            }
+        }
     }
 }
 
@@ -106,6 +115,7 @@ package enum CollectCancelMethod: MethodHandler {
 }
 
 /// `collect/make`: asks a provider for an item without any form (the seed's `makeContext`).
+/// With `composerId`, the item is attached.
 package enum CollectMakeMethod: MethodHandler {
     package static let method = "collect/make"
 
@@ -113,15 +123,17 @@ package enum CollectMakeMethod: MethodHandler {
         guard let reply = request.reply else { return }
         let params = try request.params()
         let providerID = try params.string("providerId")
-        let provider = try server.host.provider(providerID, for: .programmatic)
-        server.host.forward(
-            reply: reply, server: server, provider: provider, method: "provider/makeContext",
-            params: { out in out.append(contentsOf: "{}".utf8) },
-            transform: { result throws(RPCError) in
-                if let item = result["item"], !item.isNull {
-                    try server.host.checkItem(item, from: providerID)
-                }
-                return result
-            })
+        let composerID = try params.optionalString("composerId")
+        let host = server.host
+        let provider = try host.provider(providerID, for: .programmatic)
+        if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
+        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+            let result = try await host.request(provider, method: "provider/makeContext", params: [:])
+            guard let item = result["item"], !item.isNull else { return ["item": nil] }
+            try host.checkItem(item, from: providerID)
+            guard let composerID else { return ["item": item] }
+            let composer = try await host.attach(item, from: provider, to: composerID)
+            return ["item": item, "composer": .object(host.summary(of: composer))]
+        }
     }
 }

@@ -15,6 +15,7 @@ package enum InitializeMethod: MethodHandler {
         server.host.initialize(client: client)
         server.transition(to: .running)
         request.reply?.sendResult(server.host.initializeResult(clientProtocolVersion: client.protocolVersion))
+        server.host.startWatchingManifests()
     }
 }
 

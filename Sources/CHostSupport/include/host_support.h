@@ -1,0 +1,46 @@
+/*
+ * host_support.h — small POSIX helpers the host needs that Swift cannot call directly
+ * (variadic prctl, GNU posix_spawn extensions, resource limits).
+ */
+#ifndef CONTEXT_HOST_SUPPORT_H
+#define CONTEXT_HOST_SUPPORT_H
+
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Spawns `path` with `argv` and `envp` (NULL-terminated; NULL envp: this process's environment), with `stdin_fd`, `stdout_fd` and `stderr_fd` as its
+ * fds 0, 1 and 2 and every other descriptor closed, default signal dispositions (SIGPIPE
+ * included) and an empty signal mask. Returns 0 and stores the pid, or an errno value.
+ */
+int ctxh_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, pid_t *out_pid);
+
+/** pipe2(fds, O_CLOEXEC): a pipe whose ends are not inherited by spawned processes. */
+int ctxh_pipe_cloexec(int fds[2]);
+
+/**
+ * Asks the kernel to send `signal` to this process when its parent thread exits (Linux
+ * PR_SET_PDEATHSIG). Returns 0, or -1 where unsupported.
+ */
+int ctxh_set_parent_death_signal(int signal);
+
+/** Caps this process's data segment (RLIMIT_DATA: heap and private mappings). Returns 0 or -1. */
+int ctxh_limit_data(unsigned long long bytes);
+
+/**
+ * Whether child `pid` has exited, without reaping it (waitid WNOWAIT), so it can still be
+ * signalled safely. Returns 1 if it has exited, 0 if it is running, -1 on error.
+ */
+int ctxh_child_exited(pid_t pid);
+
+/** The name of a signal, e.g. "SIGSEGV", or NULL if unknown. */
+const char *ctxh_signal_name(int signal);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,59 @@
+import ContextProviderKit
+import Dispatch
+import Synchronization
+
+extension Host {
+    /// Sends one request to a provider and waits for its decoded result, with the manifest's
+    /// timeout. For host logic that needs several provider calls (composer attach, list, send);
+    /// the pass-through hot path uses `forward` instead.
+    package func request(_ provider: LiveProvider, method: String, params: JSONValue) async throws(RPCError) -> JSONValue {
+        let providerID = provider.manifest.id
+        let timeout = Self.timeout(for: method, in: provider.manifest.timeouts)
+        let connection = provider.connection
+        let once = Mutex(false)
+        let outcome: Result<JSONValue, RPCError> = await withCheckedContinuation { continuation in
+            let finish: @Sendable (Result<JSONValue, RPCError>) -> Void = { result in
+                let first = once.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: result) }
+            }
+            let providerRequest = Mutex<Int64?>(nil)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) {
+                finish(.failure(RPCError(
+                    .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
+                    data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])))
+                if let id = providerRequest.withLock({ $0 }) { connection.cancel(id) }
+            }
+            let id = connection.send(method: method, params: { JSONWriter.append(params, to: &$0) }) { response in
+                if let error = response.error {
+                    finish(.failure(Self.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method)))
+                } else if let bytes = response.resultBytes, let value = try? JSONReader.parse(bytes) {
+                    finish(.success(value))
+                } else {
+                    finish(.failure(RPCError(
+                        .providerBadReply, "Provider '\(providerID)' answered \(method) without a valid result.",
+                        data: ["providerId": .string(providerID), "method": .string(method)])))
+                }
+            }
+            providerRequest.withLock { $0 = id }
+        }
+        return try outcome.get()
+    }
+
+    /// Runs `work` in a task that answers `reply` with its result or error; `$/cancelRequest`
+    /// cancels the task.
+    package func respond(_ reply: Reply, server: RPCServer, _ work: @escaping @Sendable () async throws(RPCError) -> JSONValue) {
+        let pending = server.track(reply)
+        let task = Task {
+            do throws(RPCError) {
+                let result = try await work()
+                reply.sendResult(result)
+            } catch {
+                reply.sendError(error)
+            }
+        }
+        pending.setCancel { task.cancel() }
+    }
+}

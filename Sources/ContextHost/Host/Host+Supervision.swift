@@ -1,0 +1,60 @@
+import ContextProviderKit
+
+/// Supervision of process-isolated providers, seen from the host: quarantine and recovery update
+/// the registry and send `providers/changed`; `providers/retry` ends a quarantine.
+extension Host {
+    /// Subscribes to every worker connection's status changes. Idempotent; call after loading
+    /// (or reloading) providers.
+    package func attachSupervision() {
+        for (id, connection) in registry.workerConnections() {
+            connection.setEventHandler { [weak self] event in self?.supervisionChanged(id: id, event) }
+        }
+    }
+
+    private func supervisionChanged(id: String, _ event: SupervisionEvent) {
+        switch event {
+        case .quarantined(let reason):
+            registry.markQuarantined(id: id, reason: reason)
+        case .recovered:
+            registry.markRecovered(id: id)
+        }
+        notifyProvidersChanged(changed: [id])
+    }
+
+    /// `providers/retry`: takes a quarantined provider out of quarantine and starts a worker.
+    /// Returns the provider as `providers/list` describes it.
+    package func retryProvider(_ id: String) throws(RPCError) -> JSONValue {
+        guard let entry = registry.entry(id: id), entry.manifest != nil else {
+            throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
+        }
+        if let worker = entry.connection as? WorkerConnection, entry.status == .quarantined {
+            do throws(LoadError) {
+                try worker.retry()
+            } catch {
+                registry.markQuarantined(id: id, reason: worker.quarantine ?? .provider(error.message))
+                throw RPCError(
+                    .providerLoadFailed, "Provider '\(id)' is still quarantined: its worker did not start: \(error.message)",
+                    data: ["providerId": .string(id), "code": .string(error.code), "hint": .string(error.hint)])
+            }
+            registry.markRecovered(id: id)
+        } else if entry.status != .loaded {
+            throw RPCError(
+                .invalidParams, "Provider '\(id)' is not quarantined (status: \(entry.status.rawValue)); providers/retry only ends a quarantine.",
+                data: ["providerId": .string(id), "status": .string(entry.status.rawValue)])
+        }
+        let locale = client?.locale
+        let current = registry.entry(id: id) ?? entry
+        return ["provider": ProviderDescription.json(for: current, locale: locale)]
+    }
+
+    /// The manifest with its timeouts capped by the host's maximum call timeout.
+    func cappingTimeouts(_ manifest: Manifest) -> Manifest {
+        let cap = configuration.isolation.maximumCallTimeout
+        var manifest = manifest
+        manifest.timeouts.collect = min(manifest.timeouts.collect, cap)
+        manifest.timeouts.preview = min(manifest.timeouts.preview, cap)
+        manifest.timeouts.detail = min(manifest.timeouts.detail, cap)
+        manifest.timeouts.encode = min(manifest.timeouts.encode, cap)
+        return manifest
+    }
+}

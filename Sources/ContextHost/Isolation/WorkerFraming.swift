@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The framing between the host and a `context-host worker` (over the worker's stdin and stdout).
+///
+/// Each frame is a 4-byte little-endian length `L`, then `L` bytes: an 8-byte little-endian tag
+/// and the payload. Payloads are JSON and may contain raw newlines, hence the length prefix.
+///
+/// | direction | tag | payload |
+/// |---|---|---|
+/// | host → worker, first frame | 0 | the init JSON passed to `open` |
+/// | worker → host, first frame | 0 | `{"ok":true}`, or `{"error":{"code","message","hint"}}` |
+/// | host → worker | request id (> 0) | a JSON-RPC request, passed to the provider's `call` |
+/// | host → worker | 0 | a notification (`$/cancelRequest`), passed to `call` with no reply |
+/// | worker → host | request id | whatever bytes the provider answered that request with |
+///
+/// The tag travels outside the provider's bytes, so a reply that is not JSON (or carries the wrong
+/// id) still reaches the request it answers, as a clear error.
+package enum WorkerFrame {
+    /// Bytes of length prefix plus tag.
+    package static let headerSize = 12
+
+    /// Encodes one frame.
+    package static func encode(tag: Int64, payload: UnsafeRawBufferPointer) -> [UInt8] {
+        var frame: [UInt8] = []
+        frame.reserveCapacity(headerSize + payload.count)
+        appendHeader(tag: tag, payloadCount: payload.count, to: &frame)
+        frame.append(contentsOf: payload)
+        return frame
+    }
+
+    package static func encode(tag: Int64, payload: [UInt8]) -> [UInt8] {
+        payload.withUnsafeBytes { encode(tag: tag, payload: $0) }
+    }
+
+    package static func appendHeader(tag: Int64, payloadCount: Int, to frame: inout [UInt8]) {
+        let length = UInt32(truncatingIfNeeded: payloadCount + 8)
+        withUnsafeBytes(of: length.littleEndian) { frame.append(contentsOf: $0) }
+        withUnsafeBytes(of: tag.littleEndian) { frame.append(contentsOf: $0) }
+    }
+}
+
+/// Writes all of `bytes` to `fd`, retrying on EINTR. False if the peer is gone.
+package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR || errno == EAGAIN { continue }
+            return false
+        }
+        offset += written
+    }
+    return true
+}
+
+/// Reads frames from a descriptor, buffering partial reads.
+package struct FrameReader {
+    package enum Event {
+        /// A whole frame.
+        case frame(tag: Int64, payload: [UInt8])
+        /// A frame whose payload is larger than allowed; its bytes were read and discarded.
+        case oversized(tag: Int64, length: Int)
+        /// The peer closed the stream (a partial frame at the end is dropped).
+        case endOfStream
+        /// The stream is not framed correctly; nothing more can be read from it.
+        case malformed(String)
+        /// The deadline passed before a whole frame arrived.
+        case timedOut
+    }
+
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    package init(fd: Int32) {
+        self.fd = fd
+    }
+
+    private var available: Int { buffer.count - start }
+
+    /// Reads more bytes; false at end of stream or on error (or timeout, with `timedOut` set).
+    private mutating func fill(deadline: ContinuousClock.Instant?, timedOut: inout Bool) -> Bool {
+        if start > 0 && start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 1 << 20 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        if let deadline {
+            while true {
+                let remaining = ContinuousClock.now.duration(to: deadline)
+                if remaining <= .zero {
+                    timedOut = true
+                    return false
+                }
+                var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let status = poll(&pollFD, 1, Int32(clamping: max(1, remaining.milliseconds)))
+                if status < 0 && errno == EINTR { continue }
+                if status == 0 { continue }
+                break
+            }
+        }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return false }
+            buffer.append(contentsOf: chunk[0..<count])
+            return true
+        }
+    }
+
+    private func integer<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
+        var value: T = 0
+        withUnsafeMutableBytes(of: &value) { target in
+            for index in 0..<MemoryLayout<T>.size { target[index] = buffer[start + offset + index] }
+        }
+        return T(littleEndian: value)
+    }
+
+    /// The next frame. Payloads over `maximumPayload` bytes are skipped and reported as `oversized`.
+    package mutating func next(maximumPayload: Int, deadline: ContinuousClock.Instant? = nil) -> Event {
+        var timedOut = false
+        while available < WorkerFrame.headerSize {
+            guard fill(deadline: deadline, timedOut: &timedOut) else { return timedOut ? .timedOut : .endOfStream }
+        }
+        let length = Int(integer(at: 0, as: UInt32.self))
+        guard length >= 8 else { return .malformed("a frame of \(length) bytes is shorter than its tag") }
+        let tag = integer(at: 4, as: Int64.self)
+        let payloadCount = length - 8
+        if payloadCount > maximumPayload {
+            // Skip the payload without keeping it.
+            start += WorkerFrame.headerSize
+            var remaining = payloadCount
+            while remaining > 0 {
+                if available == 0 {
+                    guard fill(deadline: deadline, timedOut: &timedOut) else { return timedOut ? .timedOut : .endOfStream }
+                }
+                let take = min(remaining, available)
+                start += take
+                remaining -= take
+            }
+            return .oversized(tag: tag, length: payloadCount)
+        }
+        while available < WorkerFrame.headerSize + payloadCount {
+            guard fill(deadline: deadline, timedOut: &timedOut) else { return timedOut ? .timedOut : .endOfStream }
+        }
+        let payloadStart = start + WorkerFrame.headerSize
+        let payload = Array(buffer[payloadStart..<(payloadStart + payloadCount)])
+        start = payloadStart + payloadCount
+        return .frame(tag: tag, payload: payload)
+    }
+}

@@ -1,0 +1,92 @@
+import CContextProvider
+import CHostSupport
+import ContextProviderKit
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The body of `context-host worker`: loads one provider library and relays framed messages
+/// between the host (stdin/stdout, `WorkerFrame`) and the provider's `call`.
+///
+/// The worker exits when its stdin closes (the host closed the pipe or died) and, on Linux, is
+/// killed by the kernel when the host dies (PR_SET_PDEATHSIG). A provider's stray output to fd 1
+/// lands on stderr, which the host keeps the last lines of.
+public enum WorkerMain {
+    /// Runs the worker; never returns.
+    ///
+    /// - Parameters:
+    ///   - libraryPath: the provider library.
+    ///   - sha256: the manifest's pin, checked on the bytes loaded.
+    ///   - parentPID: the host's pid; the worker exits at once if its parent is already another
+    ///     process (the host died before the parent-death signal was armed).
+    ///   - memoryLimit: a cap on the data segment, in bytes.
+    public static func run(libraryPath: String, sha256: String?, parentPID: Int32?, memoryLimit: Int?) -> Never {
+        let protocolFD = StdioServer.takeOverStandardOutput()
+        _ = ctxh_set_parent_death_signal(SIGKILL)
+        if let parentPID, getppid() != parentPID { _exit(0) }
+        if let memoryLimit, memoryLimit > 0 { _ = ctxh_limit_data(UInt64(memoryLimit)) }
+        workerOutputFD.store(protocolFD, ordering: .releasing)
+
+        var reader = FrameReader(fd: STDIN_FILENO)
+        guard case .frame(_, let initJSON) = reader.next(maximumPayload: 64 << 20) else { _exit(0) }
+        let instance: UnsafeMutableRawPointer?
+        let library: ProviderLibrary
+        do throws(LoadError) {
+            library = try ProviderLibrary.load(path: libraryPath, sha256: sha256)
+            instance = try InProcessConnection.openInstance(library: library, initJSON: initJSON)
+        } catch {
+            let answer: JSONValue = ["error": ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]]
+            sendFrame(tag: 0, answer.jsonBytes)
+            _exit(0)
+        }
+        sendFrame(tag: 0, Array(#"{"ok":true}"#.utf8))
+
+        let call = library.table.pointee.call!
+        while true {
+            switch reader.next(maximumPayload: Int(UInt32.max)) {
+            case .frame(let tag, let message):
+                message.withUnsafeBufferPointer { buffer in
+                    if tag > 0 {
+                        call(instance, buffer.baseAddress, buffer.count, workerReplyCallback, UnsafeMutableRawPointer(bitPattern: Int(tag)))
+                    } else {
+                        call(instance, buffer.baseAddress, buffer.count, nil, nil)
+                    }
+                }
+            case .endOfStream, .timedOut:
+                // The host is gone or closed the pipe: leave without running any provider code.
+                _exit(0)
+            case .malformed, .oversized:
+                _exit(2)
+            }
+        }
+    }
+}
+
+/// Where replies go (the protocol descriptor), and a lock so frames never interleave.
+private let workerOutputFD = Atomic<Int32>(-1)
+private let workerOutputLock = Mutex(())
+
+private func sendFrame(tag: Int64, _ payload: [UInt8]) {
+    payload.withUnsafeBytes { sendFrame(tag: tag, $0) }
+}
+
+private func sendFrame(tag: Int64, _ payload: UnsafeRawBufferPointer) {
+    var header: [UInt8] = []
+    WorkerFrame.appendHeader(tag: tag, payloadCount: payload.count, to: &header)
+    let fd = workerOutputFD.load(ordering: .acquiring)
+    let ok = workerOutputLock.withLock { _ in
+        header.withUnsafeBytes { writeAll(fd, $0) } && (payload.count == 0 || writeAll(fd, payload))
+    }
+    if !ok { _exit(0) }  // the host is gone
+}
+
+/// The reply callback the worker gives the provider: the context is the request's tag.
+private let workerReplyCallback: ctxp_reply_fn = { context, bytes, length in
+    let tag = Int64(Int(bitPattern: context))
+    guard tag > 0 else { return }
+    sendFrame(tag: tag, UnsafeRawBufferPointer(start: bytes, count: length))
+}

@@ -1,0 +1,267 @@
+import CHostSupport
+import Dispatch
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Starts a detached thread (used for blocking reads; GCD threads are for short work).
+package func startThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(&thread, nil, { argument in
+        let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+        box.body()
+        return nil
+    }, context)
+    precondition(status == 0, "pthread_create failed: \(status)")
+    pthread_detach(thread)
+}
+
+/// Spawns worker processes from one long-lived thread.
+///
+/// Linux sends the parent-death signal when the *thread* that spawned a child exits, not the
+/// process; GCD threads come and go, so every spawn happens on this thread, which never exits.
+enum WorkerSpawner {
+    private static let jobs = Mutex<[@Sendable () -> Void]>([])
+    private static let wake = DispatchSemaphore(value: 0)
+    private static let thread: Void = {
+        startThread {
+            while true {
+                wake.wait()
+                let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                job?()
+            }
+        }
+    }()
+
+    /// Runs `body` on the spawner thread and returns its result.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        _ = thread
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        jobs.withLock {
+            $0.append {
+                let value = body()
+                result.withLock { $0 = value }
+                done.signal()
+            }
+        }
+        wake.signal()
+        done.wait()
+        return result.withLock { $0! }
+    }
+}
+
+/// How a worker process ended.
+package struct WorkerExit: Sendable, Equatable {
+    package var signal: Int32?
+    package var exitCode: Int32?
+
+    init(status: Int32) {
+        if status & 0x7f == 0 {
+            exitCode = (status >> 8) & 0xff
+        } else {
+            signal = status & 0x7f
+        }
+    }
+
+    /// "SIGSEGV", "signal 42" or "exit code 3".
+    package var description: String {
+        if let signal { return Self.signalName(signal) }
+        return "exit code \(exitCode ?? 0)"
+    }
+
+    package static func signalName(_ signal: Int32) -> String {
+        ctxh_signal_name(signal).map { String(cString: $0) } ?? "signal \(signal)"
+    }
+}
+
+/// Why the host killed a worker.
+package enum KillReason: Sendable, Equatable {
+    /// A request was not answered within the cancel grace period after its timeout or cancellation.
+    case hung(method: String, afterTimeout: Bool, graceMs: Int)
+    /// The worker broke the frame protocol.
+    case protocolViolation(String)
+    /// The worker did not finish loading in time.
+    case startTimeout
+}
+
+/// One `context-host worker` process: its pipes, its stderr tail, and how to stop it.
+package final class WorkerProcess: Sendable {
+    package let pid: pid_t
+    /// The worker's stdin (host writes frames here).
+    let input: Int32
+    /// The worker's protocol output (host reads frames here).
+    let output: Int32
+    let generation: Int
+    private let writer: DispatchQueue
+    private let tail = Mutex<[String]>([])
+    private let stderrClosed = DispatchSemaphore(value: 0)
+    private let reaped = Mutex(false)
+    let killReason = Mutex<KillReason?>(nil)
+
+    /// The number of stderr lines kept.
+    static let tailLines = 20
+
+    private init(pid: pid_t, input: Int32, output: Int32, generation: Int, label: String) {
+        self.pid = pid
+        self.input = input
+        self.output = output
+        self.generation = generation
+        self.writer = DispatchQueue(label: "context-host.worker.\(label).writer")
+    }
+
+    /// Spawns `arguments[0]` with pipes on fds 0, 1 and 2 and starts draining its stderr.
+    static func spawn(arguments: [String], generation: Int, label: String, logger: Logger) -> Result<WorkerProcess, LoadError> {
+        var stdinPipe: [Int32] = [0, 0], stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
+        guard ctxh_pipe_cloexec(&stdinPipe) == 0 else { return .failure(spawnError("pipe: \(String(cString: strerror(errno)))")) }
+        guard ctxh_pipe_cloexec(&stdoutPipe) == 0 else {
+            stdinPipe.forEach { close($0) }
+            return .failure(spawnError("pipe: \(String(cString: strerror(errno)))"))
+        }
+        guard ctxh_pipe_cloexec(&stderrPipe) == 0 else {
+            (stdinPipe + stdoutPipe).forEach { close($0) }
+            return .failure(spawnError("pipe: \(String(cString: strerror(errno)))"))
+        }
+        let (childInput, childOutput, childError) = (stdinPipe[0], stdoutPipe[1], stderrPipe[1])
+        let spawned: Result<pid_t, LoadError> = WorkerSpawner.run {
+            var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+            cArguments.append(nil)
+            defer { cArguments.forEach { free($0) } }
+            var cEnvironment: [UnsafeMutablePointer<CChar>?] = workerEnvironment().map { strdup($0) }
+            cEnvironment.append(nil)
+            defer { cEnvironment.forEach { free($0) } }
+            var pid: pid_t = 0
+            let status = ctxh_spawn(arguments[0], &cArguments, &cEnvironment, childInput, childOutput, childError, &pid)
+            guard status == 0 else { return .failure(spawnError("posix_spawn '\(arguments[0])': \(String(cString: strerror(status)))")) }
+            return .success(pid)
+        }
+        close(stdinPipe[0])
+        close(stdoutPipe[1])
+        close(stderrPipe[1])
+        let pid: pid_t
+        switch spawned {
+        case .failure(let error):
+            close(stdinPipe[1])
+            close(stdoutPipe[0])
+            close(stderrPipe[0])
+            return .failure(error)
+        case .success(let value):
+            pid = value
+        }
+        let process = WorkerProcess(pid: pid, input: stdinPipe[1], output: stdoutPipe[0], generation: generation, label: label)
+        process.drainStandardError(stderrPipe[0], label: label, logger: logger)
+        return .success(process)
+    }
+
+    /// The host's environment, with Swift's crash backtracer off unless the operator set
+    /// SWIFT_BACKTRACE: it takes seconds to symbolicate, holding up the crash report, and its
+    /// register dump would fill the stderr tail the client gets.
+    private static func workerEnvironment() -> [String] {
+        var variables: [String] = []
+        var pointer = environ
+        while let entry = pointer.pointee {
+            variables.append(String(cString: entry))
+            pointer += 1
+        }
+        if !variables.contains(where: { $0.hasPrefix("SWIFT_BACKTRACE=") }) {
+            variables.append("SWIFT_BACKTRACE=enable=no")
+        }
+        return variables
+    }
+
+    private static func spawnError(_ reason: String) -> LoadError {
+        LoadError(
+            code: "worker-spawn-failed", message: "Cannot start a worker process: \(reason).",
+            hint: "Check that the context-host executable exists and can run (HostConfiguration.isolation.workerExecutable), or run trusted providers with --isolation in-process.")
+    }
+
+    /// Reads stderr until EOF, keeping the last lines and logging each at debug level.
+    private func drainStandardError(_ fd: Int32, label: String, logger: Logger) {
+        startThread { [self] in
+            var pending: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 8192)
+            func emit(_ bytes: ArraySlice<UInt8>) {
+                var line = String(decoding: bytes.prefix(1000), as: UTF8.self)
+                if line.hasSuffix("\r") { line.removeLast() }
+                logger.debug("[\(label) worker \(pid)] \(line)")
+                tail.withLock { lines in
+                    lines.append(line)
+                    if lines.count > Self.tailLines { lines.removeFirst(lines.count - Self.tailLines) }
+                }
+            }
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                pending.append(contentsOf: chunk[0..<count])
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    emit(pending[..<newline])
+                    pending.removeSubrange(...newline)
+                }
+                if pending.count > 64 << 10 {
+                    emit(pending[...])
+                    pending.removeAll()
+                }
+            }
+            if !pending.isEmpty { emit(pending[...]) }
+            close(fd)
+            stderrClosed.signal()
+        }
+    }
+
+    /// The last lines the worker wrote to stderr.
+    package var stderrTail: [String] { tail.withLock { $0 } }
+
+    /// Queues a frame for the worker's stdin; never blocks the caller.
+    func write(_ frame: [UInt8]) {
+        writer.async { [input] in
+            _ = frame.withUnsafeBytes { writeAll(input, $0) }
+        }
+    }
+
+    /// Writes a frame now, on the calling thread (start-up only).
+    func writeNow(_ frame: [UInt8]) -> Bool {
+        frame.withUnsafeBytes { writeAll(input, $0) }
+    }
+
+    /// Kills the worker (SIGKILL), remembering why; harmless once it is gone.
+    func kill(_ reason: KillReason?) {
+        reaped.withLock { reaped in
+            guard !reaped else { return }
+            if let reason { killReason.withLock { if $0 == nil { $0 = reason } } }
+            _ = Glibc.kill(pid, SIGKILL)
+        }
+    }
+
+    /// After its protocol output closed: waits for the process to end (killing it if it lingers),
+    /// reaps it, waits briefly for the rest of its stderr, and closes the pipes.
+    func reap() -> WorkerExit {
+        var lingering = 0
+        while true {
+            let exited = ctxh_child_exited(pid)
+            if exited != 0 { break }
+            lingering += 1
+            if lingering == 100 { kill(nil) }  // closed its output but did not exit within ~200 ms
+            usleep(2000)
+        }
+        var status: Int32 = 0
+        reaped.withLock { reaped in
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            reaped = true
+        }
+        _ = stderrClosed.wait(timeout: .now() + .milliseconds(500))
+        close(output)
+        writer.async { [input] in close(input) }
+        return WorkerExit(status: status)
+    }
+}

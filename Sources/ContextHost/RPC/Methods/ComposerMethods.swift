@@ -1,0 +1,85 @@
+import ContextProviderKit
+
+/// `composer/open`: a new draft message with its limits.
+package enum ComposerOpenMethod: MethodHandler {
+    package static let method = "composer/open"
+
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        guard let reply = request.reply else { return }
+        let params = try request.params()
+        let maximumItems = try params.optionalInt("maximumItems") ?? Composer.defaultMaximumItems
+        let byteBudget = try params.optionalInt("byteBudget") ?? Composer.defaultByteBudget
+        guard (1...Composer.maximumItemsCap).contains(maximumItems) else {
+            throw .invalidParams("params.maximumItems must be between 1 and \(Composer.maximumItemsCap), got \(maximumItems)")
+        }
+        guard (1...Composer.byteBudgetCap).contains(byteBudget) else {
+            throw .invalidParams("params.byteBudget must be between 1 and \(Composer.byteBudgetCap) bytes, got \(byteBudget)")
+        }
+        let composer = try server.host.composers.open(maximumItems: maximumItems, byteBudget: byteBudget, now: Host.now())
+        reply.sendResult(.object(server.host.summary(of: composer)))
+    }
+}
+
+/// `composer/list`: with `composerId`, its items and their chips; without, every open composer
+/// (drafts restored after a restart included).
+package enum ComposerListMethod: MethodHandler {
+    package static let method = "composer/list"
+
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        guard let reply = request.reply else { return }
+        let params = try request.params()
+        let host = server.host
+        guard let composerID = try params.optionalString("composerId") else {
+            reply.sendResult(["composers": .array(host.composers.all().map { .object(host.summary(of: $0)) })])
+            return
+        }
+        let composer = try host.composers.get(composerID)
+        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+            await host.listing(of: composer)
+        }
+    }
+}
+
+/// `composer/remove`: takes one item out of a composer.
+package enum ComposerRemoveMethod: MethodHandler {
+    package static let method = "composer/remove"
+
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        guard let reply = request.reply else { return }
+        let params = try request.params()
+        let composerID = try params.string("composerId")
+        let removed = try server.host.composers.remove(itemID: try params.string("itemId"), from: composerID)
+        var result = server.host.summary(of: try server.host.composers.get(composerID))
+        result["removed"] = .object(removed.item)
+        reply.sendResult(.object(result))
+    }
+}
+
+/// `composer/send`: the envelope a backend receives; the composer is emptied once it is built.
+package enum ComposerSendMethod: MethodHandler {
+    package static let method = "composer/send"
+
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        guard let reply = request.reply else { return }
+        let params = try request.params()
+        let composerID = try params.string("composerId")
+        let text = try params.optionalString("text") ?? ""
+        _ = try server.host.composers.get(composerID)
+        let host = server.host
+        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+            try await host.send(composerID: composerID, text: text)
+        }
+    }
+}
+
+/// `composer/close`: discards a composer and its draft.
+package enum ComposerCloseMethod: MethodHandler {
+    package static let method = "composer/close"
+
+    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+        guard let reply = request.reply else { return }
+        let params = try request.params()
+        let closed = try server.host.composers.close(try params.string("composerId"))
+        reply.sendResult(["composerId": .string(closed.id), "discardedItems": .number(Double(closed.items.count))])
+    }
+}

@@ -1,0 +1,200 @@
+// A C provider that misbehaves on request, for the isolation and supervision tests (issue 4).
+//
+// Open: the setting `mode: abort-on-open` aborts inside `open` (a provider that dies while loading).
+//
+// Calls: item content `{"misbehave": "<mode>"}` selects what `item/preview`, `item/detail`,
+// `item/describe` and `item/encode` do; anything else answers normally.
+//   segv      dereference NULL (SIGSEGV)
+//   abort     abort() (SIGABRT), after a line on stderr
+//   exit      exit(3) without answering
+//   hang      block inside `call` forever (the reader thread of its process is stuck)
+//   slow      answer after `slowMs` (default 3000) from another thread, ignoring cancellation
+//   garbage   write garbage to fd 1 and answer with bytes that are not JSON
+//   wrong-id  answer with a response whose id is not the request's
+//   stdout    write a fake JSON-RPC response to fd 1, then answer normally
+//   huge      answer a chip whose title is `hugeMB` (default 20) MiB long
+//   leak      allocate and touch `leakMB` (default 64) MiB that are never freed, then answer;
+//             abort with "out of memory" on stderr when allocation fails
+#include <context_provider.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    int unused;
+} instance_t;
+
+static size_t total_leaked_mb = 0;
+
+/* Finds `"key"` then `:` and returns a pointer just after the colon and spaces, or NULL. */
+static const char *find_value(const char *bytes, size_t length, const char *key) {
+    size_t key_length = strlen(key);
+    for (size_t i = 0; i + key_length + 2 <= length; i++) {
+        if (bytes[i] == '"' && memcmp(bytes + i + 1, key, key_length) == 0 && bytes[i + 1 + key_length] == '"') {
+            size_t j = i + key_length + 2;
+            while (j < length && (bytes[j] == ' ' || bytes[j] == ':')) j++;
+            if (j < length) return bytes + j;
+        }
+    }
+    return NULL;
+}
+
+/* Copies a string value (after find_value) into `out`. */
+static int string_value(const char *bytes, size_t length, const char *key, char *out, size_t out_size) {
+    const char *value = find_value(bytes, length, key);
+    if (!value || *value != '"') return 0;
+    value++;
+    size_t n = 0;
+    while (value < bytes + length && *value != '"' && n + 1 < out_size) out[n++] = *value++;
+    out[n] = 0;
+    return 1;
+}
+
+static long long integer_value(const char *bytes, size_t length, const char *key, long long fallback) {
+    const char *value = find_value(bytes, length, key);
+    if (!value) return fallback;
+    char buffer[32];
+    size_t n = 0;
+    while (value < bytes + length && n + 1 < sizeof buffer && ((*value >= '0' && *value <= '9') || *value == '-')) buffer[n++] = *value++;
+    buffer[n] = 0;
+    return n ? atoll(buffer) : fallback;
+}
+
+static void send_text(ctxp_reply_fn reply, void *context, const char *text) {
+    reply(context, (const uint8_t *)text, strlen(text));
+}
+
+static void answer(ctxp_reply_fn reply, void *context, long long id, const char *method, const char *subtitle) {
+    char buffer[512];
+    if (strcmp(method, "provider/availability") == 0) {
+        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"available\":true}}", id);
+    } else if (strcmp(method, "provider/info") == 0) {
+        snprintf(buffer, sizeof buffer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"id\":\"com.contexthost.misbehaving\",\"title\":\"Misbehaving\",\"version\":\"0.0.1\",\"iconName\":\"ant\",\"ctxui\":1}}", id);
+    } else if (strcmp(method, "item/describe") == 0) {
+        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"text\":\"ok\"}}", id);
+    } else if (strncmp(method, "item/", 5) == 0) {
+        snprintf(buffer, sizeof buffer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"title\":\"ok\",\"subtitle\":\"%s\",\"fallbackText\":\"ok\"}}",
+                 id, subtitle);
+    } else {
+        snprintf(buffer, sizeof buffer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"Method not found: %s\"}}", id, method);
+    }
+    send_text(reply, context, buffer);
+}
+
+typedef struct {
+    ctxp_reply_fn reply;
+    void *context;
+    long long id;
+    char method[64];
+    long long delay_ms;
+} slow_job_t;
+
+static void *slow_answer(void *argument) {
+    slow_job_t *job = argument;
+    usleep((useconds_t)(job->delay_ms * 1000));
+    answer(job->reply, job->context, job->id, job->method, "slow");
+    free(job);
+    return NULL;
+}
+
+static int32_t fixture_open(const uint8_t *init_json, size_t init_length, void **out_instance, ctxp_reply_fn on_error, void *error_context) {
+    char mode[64] = "";
+    if (string_value((const char *)init_json, init_length, "mode", mode, sizeof mode) && strcmp(mode, "abort-on-open") == 0) {
+        fprintf(stderr, "misbehaving: aborting during open on purpose\n");
+        fflush(stderr);
+        abort();
+    }
+    (void)on_error;
+    (void)error_context;
+    *out_instance = calloc(1, sizeof(instance_t));
+    return CTXP_OK;
+}
+
+static void fixture_call(void *instance, const uint8_t *message, size_t length, ctxp_reply_fn reply, void *reply_context) {
+    (void)instance;
+    const char *bytes = (const char *)message;
+    if (!reply) return;  // notifications, including $/cancelRequest: ignored
+    long long id = integer_value(bytes, length, "id", -1);
+    char method[64] = "";
+    string_value(bytes, length, "method", method, sizeof method);
+    char mode[64] = "";
+    string_value(bytes, length, "misbehave", mode, sizeof mode);
+
+    if (strcmp(mode, "segv") == 0) {
+        fprintf(stderr, "misbehaving: about to dereference NULL\n");
+        fflush(stderr);
+        volatile int *null_pointer = NULL;
+        *null_pointer = 1;
+    } else if (strcmp(mode, "abort") == 0) {
+        fprintf(stderr, "misbehaving: aborting on purpose\n");
+        fflush(stderr);
+        abort();
+    } else if (strcmp(mode, "exit") == 0) {
+        fprintf(stderr, "misbehaving: exiting with status 3\n");
+        fflush(stderr);
+        exit(3);
+    } else if (strcmp(mode, "hang") == 0) {
+        for (;;) sleep(1000);
+    } else if (strcmp(mode, "slow") == 0) {
+        slow_job_t *job = calloc(1, sizeof *job);
+        job->reply = reply;
+        job->context = reply_context;
+        job->id = id;
+        snprintf(job->method, sizeof job->method, "%s", method);
+        job->delay_ms = integer_value(bytes, length, "slowMs", 3000);
+        pthread_t thread;
+        pthread_create(&thread, NULL, slow_answer, job);
+        pthread_detach(thread);
+        return;
+    } else if (strcmp(mode, "garbage") == 0) {
+        static const uint8_t garbage[] = {0x00, 0xff, 0xfe, '{', '{', 'n', 'o', 't', ' ', 'j', 's', 'o', 'n', '\n', 0x01};
+        (void)!write(1, garbage, sizeof garbage);
+        reply(reply_context, garbage, sizeof garbage);
+        return;
+    } else if (strcmp(mode, "wrong-id") == 0) {
+        answer(reply, reply_context, id + 1000, method, "wrong id");
+        return;
+    } else if (strcmp(mode, "stdout") == 0) {
+        static const char fake[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"INJECTED-BY-PROVIDER\"}\n";
+        (void)!write(1, fake, sizeof fake - 1);
+    } else if (strcmp(mode, "huge") == 0) {
+        size_t size = (size_t)integer_value(bytes, length, "hugeMB", 20) << 20;
+        char *buffer = malloc(size + 256);
+        if (!buffer) abort();
+        int prefix = snprintf(buffer, 256, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"fallbackText\":\"huge\",\"title\":\"", id);
+        memset(buffer + prefix, 'x', size);
+        memcpy(buffer + prefix + size, "\"}}", 3);
+        reply(reply_context, (const uint8_t *)buffer, (size_t)prefix + size + 3);
+        free(buffer);
+        return;
+    } else if (strcmp(mode, "leak") == 0) {
+        size_t megabytes = (size_t)integer_value(bytes, length, "leakMB", 64);
+        char *block = malloc(megabytes << 20);
+        if (!block) {
+            fprintf(stderr, "misbehaving: out of memory after leaking %zu MiB\n", total_leaked_mb);
+            fflush(stderr);
+            abort();
+        }
+        memset(block, 0xab, megabytes << 20);
+        total_leaked_mb += megabytes;
+        char subtitle[64];
+        snprintf(subtitle, sizeof subtitle, "leaked %zu MiB", total_leaked_mb);
+        answer(reply, reply_context, id, method, subtitle);
+        return;
+    }
+    answer(reply, reply_context, id, method, mode[0] ? mode : "normal");
+}
+
+static void fixture_close(void *instance) { free(instance); }
+
+static const ctxp_provider_v1 table = {
+    CTXP_ABI_VERSION, sizeof(ctxp_provider_v1), fixture_open, fixture_call, fixture_close,
+};
+
+const ctxp_provider_v1 *context_provider_entry_v1(void) { return &table; }
