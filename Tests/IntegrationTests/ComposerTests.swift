@@ -179,6 +179,35 @@ struct ComposerTests {
         }
     }
 
+    @Test("an item whose provider is gone keeps its place, says so, and can still be sent")
+    func providerGone() throws {
+        let state = try TemporaryDirectory()
+        let composer: JSONValue
+        let item: JSONValue
+        do {
+            let client = try client(stateDirectory: state.path)
+            composer = try open(client)
+            item = try #require(try client.call("collect/make", ["providerId": "com.contexthost.fixture", "composerId": composer])["item"])
+            #expect(try client.shutdown() == 0)
+        }
+        // Restart without the fixture's manifest folder: its provider is gone.
+        let restarted = try RPCClient(arguments: ["--manifests", Self.bundledManifests, "--state-dir", state.path])
+        defer { restarted.host.terminate() }
+        try restarted.initialize()
+        let listing = try restarted.call("composer/list", ["composerId": composer])
+        let entry = try #require(listing["items"]?.arrayValue?.first)
+        #expect(entry["item"] == item)
+        #expect(entry["providerAvailable"] == false)
+        #expect(entry["providerProblem"]?["code"] == -32010)
+        #expect(entry["chip"]?["title"] == item["displayName"])
+        #expect(entry["chip"]?["fallbackText"] == item["displayName"])
+        let envelope = try restarted.call("composer/send", ["composerId": composer])
+        let sent = try #require(envelope["message"]?["contextItems"]?.arrayValue?.first)
+        #expect(sent["metadata"]?["provider"] == "com.contexthost.fixture")
+        #expect(sent["metadata"]?["localizedDescription"] == item["displayName"])
+        #expect(sent["encodedContent"]?.stringValue?.isEmpty == false)
+    }
+
     @Test("SIGKILL in the middle of writes loses no acknowledged item")
     func killDuringWrites() throws {
         let state = try TemporaryDirectory()

@@ -110,6 +110,27 @@ struct LoadingTests {
         #expect(fixture["unavailableReason"]?["message"] == "quotes folder is empty")
     }
 
+    @Test("availability: a provider for another platform is listed, not loaded, with the reason")
+    func otherPlatform() throws {
+        let directory = try TemporaryDirectory()
+        #if os(Linux)
+        let other = "macos"
+        #else
+        let other = "linux"
+        #endif
+        try directory.write(
+            "a.yaml",
+            TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so")
+                .replacingOccurrences(of: "platforms: [linux, macos]", with: "platforms: [\(other)]"))
+        let (status, providers) = try list(directory)
+        #expect(status == 0)
+        let fixture = try provider(providers, "com.contexthost.fixture")
+        #expect(fixture["status"] == "discovered")
+        #expect(fixture["available"] == false)
+        #expect(fixture["unavailableReason"]?["code"] == "platform")
+        #expect(fixture["libraryPath"] == nil)
+    }
+
     @Test("one bad manifest never stops the others; order is priority, then title, then id")
     func mixedCatalog() throws {
         let directory = try TemporaryDirectory()

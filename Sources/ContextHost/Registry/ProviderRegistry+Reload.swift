@@ -259,6 +259,7 @@ extension Host {
     @discardableResult
     package func reloadManifests() -> ProviderChanges {
         let changes = registry.reload(client: client)
+        attachSupervision()  // new worker connections report crashes and quarantine
         if !changes.isEmpty {
             notifyProvidersChanged(added: changes.added, changed: changes.changed, removed: changes.removed)
         }
