@@ -14,6 +14,10 @@ let package = Package(
         .library(name: "ContextHost", targets: ["ContextHost"]),
         .library(name: "ContextProviderKit", targets: ["ContextProviderKit"]),
         .library(name: "NoteProvider", type: .dynamic, targets: ["NoteProvider"]),
+        .library(name: "LocationProvider", type: .dynamic, targets: ["LocationProvider"]),
+        .library(name: "CalendarProvider", type: .dynamic, targets: ["CalendarProvider"]),
+        .library(name: "StockQuoteProvider", type: .dynamic, targets: ["StockQuoteProvider"]),
+        .library(name: "HealthMetricProvider", type: .dynamic, targets: ["HealthMetricProvider"]),
         // Test fixtures: providers that misbehave on purpose.
         .library(name: "FixtureProviders", type: .dynamic, targets: ["FixtureProviders"]),
         .library(name: "FixtureOldABIProvider", type: .dynamic, targets: ["FixtureOldABIProvider"]),
@@ -54,6 +58,14 @@ let package = Package(
         ),
         // Bundled providers.
         .target(name: "NoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/Note"),
+        .target(name: "LocationProvider", dependencies: ["ContextProviderKit"], path: "Providers/Location"),
+        .target(name: "CalendarProvider", dependencies: ["ContextProviderKit"], path: "Providers/Calendar"),
+        .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote"),
+        .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric"),
+        // Benchmarks (run on demand; see Benchmarks/README.md).
+        .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
+        .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
+        .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
@@ -62,5 +74,7 @@ let package = Package(
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport"]),
+        // Bundled providers, tested through their real .so files.
+        .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
     ]
 )

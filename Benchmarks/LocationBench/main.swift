@@ -1,0 +1,2 @@
+// Benchmark entry point; see Benchmarks/README.md.
+print("not written yet")

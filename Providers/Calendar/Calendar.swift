@@ -1,0 +1,2 @@
+// Calendar provider: being written (see issue).
+import ContextProviderKit

@@ -1,0 +1,2 @@
+// HealthMetric provider: being written (see issue).
+import ContextProviderKit

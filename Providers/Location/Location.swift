@@ -1,0 +1,2 @@
+// Location provider: being written (see issue).
+import ContextProviderKit

@@ -1,0 +1,2 @@
+// StockQuote provider: being written (see issue).
+import ContextProviderKit
