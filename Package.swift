@@ -63,6 +63,7 @@ let package = Package(
         .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote"),
         .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric"),
         // Benchmarks (run on demand; see Benchmarks/README.md).
+        .executableTarget(name: "discovery-bench", dependencies: ["ContextHost"], path: "Benchmarks/DiscoveryBench"),
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
         .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),

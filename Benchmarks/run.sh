@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 swift build -c release >&2
+swift build -c release --product discovery-bench >&2
 bin=$(swift build -c release --show-bin-path)
 mkdir -p .build/bench
 gcc -O2 -Wall -Wextra -o .build/bench/rpcload Benchmarks/rpcload/rpcload.c -lm
@@ -39,3 +40,5 @@ done
 startup_us=$(median p50_us -m startup -t "$req/ping.jsonl" -p "$req/preamble.jsonl" -r "$spawns" -- "${host[@]}")
 echo
 echo "Start-up, spawn → initialize reply (loads the bundled providers): median $(awk -v u="$startup_us" 'BEGIN {printf "%.2f", u / 1000}') ms over $spawns spawns."
+echo
+"$bin/discovery-bench" 1000 15
