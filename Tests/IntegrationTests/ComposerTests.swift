@@ -208,6 +208,24 @@ struct ComposerTests {
         #expect(sent["encodedContent"]?.stringValue?.isEmpty == false)
     }
 
+    @Test("when a provider's manifest is deleted while the host runs, its items stay and say so")
+    func providerRemovedByHotReload() throws {
+        let manifests = try TemporaryDirectory()
+        let path = try manifests.write(
+            "fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so"))
+        let client = try client(manifests: manifests.path)
+        defer { client.host.terminate() }
+        let composer = try open(client)
+        let item = try #require(try client.call("collect/make", ["providerId": "com.contexthost.fixture", "composerId": composer])["item"])
+        try FileManager.default.removeItem(atPath: path)
+        let changed = try client.nextNotification(method: "providers/changed", timeout: 10)
+        #expect(changed["params"]?["removed"] == ["com.contexthost.fixture"])
+        let entry = try #require(try client.call("composer/list", ["composerId": composer])["items"]?.arrayValue?.first)
+        #expect(entry["item"] == item)
+        #expect(entry["providerAvailable"] == false)
+        #expect(entry["providerProblem"]?["code"] == -32010)
+    }
+
     @Test("SIGKILL in the middle of writes loses no acknowledged item")
     func killDuringWrites() throws {
         let state = try TemporaryDirectory()
