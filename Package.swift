@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "context-host", targets: ["context-host"]),
         .library(name: "ContextHost", targets: ["ContextHost"]),
         .library(name: "ContextProviderKit", targets: ["ContextProviderKit"]),
+        .library(name: "ContextConformance", targets: ["ContextConformance"]),
         .library(name: "NoteProvider", type: .dynamic, targets: ["NoteProvider"]),
         .library(name: "LocationProvider", type: .dynamic, targets: ["LocationProvider"]),
         .library(name: "CalendarProvider", type: .dynamic, targets: ["CalendarProvider"]),
@@ -22,6 +23,7 @@ let package = Package(
         .library(name: "FixtureProviders", type: .dynamic, targets: ["FixtureProviders"]),
         .library(name: "FixtureOldABIProvider", type: .dynamic, targets: ["FixtureOldABIProvider"]),
         .library(name: "FixtureMisbehavingProvider", type: .dynamic, targets: ["FixtureMisbehavingProvider"]),
+        .library(name: "FixtureConformanceProvider", type: .dynamic, targets: ["FixtureConformanceProvider"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -48,10 +50,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The provider conformance checks, usable from the CLI and from authors' own tests.
+        .target(
+            name: "ContextConformance",
+            dependencies: [
+                "ContextHost", "ContextProviderKit", "CHostSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "context-host",
             dependencies: [
                 "ContextHost",
+                "ContextConformance",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -67,14 +78,20 @@ let package = Package(
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
         .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),
+        // Fuzz targets (Fuzz/run.sh builds them with -sanitize=fuzzer -DFUZZING; a normal build makes
+        // replay drivers that run saved inputs once, without the fuzzer runtime).
+        .executableTarget(name: "framing-fuzzer", dependencies: ["ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
+        .executableTarget(name: "manifest-fuzzer", dependencies: ["ContextHost"], path: "Fuzz/ManifestFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
         .target(name: "FixtureMisbehavingProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureMisbehavingProvider"),
+        .target(name: "FixtureConformanceProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureConformanceProvider"),
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport"]),
+        .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
     ]

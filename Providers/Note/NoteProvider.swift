@@ -10,6 +10,16 @@ public struct NoteProvider: ContextProvider {
     /// Views are computed from the item alone in microseconds: run them inline.
     public static var immediateMethods: ProviderMethods { .itemViews }
 
+    /// Collector input for `context-host conformance` (docs/conformance.md): two real notes and
+    /// one the form must refuse (a blank title).
+    public static var conformanceSamples: [CollectorSample] {
+        [
+            CollectorSample(name: "groceries", values: ["title": "Groceries", "body": "# Shopping\n\n- milk\n- eggs\n- bread"]),
+            CollectorSample(name: "unicode", values: ["title": "Caf\u{E9} \u{2615}\u{FE0F}", "body": "R\u{E9}sum\u{E9}: **na\u{EF}ve** co\u{F6}peration \u{1F600}"]),
+            CollectorSample(name: "missing title", values: ["body": "No title"], expectsItem: false),
+        ]
+    }
+
     /// The longest title accepted.
     static let maximumTitleLength = 200
     /// The longest body accepted.

@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 int ctxh_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, pid_t *out_pid) {
@@ -105,4 +108,36 @@ int ctxh_pipe_cloexec(int fds[2]) {
     fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     return 0;
 #endif
+}
+
+int ctxh_memfd_create(const char *name) {
+#if defined(__linux__) && defined(MFD_ALLOW_SEALING)
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+#else
+    (void)name;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int ctxh_seal_readonly(int fd) {
+#if defined(__linux__) && defined(F_ADD_SEALS)
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int ctxh_open_no_symlinks(const char *path) {
+#if defined(__linux__) && defined(SYS_openat2)
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = O_RDONLY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS;
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return (int)fd;
+#endif
+    return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }

@@ -25,8 +25,13 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("The provider id (shown in process listings and logs).", valueName: "id"))
         var providerId: String?
 
+        @Flag(help: "Load the library even if its path goes through a symbolic link (the host's --allow-outside-library-paths).")
+        var allowOutsideLibraryPaths = false
+
         func run() throws {
-            WorkerMain.run(libraryPath: library, sha256: sha256, parentPID: parentPid, memoryLimit: memoryLimit)
+            WorkerMain.run(
+                libraryPath: library, sha256: sha256, parentPID: parentPid, memoryLimit: memoryLimit,
+                confined: !allowOutsideLibraryPaths)
         }
     }
 }

@@ -39,6 +39,27 @@ int ctxh_child_exited(pid_t pid);
 /** The name of a signal, e.g. "SIGSEGV", or NULL if unknown. */
 const char *ctxh_signal_name(int signal);
 
+/**
+ * An anonymous, sealable in-memory file (Linux memfd_create with MFD_CLOEXEC | MFD_ALLOW_SEALING),
+ * for loading verified library bytes that no other process can reach. Returns the descriptor, or
+ * -1 with errno set (ENOSYS where unsupported).
+ */
+int ctxh_memfd_create(const char *name);
+
+/**
+ * Seals a memfd so its contents can never change again (F_SEAL_SHRINK | F_SEAL_GROW |
+ * F_SEAL_WRITE | F_SEAL_SEAL). Returns 0, or -1 with errno set.
+ */
+int ctxh_seal_readonly(int fd);
+
+/**
+ * Opens `path` read-only (O_CLOEXEC) refusing symbolic links in every component (Linux openat2
+ * with RESOLVE_NO_SYMLINKS; elsewhere, or on kernels without openat2, O_NOFOLLOW on the last
+ * component only). For canonical paths, so the file opened is the one that was checked.
+ * Returns the descriptor, or -1 with errno set (ELOOP: a symbolic link was met).
+ */
+int ctxh_open_no_symlinks(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,18 +130,7 @@ package final class ComposerStore: Sendable {
         let bytes = composer.json.jsonBytes
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw writeFailure(path, "cannot create \(temporary)") }
-        var ok = bytes.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
+        var ok = bytes.withUnsafeBytes { writeAll(fd, $0) }
         ok = ok && fsync(fd) == 0
         Glibc.close(fd)
         guard ok, rename(temporary, path) == 0 else {

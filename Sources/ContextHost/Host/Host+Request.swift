@@ -4,12 +4,15 @@ import Synchronization
 
 extension Host {
     /// Sends one request to a provider and waits for its decoded result, with the manifest's
-    /// timeout. For host logic that needs several provider calls (composer attach, list, send);
-    /// the pass-through hot path uses `forward` instead.
+    /// timeout, checked like `forward` (`OutputValidation`). For host logic that needs several
+    /// provider calls (composer attach, list, send); the pass-through hot path uses `forward`.
     package func request(_ provider: LiveProvider, method: String, params: JSONValue) async throws(RPCError) -> JSONValue {
         let providerID = provider.manifest.id
         let timeout = Self.timeout(for: method, in: provider.manifest.timeouts)
         let connection = provider.connection
+        let kind = ProviderOutput.expected(for: method)
+        let limits = configuration.outputLimits
+        let messageLimit = configuration.maximumMessageBytes
         let once = Mutex(false)
         let outcome: Result<JSONValue, RPCError> = await withCheckedContinuation { continuation in
             let finish: @Sendable (Result<JSONValue, RPCError>) -> Void = { result in
@@ -29,6 +32,13 @@ extension Host {
             let id = connection.send(method: method, params: { JSONWriter.append(params, to: &$0) }) { response in
                 if let error = response.error {
                     finish(.failure(Self.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method)))
+                } else if let bytes = response.resultBytes, let kind {
+                    do throws(RPCError) {
+                        finish(.success(try OutputValidation.check(
+                            bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)))
+                    } catch {
+                        finish(.failure(error))
+                    }
                 } else if let bytes = response.resultBytes, let value = try? JSONReader.parse(bytes) {
                     finish(.success(value))
                 } else {

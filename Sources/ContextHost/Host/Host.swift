@@ -40,9 +40,11 @@ package final class Host: Sendable {
             "serverInfo": ["name": "context-host", "version": .string(HostConfiguration.hostVersion)],
             "capabilities": [
                 "methods": .array(MethodRegistry.methodNames.map(JSONValue.string)),
-                "features": ["cancellation", "contentLengthFraming", "collect", "items"],
+                "features": ["cancellation", "contentLengthFraming", "collect", "items", "composer", "providersChanged", "processIsolation"],
                 "ctxui": 1,
                 "maximumMessageBytes": .number(Double(configuration.maximumMessageBytes)),
+                "limits": configuration.inputLimits.json(
+                    messageLimit: configuration.maximumMessageBytes, itemLimit: configuration.outputLimits.itemBytes),
             ],
         ]
     }
@@ -150,8 +152,10 @@ package final class Host: Sendable {
 
     /// Sends a request to a provider and answers the client with the provider's result.
     ///
-    /// Without `transform`, the result bytes are passed through untouched (re-printed only if they
-    /// contain raw line breaks, which would break NDJSON framing). With it, the result is decoded,
+    /// The result is first checked against what `method` must answer (`OutputValidation`: size,
+    /// JSON, ctxui shape); a violation answers `-32014` naming the field. Without `transform`, the
+    /// checked result bytes are passed through untouched (re-printed only if they contain raw line
+    /// breaks, which would break NDJSON framing). With it, the result is decoded,
     /// transformed and printed. Errors become host errors that name the provider.
     package func forward(
         reply: Reply, server: RPCServer, provider: LiveProvider, method: String,
@@ -163,6 +167,8 @@ package final class Host: Sendable {
         let providerID = provider.manifest.id
         let timeout = Self.timeout(for: method, in: provider.manifest.timeouts)
         let connection = provider.connection
+        let limits = configuration.outputLimits
+        let messageLimit = configuration.maximumMessageBytes
         // The provider-side id, known once `send` returns (the timer may need it).
         let providerRequest = Mutex<Int64?>(nil)
         // Armed before the call, so a provider that is slow to return from `call` is timed too.
@@ -186,6 +192,16 @@ package final class Host: Sendable {
                 onError?()
                 reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result.", data: ["providerId": .string(providerID), "method": .string(method)]))
                 return
+            }
+            if let kind = ProviderOutput.expected(for: method) {
+                do throws(RPCError) {
+                    try OutputValidation.check(
+                        bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
+                } catch {
+                    onError?()
+                    reply.sendError(error)
+                    return
+                }
             }
             if let transform {
                 do {

@@ -17,6 +17,10 @@ public struct HostConfiguration: Sendable {
     public var allowOutsideLibraryPaths: Bool
     /// Largest protocol message accepted, in bytes.
     public var maximumMessageBytes: Int
+    /// Size caps on provider results, per kind (chip, detail, form…; docs/security.md §6).
+    public var outputLimits = OutputLimits()
+    /// Limits on what a client may send and hold open (docs/security.md §6).
+    public var inputLimits = InputLimits()
     /// Where providers run (in-process or worker processes) and how workers are supervised.
     public var isolation = IsolationConfiguration()
     /// Where drafts (composers) are saved so they survive a crash; nil keeps them in memory only.
@@ -51,6 +55,14 @@ import Darwin
 #endif
 
 extension HostConfiguration {
+    /// Resolves manifests' `library` fields: each manifest's folder, then `--library-path`
+    /// folders, then the executable's folder.
+    package func libraryResolver() -> LibraryResolver {
+        LibraryResolver(
+            searchDirectories: libraryDirectories + [executableDirectory].compactMap { $0 },
+            allowOutsidePaths: allowOutsideLibraryPaths)
+    }
+
     /// The manifest folders to search, with where each came from.
     package func manifestSearchPaths() -> [ManifestSearchPath] {
         var environment: [String: String] = [:]

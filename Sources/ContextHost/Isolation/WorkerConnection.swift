@@ -90,6 +90,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
         var arguments = [executable, "worker", "--library", libraryPath, "--parent-pid", String(getpid()), "--provider-id", providerID]
         if let sha256 { arguments += ["--sha256", sha256] }
+        if configuration.allowOutsideLibraryPaths { arguments += ["--allow-outside-library-paths"] }
         if let limit = settings.workerMemoryLimit { arguments += ["--memory-limit", String(limit)] }
         self.arguments = arguments
         Self.ignoreBrokenPipes()
@@ -258,15 +259,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     @discardableResult
     package func send(method: String, params: ParamsWriter, completion: @escaping Completion) -> Int64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        var message: [UInt8] = []
-        message.reserveCapacity(256)
-        message.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-        JSONWriter.appendInteger(id, to: &message)
-        message.append(contentsOf: #","method":"#.utf8)
-        JSONWriter.appendString(method, to: &message)
-        message.append(contentsOf: #","params":"#.utf8)
-        params(&message)
-        message.append(UInt8(ascii: "}"))
+        let message = ProviderMessage.request(id: id, method: method, params: params)
         enum Action {
             case write(WorkerProcess)
             case wait
@@ -315,10 +308,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
         guard let (entry, worker) = found else { return }
         if let worker {
-            var message: [UInt8] = Array(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"#.utf8)
-            JSONWriter.appendInteger(id, to: &message)
-            message.append(contentsOf: "}}".utf8)
-            worker.write(WorkerFrame.encode(tag: 0, payload: message))
+            worker.write(WorkerFrame.encode(tag: 0, payload: ProviderMessage.cancel(id: id)))
             let grace = settings.cancelGrace
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(grace.milliseconds)) { [weak self] in
                 guard let self else { return }

@@ -43,20 +43,6 @@ package enum WorkerFrame {
     }
 }
 
-/// Writes all of `bytes` to `fd`, retrying on EINTR. False if the peer is gone.
-package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-    var offset = 0
-    while offset < bytes.count {
-        let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if written < 0 {
-            if errno == EINTR || errno == EAGAIN { continue }
-            return false
-        }
-        offset += written
-    }
-    return true
-}
-
 /// Reads frames from a descriptor, buffering partial reads.
 package struct FrameReader {
     package enum Event {

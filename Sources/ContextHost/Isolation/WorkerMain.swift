@@ -24,7 +24,9 @@ public enum WorkerMain {
     ///   - parentPID: the host's pid; the worker exits at once if its parent is already another
     ///     process (the host died before the parent-death signal was armed).
     ///   - memoryLimit: a cap on the data segment, in bytes.
-    public static func run(libraryPath: String, sha256: String?, parentPID: Int32?, memoryLimit: Int?) -> Never {
+    ///   - confined: open the library refusing symbolic links in its (canonical) path, as the host
+    ///     does (`ProviderLibrary.load`); false with `--allow-outside-library-paths`.
+    public static func run(libraryPath: String, sha256: String?, parentPID: Int32?, memoryLimit: Int?, confined: Bool = true) -> Never {
         let protocolFD = StdioServer.takeOverStandardOutput()
         _ = ctxh_set_parent_death_signal(SIGKILL)
         if let parentPID, getppid() != parentPID { _exit(0) }
@@ -36,7 +38,7 @@ public enum WorkerMain {
         let instance: UnsafeMutableRawPointer?
         let library: ProviderLibrary
         do throws(LoadError) {
-            library = try ProviderLibrary.load(path: libraryPath, sha256: sha256)
+            library = try ProviderLibrary.load(path: libraryPath, sha256: sha256, confined: confined)
             instance = try InProcessConnection.openInstance(library: library, initJSON: initJSON)
         } catch {
             let answer: JSONValue = ["error": ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]]

@@ -196,15 +196,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
         let id = ReplyRouter.register(completion)
-        var message: [UInt8] = []
-        message.reserveCapacity(256)
-        message.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-        JSONWriter.appendInteger(id, to: &message)
-        message.append(contentsOf: #","method":"#.utf8)
-        JSONWriter.appendString(method, to: &message)
-        message.append(contentsOf: #","params":"#.utf8)
-        params(&message)
-        message.append(UInt8(ascii: "}"))
+        let message = ProviderMessage.request(id: id, method: method, params: params)
         message.withUnsafeBufferPointer { buffer in
             library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, UnsafeMutableRawPointer(bitPattern: Int(id)))
         }
@@ -212,9 +204,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     }
 
     package func cancel(_ id: Int64) {
-        var message: [UInt8] = Array(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"#.utf8)
-        JSONWriter.appendInteger(id, to: &message)
-        message.append(contentsOf: "}}".utf8)
+        let message = ProviderMessage.cancel(id: id)
         message.withUnsafeBufferPointer { buffer in
             library.table.pointee.call(instance, buffer.baseAddress, buffer.count, nil, nil)
         }

@@ -30,7 +30,7 @@ package enum ProviderLauncher {
                 configuration: configuration, logger: logger)
             return Launched(connection: connection, isolation: .process)
         case .inProcess:
-            let library = try ProviderLibrary.load(path: libraryPath, sha256: manifest.sha256)
+            let library = try ProviderLibrary.load(path: libraryPath, sha256: manifest.sha256, confined: !configuration.allowOutsideLibraryPaths)
             let connection = try InProcessConnection(
                 library: library, initJSON: initJSON, maximumReplyBytes: configuration.maximumMessageBytes)
             return Launched(connection: connection, isolation: .inProcess)

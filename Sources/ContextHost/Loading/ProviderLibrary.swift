@@ -1,4 +1,5 @@
 import CContextProvider
+import CHostSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -40,31 +41,57 @@ package final class ProviderLibrary: @unchecked Sendable {
 
     private static let cache = Mutex<[String: ProviderLibrary]>([:])
 
-    /// Loads the library at `path` (canonical), checking the pin on the bytes actually loaded.
+    /// Loads the library at `path`, checking the pin on the bytes actually loaded.
     ///
-    /// With a `sha256` pin the file is read once, hashed, and the very same bytes are loaded from a
-    /// private in-memory file, so the file cannot change between the check and the load.
-    package static func load(path: String, sha256: String?) throws(LoadError) -> ProviderLibrary {
+    /// The file is opened once and everything after reads through that descriptor:
+    /// - `confined` (the host's and the worker's loads, whose `path` is the canonical path the
+    ///   `LibraryResolver` checked against its allowed folder): the open refuses symbolic links in
+    ///   every path component (Linux `openat2(RESOLVE_NO_SYMLINKS)`), so a folder swapped for a
+    ///   link after the check cannot redirect the load outside the allowed folders.
+    /// - With a `sha256` pin, the bytes are read from the descriptor, hashed, and the very same
+    ///   bytes are copied into a sealed anonymous memory file (`memfd`, sealed against writes) that
+    ///   is loaded through `/proc/self/fd/N`. Neither a swap of the file nor an in-place write to it
+    ///   can change what is loaded after the check.
+    /// - Without a pin, the library is loaded by `path` after the checked open succeeded (so its
+    ///   `$ORIGIN` dependencies resolve); a swap between that open and `dlopen` is not detected —
+    ///   pin the library to close that window.
+    package static func load(path: String, sha256: String?, confined: Bool = false) throws(LoadError) -> ProviderLibrary {
         let key = path + "\u{0}" + (sha256 ?? "")
         if let cached = cache.withLock({ $0[key] }) { return cached }
-        let library = try open(path: path, sha256: sha256)
+        let library = try open(path: path, sha256: sha256, confined: confined)
         cache.withLock { $0[key] = library }
         return library
     }
 
-    private static func open(path: String, sha256: String?) throws(LoadError) -> ProviderLibrary {
-        var statBuffer = stat()
-        guard stat(path, &statBuffer) == 0 else {
-            throw LoadError(
-                code: "library-not-found", message: "Library '\(path)' does not exist.",
-                hint: "Build the provider (swift build) or fix the manifest's 'library' field.")
+    private static func open(path: String, sha256: String?, confined: Bool) throws(LoadError) -> ProviderLibrary {
+        let fd = confined ? ctxh_open_no_symlinks(path) : Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT || error == ENOTDIR {
+                throw LoadError(
+                    code: "library-not-found", message: "Library '\(path)' does not exist.",
+                    hint: "Build the provider (swift build) or fix the manifest's 'library' field.")
+            }
+            if error == ELOOP {
+                throw LoadError(
+                    code: "library-path-escape",
+                    message: "Library '\(path)' is now reached through a symbolic link; its path changed after it was checked against its allowed folder.",
+                    hint: "Put the library file itself in the manifest's folder or a --library-path folder, or start the host with --allow-outside-library-paths.")
+            }
+            throw LoadError(code: "library-unreadable", message: "Cannot open '\(path)': \(String(cString: strerror(error))).", hint: "Check the file's permissions.")
         }
+        defer { close(fd) }
+        var statBuffer = stat()
+        guard fstat(fd, &statBuffer) == 0, (statBuffer.st_mode & S_IFMT) == S_IFREG else {
+            throw LoadError(code: "library-not-found", message: "Library '\(path)' is not a regular file.", hint: "Point the manifest's 'library' at the .so file.")
+        }
+        // Unpinned: loaded by its canonical path, so `$ORIGIN` dependencies next to it still resolve.
         var loadPath = path
         var cleanup: (() -> Void)?
         if let sha256 {
             let bytes: [UInt8]
             do {
-                bytes = try FileBytes.read(path)
+                bytes = try FileBytes.read(fd: fd)
             } catch {
                 throw LoadError(code: "library-unreadable", message: "Cannot read '\(path)': \(error.reason).", hint: "Check the file's permissions.")
             }
@@ -119,24 +146,23 @@ package final class ProviderLibrary: @unchecked Sendable {
     /// On Linux the file is unlinked at once and loaded through `/proc/self/fd/N`, so no other
     /// process can swap it between the hash check and the load.
     private static func privateCopy(of bytes: [UInt8], name: String) throws(LoadError) -> (String, () -> Void) {
+        #if os(Linux)
+        // Preferred: a sealed anonymous memory file, which has no name anyone else could open.
+        let memfd = ctxh_memfd_create("ctxp-verified")
+        if memfd >= 0 {
+            if bytes.withUnsafeBytes({ writeAll(memfd, $0) }), ctxh_seal_readonly(memfd) == 0 {
+                return ("/proc/self/fd/\(memfd)", { close(memfd) })
+            }
+            close(memfd)
+        }
+        #endif
         var template = Array("/tmp/ctxp-verified-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw LoadError(code: "library-load-failed", message: "Cannot create a private copy of '\(name)' for loading.", hint: "Check that /tmp is writable.")
         }
         let tempPath = String(cString: template)
-        let ok = bytes.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
+        let ok = bytes.withUnsafeBytes { writeAll(fd, $0) }
         guard ok else {
             close(fd)
             unlink(tempPath)

@@ -46,4 +46,8 @@ package struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     package static let itemNotFound = ErrorCode(rawValue: -32033)
     /// The draft could not be saved, so the change was not made.
     package static let stateWriteFailed = ErrorCode(rawValue: -32034)
+
+    /// A host limit on open things was reached: composers or collection sessions
+    /// (`data: {limit, current, limitName}`; docs/security.md §6).
+    package static let limitExceeded = ErrorCode(rawValue: -32040)
 }

@@ -29,18 +29,7 @@ package final class OutputChannel: Sendable {
 
     /// An output channel that writes to a file descriptor.
     package convenience init(fileDescriptor: Int32) {
-        self.init { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
+        self.init { bytes in writeAll(fileDescriptor, bytes) }
     }
 
     /// Sets the framing used for output (it follows the client's).

@@ -125,6 +125,21 @@ package final class RPCServer: Sendable {
                 return
             }
         }
+        if let params = envelope.params {
+            let configuration = host.configuration
+            let problem: RPCError? = message.withUnsafeBytes { bytes in
+                do throws(RPCError) {
+                    try configuration.inputLimits.checkParams(bytes, range: params, itemLimit: configuration.outputLimits.itemBytes)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let problem {
+                if idBytes != nil { output.send(Reply.errorMessage(id: replyID, error: problem)) }
+                return
+            }
+        }
         let reply = idBytes.map { Reply(id: $0, output: output) }
         let request = Request(message: message, envelope: envelope, reply: reply)
         dispatch(request, method: method)

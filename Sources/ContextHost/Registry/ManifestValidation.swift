@@ -8,9 +8,7 @@ package enum ManifestValidation {
         } catch {
             return error.diagnostics
         }
-        let resolver = LibraryResolver(
-            searchDirectories: configuration.libraryDirectories + [configuration.executableDirectory].compactMap { $0 },
-            allowOutsidePaths: configuration.allowOutsideLibraryPaths)
+        let resolver = configuration.libraryResolver()
         let path: String
         do {
             path = try resolver.resolve(manifest)

@@ -162,9 +162,7 @@ extension ProviderRegistry {
 
     /// Why an in-process provider cannot pick up the new manifest's library, or nil if it can.
     private func libraryChange(from old: ProviderEntry, oldManifest: Manifest, to manifest: Manifest) -> String? {
-        let resolver = LibraryResolver(
-            searchDirectories: configuration.libraryDirectories + [configuration.executableDirectory].compactMap { $0 },
-            allowOutsidePaths: configuration.allowOutsideLibraryPaths)
+        let resolver = configuration.libraryResolver()
         guard let path = try? resolver.resolve(manifest) else { return nil }  // loading reports it
         if let oldPath = old.libraryPath, path != oldPath {
             return "library changed from \(oldPath) to \(path)"

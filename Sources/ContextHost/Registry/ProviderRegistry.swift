@@ -134,9 +134,7 @@ package final class ProviderRegistry: Sendable {
             return entry
         }
         // Library.
-        let resolver = LibraryResolver(
-            searchDirectories: configuration.libraryDirectories + [configuration.executableDirectory].compactMap { $0 },
-            allowOutsidePaths: configuration.allowOutsideLibraryPaths)
+        let resolver = configuration.libraryResolver()
         let path: String
         do {
             path = try resolver.resolve(manifest)

@@ -15,10 +15,17 @@ package enum FileBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadError(reason: String(cString: strerror(errno))) }
         defer { close(fd) }
+        return try read(fd: fd)
+    }
+
+    /// Everything in the file open at `fd`, from its start (`pread`: the descriptor's offset is
+    /// left alone).
+    package static func read(fd: Int32) throws(ReadError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let offset = off_t(bytes.count)
+            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw ReadError(reason: String(cString: strerror(errno)))
@@ -30,3 +37,16 @@ package enum FileBytes {
     }
 }
 
+/// Writes all of `bytes` to `fd`, retrying on EINTR. False if the peer is gone.
+package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR || errno == EAGAIN { continue }
+            return false
+        }
+        offset += written
+    }
+    return true
+}

@@ -142,6 +142,13 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             run(id, target, .encode) { try await provider.encode(item, representation: representation).json }
         case "provider/info":
             target.send(Wire.result(id: id, infoResult))
+        case "conformance/samples":
+            let samples = P.conformanceSamples
+            if samples.isEmpty {
+                target.send(Wire.error(id: id, ProviderError(code: ProviderError.Code.methodNotFound, message: "Method not found: \(method)")))
+            } else {
+                target.send(Wire.result(id: id, ["samples": .array(samples.map(\.json))]))
+            }
         case "provider/availability":
             run(id, target, .availability) { try await provider.availability().json }
         case "provider/makeContext":

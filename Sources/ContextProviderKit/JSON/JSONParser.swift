@@ -134,6 +134,10 @@ package struct JSONReader {
         defer { depth -= 1 }
         position += 1  // {
         var object = JSONObject()
+        // Repeated keys keep the last value. Small objects find them with a linear scan; past 32
+        // members an index keeps parsing linear (a 16 MiB object of tiny members would otherwise
+        // take quadratic time).
+        var index: [String: Int]?
         skipWhitespace()
         if !atEnd, current == UInt8(ascii: "}") {
             position += 1
@@ -147,7 +151,17 @@ package struct JSONReader {
             try expect(UInt8(ascii: ":"), "':'")
             skipWhitespace()
             let value = try readValue()
-            object[key] = value
+            if let existing = index != nil ? index![key] : object.keys.firstIndex(of: key) {
+                object.replaceValue(at: existing, with: value)
+            } else {
+                index?[key] = object.count
+                object.appendUnchecked(key, value)
+                if index == nil, object.count == 32 {
+                    var built: [String: Int] = [:]
+                    for (position, name) in object.keys.enumerated() { built[name] = position }
+                    index = built
+                }
+            }
             skipWhitespace()
             guard !atEnd else { throw unexpected("',' or '}'") }
             if current == UInt8(ascii: ",") {

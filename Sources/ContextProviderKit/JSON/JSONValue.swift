@@ -29,6 +29,17 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         for (key, value) in elements { self[key] = value }
     }
 
+    /// Appends a member whose key is known to be absent (the parser's fast path).
+    mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
+        keys.append(key)
+        values.append(value)
+    }
+
+    /// Replaces the value of the member at `index` (the parser, for a repeated key).
+    mutating func replaceValue(at index: Int, with value: JSONValue) {
+        values[index] = value
+    }
+
     /// The value for `key`, or `nil`. Setting `nil` removes the member.
     public subscript(key: String) -> JSONValue? {
         get {

@@ -24,6 +24,11 @@ public protocol ContextProvider: Sendable {
     /// answer in microseconds, such as a preview computed from the item alone. Default: none.
     static var immediateMethods: ProviderMethods { get }
 
+    /// Sample collector input for the conformance runner (`conformance/samples`,
+    /// docs/conformance.md), so it can walk real collection flows. Default: none (the runner
+    /// derives values from the form, and the SDK answers `conformance/samples` with `-32601`).
+    static var conformanceSamples: [CollectorSample] { get }
+
     /// Creates an instance for the host. Throw (ideally a `ProviderError` with a `hint`) when the
     /// settings are unusable; the host reports the message and hint to the operator.
     init(context: ProviderContext) throws
@@ -72,6 +77,9 @@ public protocol ContextProvider: Sendable {
 extension ContextProvider {
     /// None: every method runs in a new task.
     public static var immediateMethods: ProviderMethods { [] }
+
+    /// None: the conformance runner derives sample values from the form.
+    public static var conformanceSamples: [CollectorSample] { [] }
 
     /// Available.
     public func availability() async throws -> Availability { .available }

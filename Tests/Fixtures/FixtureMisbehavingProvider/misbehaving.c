@@ -15,6 +15,19 @@
 //   huge      answer a chip whose title is `hugeMB` (default 20) MiB long
 //   leak      allocate and touch `leakMB` (default 64) MiB that are never freed, then answer;
 //             abort with "out of memory" on stderr when allocation fails
+// Output validation (the host must refuse these with -32014 naming the field):
+//   bad-chip-tone   item/preview: a chip whose tone is "blue"
+//   big-chip        item/preview: a valid chip of about 100 KiB (over the host's 64 KiB chip cap)
+//   bad-detail      item/detail: a block of type "video"
+//   bad-encode      item/encode: `data` that is not Base64
+//   bad-describe    item/describe: `text` is a number
+//   bad-options     collect/query: an option without a label
+//   bad-outcome     collect/submit: a `step` outcome whose form title is a number
+//   bad-item        collect/submit: an `item` outcome whose displayName is a number
+// Normal answers are valid ctxui for each method (chip, detail, encoded item, {text}, forms,
+// outcomes, items). Collection (manifests with `collection: both`): settings `startForm: bad`
+// makes collect/start answer a form with a field of kind "slider"; `makeItem: bad` makes
+// provider/makeContext answer an item with an empty id.
 #include <context_provider.h>
 
 #include <pthread.h>
@@ -24,7 +37,8 @@
 #include <unistd.h>
 
 typedef struct {
-    int unused;
+    char start_form[32];
+    char make_item[32];
 } instance_t;
 
 static size_t total_leaked_mb = 0;
@@ -67,24 +81,63 @@ static void send_text(ctxp_reply_fn reply, void *context, const char *text) {
     reply(context, (const uint8_t *)text, strlen(text));
 }
 
-static void answer(ctxp_reply_fn reply, void *context, long long id, const char *method, const char *subtitle) {
-    char buffer[512];
+static void answer_mode(ctxp_reply_fn reply, void *context, long long id, const char *method, const char *subtitle, const char *mode, const instance_t *instance) {
+    char buffer[1024];
+    const char *start_form = instance ? instance->start_form : "";
+    const char *make_item = instance ? instance->make_item : "";
     if (strcmp(method, "provider/availability") == 0) {
         snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"available\":true}}", id);
     } else if (strcmp(method, "provider/info") == 0) {
         snprintf(buffer, sizeof buffer,
                  "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"id\":\"com.contexthost.misbehaving\",\"title\":\"Misbehaving\",\"version\":\"0.0.1\",\"iconName\":\"ant\",\"ctxui\":1}}", id);
     } else if (strcmp(method, "item/describe") == 0) {
-        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"text\":\"ok\"}}", id);
+        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"text\":%s}}", id,
+                 strcmp(mode, "bad-describe") == 0 ? "42" : "\"ok\"");
+    } else if (strcmp(method, "item/detail") == 0) {
+        snprintf(buffer, sizeof buffer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"title\":\"ok\",\"subtitle\":\"%s\",\"fallbackText\":\"ok\",\"blocks\":[%s]}}",
+                 id, subtitle, strcmp(mode, "bad-detail") == 0 ? "{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"video\",\"url\":\"x\"}" : "{\"type\":\"text\",\"text\":\"ok\"}");
+    } else if (strcmp(method, "item/encode") == 0) {
+        snprintf(buffer, sizeof buffer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"representation\":\"text\",\"contentType\":\"text/plain\",\"data\":\"%s\",\"metadata\":{\"subtitle\":\"%s\"}}}",
+                 id, strcmp(mode, "bad-encode") == 0 ? "not base64!" : "b2s=", subtitle);
     } else if (strncmp(method, "item/", 5) == 0) {
         snprintf(buffer, sizeof buffer,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"title\":\"ok\",\"subtitle\":\"%s\",\"fallbackText\":\"ok\"}}",
-                 id, subtitle);
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"title\":\"ok\",\"subtitle\":\"%s\",\"tone\":\"%s\",\"fallbackText\":\"ok\"}}",
+                 id, subtitle, strcmp(mode, "bad-chip-tone") == 0 ? "blue" : "neutral");
+    } else if (strcmp(method, "collect/start") == 0) {
+        snprintf(buffer, sizeof buffer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"stepId\":\"first\",\"title\":\"Misbehaving\",\"fallbackText\":\"Misbehaving: Text\",\"fields\":[{\"id\":\"text\",\"kind\":\"%s\",\"label\":\"Text\"}]}}",
+                 id, strcmp(start_form, "bad") == 0 ? "slider" : "text");
+    } else if (strcmp(method, "collect/submit") == 0) {
+        if (strcmp(mode, "bad-outcome") == 0) {
+            snprintf(buffer, sizeof buffer,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"outcome\":\"step\",\"form\":{\"ctxui\":1,\"stepId\":\"second\",\"title\":5,\"fallbackText\":\"f\",\"fields\":[]}}}", id);
+        } else if (strcmp(mode, "bad-item") == 0) {
+            snprintf(buffer, sizeof buffer,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"outcome\":\"item\",\"item\":{\"id\":\"0b6b2c6e-0000-4000-8000-000000000001\",\"providerId\":\"com.contexthost.misbehaving\",\"type\":\"misbehaving\",\"displayName\":7,\"content\":{}}}}", id);
+        } else {
+            snprintf(buffer, sizeof buffer,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"outcome\":\"invalid\",\"fieldErrors\":{\"text\":\"Text is never right.\"}}}", id);
+        }
+    } else if (strcmp(method, "collect/query") == 0) {
+        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"options\":[%s]}}", id,
+                 strcmp(mode, "bad-options") == 0 ? "{\"value\":\"v\"}" : "{\"value\":\"v\",\"label\":\"V\"}");
+    } else if (strcmp(method, "collect/cancel") == 0) {
+        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}", id);
+    } else if (strcmp(method, "provider/makeContext") == 0) {
+        snprintf(buffer, sizeof buffer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"item\":{\"id\":\"%s\",\"providerId\":\"com.contexthost.misbehaving\",\"type\":\"misbehaving\",\"displayName\":\"Made\",\"content\":{}}}}",
+                 id, strcmp(make_item, "bad") == 0 ? "" : "0b6b2c6e-0000-4000-8000-000000000002");
     } else {
         snprintf(buffer, sizeof buffer,
                  "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"Method not found: %s\"}}", id, method);
     }
     send_text(reply, context, buffer);
+}
+
+static void answer(ctxp_reply_fn reply, void *context, long long id, const char *method, const char *subtitle) {
+    answer_mode(reply, context, id, method, subtitle, "", NULL);
 }
 
 typedef struct {
@@ -112,12 +165,14 @@ static int32_t fixture_open(const uint8_t *init_json, size_t init_length, void *
     }
     (void)on_error;
     (void)error_context;
-    *out_instance = calloc(1, sizeof(instance_t));
+    instance_t *instance = calloc(1, sizeof(instance_t));
+    string_value((const char *)init_json, init_length, "startForm", instance->start_form, sizeof instance->start_form);
+    string_value((const char *)init_json, init_length, "makeItem", instance->make_item, sizeof instance->make_item);
+    *out_instance = instance;
     return CTXP_OK;
 }
 
 static void fixture_call(void *instance, const uint8_t *message, size_t length, ctxp_reply_fn reply, void *reply_context) {
-    (void)instance;
     const char *bytes = (const char *)message;
     if (!reply) return;  // notifications, including $/cancelRequest: ignored
     long long id = integer_value(bytes, length, "id", -1);
@@ -167,7 +222,8 @@ static void fixture_call(void *instance, const uint8_t *message, size_t length, 
         size_t size = (size_t)integer_value(bytes, length, "hugeMB", 20) << 20;
         char *buffer = malloc(size + 256);
         if (!buffer) abort();
-        int prefix = snprintf(buffer, 256, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"fallbackText\":\"huge\",\"title\":\"", id);
+        // Valid as a chip and as a detail (blocks), so only its size matters.
+        int prefix = snprintf(buffer, 256, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"fallbackText\":\"huge\",\"blocks\":[],\"title\":\"", id);
         memset(buffer + prefix, 'x', size);
         memcpy(buffer + prefix + size, "\"}}", 3);
         reply(reply_context, (const uint8_t *)buffer, (size_t)prefix + size + 3);
@@ -187,8 +243,18 @@ static void fixture_call(void *instance, const uint8_t *message, size_t length, 
         snprintf(subtitle, sizeof subtitle, "leaked %zu MiB", total_leaked_mb);
         answer(reply, reply_context, id, method, subtitle);
         return;
+    } else if (strcmp(mode, "big-chip") == 0) {
+        size_t size = 100 << 10;
+        char *buffer = malloc(size + 256);
+        if (!buffer) abort();
+        int prefix = snprintf(buffer, 256, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"fallbackText\":\"big\",\"title\":\"", id);
+        memset(buffer + prefix, 'x', size);
+        memcpy(buffer + prefix + size, "\"}}", 3);
+        reply(reply_context, (const uint8_t *)buffer, (size_t)prefix + size + 3);
+        free(buffer);
+        return;
     }
-    answer(reply, reply_context, id, method, mode[0] ? mode : "normal");
+    answer_mode(reply, reply_context, id, method, mode[0] ? mode : "normal", mode, instance);
 }
 
 static void fixture_close(void *instance) { free(instance); }

@@ -18,6 +18,8 @@ import ContextProviderKit
 /// - `{"fail": "message", "code"?: N}` — throw `ProviderError(code: N ?? -32099, message:)`.
 /// - `{"crash": true}` — abort the process (for process-isolation tests only).
 /// - `{"fatal": "message"}` — `fatalError(message)` (for process-isolation tests only).
+/// - `{"invalidView": true}` — `item/preview` answers a chip whose thumbnail is not a `data:` URI and
+///   `item/detail` a map block whose link is not a `geo:` URI (the host must refuse both).
 ///
 /// The collector has one step `fixture` with one required text field `text`; submit makes an
 /// item of type `fixture` whose content is `{"text": …}`. The text `wrong-provider-id` makes an item
@@ -96,11 +98,18 @@ public struct FixtureProvider: ContextProvider {
 
     public func preview(_ item: ContextItem) async throws -> ContextChip {
         try await behave(item)
+        if item.content["invalidView"]?.boolValue == true {
+            return ContextChip(icon: Self.metadata.iconName, title: item.displayName, thumbnail: "https://example.com/chip.png")
+        }
         return ContextChip(icon: Self.metadata.iconName, title: item.displayName, subtitle: "fixture")
     }
 
     public func detail(_ item: ContextItem) async throws -> ContextDetail {
         try await behave(item)
+        if item.content["invalidView"]?.boolValue == true {
+            let map = MapBlock(center: Coordinate(latitude: 52.5, longitude: 13.4), link: "https://maps.example.com/?q=52.5,13.4")
+            return ContextDetail(title: item.displayName, blocks: [.text("Where"), .map(map)])
+        }
         return ContextDetail(title: item.displayName, blocks: [.text(item.content.jsonString, style: .monospace)])
     }
 

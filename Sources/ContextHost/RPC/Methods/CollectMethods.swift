@@ -13,6 +13,7 @@ package enum CollectStartMethod: MethodHandler {
         let host = server.host
         let provider = try host.provider(providerID, for: .form)
         if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
+        try host.configuration.inputLimits.checkCanOpenSession(current: host.sessions.count)
         let session = host.sessions.open(providerID: providerID, composerID: composerID)
         host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
             do throws(RPCError) {
@@ -43,6 +44,7 @@ package enum CollectQueryMethod: MethodHandler {
         let fieldID = try params.string("fieldId")
         let query = try params.optionalString("query") ?? ""
         let values = try params.optionalObject("values") ?? JSONObject()
+        try server.host.configuration.inputLimits.checkFormValues(values)
         let provider = try server.host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = [
             "sessionId": .string(session.id), "stepId": .string(session.stepID), "fieldId": .string(fieldID),
@@ -65,6 +67,7 @@ package enum CollectSubmitMethod: MethodHandler {
         let host = server.host
         let session = try host.sessions.get(try params.string("sessionId"))
         let values = try params.optionalObject("values") ?? JSONObject()
+        try host.configuration.inputLimits.checkFormValues(values)
         let provider = try host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = ["sessionId": .string(session.id), "stepId": .string(session.stepID), "values": .object(values)]
         host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in

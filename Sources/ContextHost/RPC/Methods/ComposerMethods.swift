@@ -15,6 +15,7 @@ package enum ComposerOpenMethod: MethodHandler {
         guard (1...Composer.byteBudgetCap).contains(byteBudget) else {
             throw .invalidParams("params.byteBudget must be between 1 and \(Composer.byteBudgetCap) bytes, got \(byteBudget)")
         }
+        try server.host.configuration.inputLimits.checkCanOpenComposer(current: server.host.composers.all().count)
         let composer = try server.host.composers.open(maximumItems: maximumItems, byteBudget: byteBudget, now: Host.now())
         reply.sendResult(.object(server.host.summary(of: composer)))
     }

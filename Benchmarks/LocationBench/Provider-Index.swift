@@ -1,0 +1,1 @@
+../../Providers/Location/Index.swift

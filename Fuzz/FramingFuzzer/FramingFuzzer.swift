@@ -1,0 +1,149 @@
+// libFuzzer target for the client-facing decoder: framing (NDJSON and Content-Length), the
+// envelope scanner, the full JSON parser, the input-limit walker, request dispatch with parameter
+// decoding for every method, and the provider-output validators. See Fuzz/README.md.
+//
+// Built two ways:
+// - `Fuzz/run.sh`: with `-sanitize=fuzzer -DFUZZING`; libFuzzer provides `main` and calls
+//   `LLVMFuzzerTestOneInput`.
+// - a normal `swift build`: a replay driver (`framing-fuzzer FILE|DIR…`) that runs each file once,
+//   for reproducing a crash or checking the corpus without the fuzzer runtime.
+import ContextHost
+import ContextProviderKit
+import Logging
+
+/// One host and server for the whole run: no manifests, nothing on disk, output discarded.
+private let server: RPCServer = {
+    LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
+    let logger = Logger(label: "fuzz")
+    var configuration = HostConfiguration(manifestDirectories: ["/nonexistent/ctxhost-fuzz"], maximumMessageBytes: 4096)
+    configuration.inputLimits.maximumStringBytes = 512
+    configuration.inputLimits.maximumElements = 64
+    let host = Host(configuration: configuration, logger: logger)
+    let output = OutputChannel { _ in true }
+    return RPCServer(host: host, output: output, logger: logger) { _ in }
+}()
+
+private let outputKinds: [ProviderOutput] = [.chip, .detail, .form, .submitOutcome, .madeItem, .encodedItem, .description, .options]
+
+/// Everything one message goes through.
+private func message(_ bytes: UnsafeRawBufferPointer, selector: UInt8) {
+    let (envelope, error) = Envelope.scan(bytes)
+    let parsed = try? JSONReader.parse(bytes)
+    // What the parser reads, the scanner must accept. (Not the reverse: the scanner does not count
+    // the envelope object itself as a nesting level, so it takes params 256 levels deep, which
+    // `Request.params()` then parses on their own.)
+    if error != nil, parsed != nil { fatalError("Envelope.scan refused what JSONReader.parse reads") }
+    if let parsed {
+        // What the host prints must be JSON it can read back.
+        let printed = parsed.jsonBytes
+        guard (try? JSONReader.parse(printed)) != nil else { fatalError("JSONWriter printed unreadable JSON") }
+        // Provider-output validation (never crashes; errors are fine).
+        let kind = outputKinds[Int(selector) % outputKinds.count]
+        _ = try? OutputValidation.check(bytes, as: kind, providerID: "fuzz", method: "fuzz", limits: OutputLimits(), messageLimit: 4096)
+        _ = envelope
+    }
+    server.receive(Array(bytes))
+}
+
+/// Feeds one input: the first byte picks the chunk size and the output kind, the rest is a byte
+/// stream through the framer, then the same bytes as one message.
+func fuzzOne(_ data: UnsafeRawBufferPointer) {
+    guard let first = data.first else { return }
+    server.transition(to: .running)
+    let stream = UnsafeRawBufferPointer(rebasing: data[1...])
+    var framer = MessageFramer(maximumMessageBytes: 4096)
+    let chunk = Int(first & 0x3F) + 1
+    var start = 0
+    let handle: (FramedEvent) -> Void = { event in
+        if case .message(let body) = event {
+            body.withUnsafeBytes { message($0, selector: first >> 6) }
+        } else {
+            server.handle(event)
+        }
+    }
+    while start < stream.count {
+        let end = min(stream.count, start + chunk)
+        framer.consume(UnsafeRawBufferPointer(rebasing: stream[start..<end]), handle)
+        start = end
+    }
+    for event in framer.finish() { handle(event) }
+    if stream.count <= 4096 { message(stream, selector: first) }
+}
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    fuzzOne(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
+
+/// libFuzzer's driver (libclang_rt.fuzzer).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// SwiftPM links executables with `main` aliased to `<module>_main`; start libFuzzer from there.
+@_cdecl("framing_fuzzer_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in LLVMFuzzerTestOneInput(data, size) }
+}
+#else
+@main
+enum FramingReplay {
+    static func main() {
+        let count = FuzzReplay.run(CommandLine.arguments.dropFirst()) { fuzzOne($0) }
+        print("framing-fuzzer: replayed \(count) inputs without a crash")
+    }
+}
+#endif
+
+#if !FUZZING
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs every file named (directories: every file in them) through `body` once.
+enum FuzzReplay {
+    static func run(_ paths: ArraySlice<String>, _ body: (UnsafeRawBufferPointer) -> Void) -> Int {
+        var count = 0
+        for path in paths {
+            var files: [String] = []
+            if let directory = opendir(path) {
+                while let entry = readdir(directory) {
+                    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                    if !name.hasPrefix(".") { files.append(path + "/" + name) }
+                }
+                closedir(directory)
+            } else {
+                files.append(path)
+            }
+            for file in files.sorted() {
+                guard let bytes = readFile(file) else { continue }
+                bytes.withUnsafeBytes { body($0) }
+                count += 1
+            }
+        }
+        return count
+    }
+
+    static func readFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return bytes
+    }
+}
+#endif

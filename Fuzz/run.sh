@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets and runs each for SECONDS (default 300), one after the other.
+#
+#   Fuzz/run.sh [SECONDS]            both targets
+#   TARGETS=manifest-fuzzer Fuzz/run.sh 60
+#
+# Targets are built with -sanitize=fuzzer -DFUZZING into .build-fuzz (never the normal .build).
+# Each run starts from the committed seeds in Fuzz/corpus/<name>/ plus the inputs found by earlier
+# runs in .build-fuzz/corpus/<name>/ (new inputs go there). A crash leaves its input in
+# .build-fuzz/artifacts/<name>/ (replay it with the normal build: .build/debug/<target> FILE) and
+# makes the script exit 1. Builds take the shared build lock; fuzzing runs under nice -n 10, one
+# target at a time (a second lock keeps concurrent invocations from running fuzzers side by side).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-300}
+targets=${TARGETS:-"framing-fuzzer manifest-fuzzer"}
+build_lock=${BUILD_LOCK:-/tmp/ctxhost-build.lock}
+fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
+flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING)
+
+mkdir -p .build-fuzz/logs
+for target in $targets; do
+  echo "== building $target" >&2
+  flock "$build_lock" nice -n 10 swift build "${flags[@]}" --product "$target" > ".build-fuzz/logs/$target.build.log" 2>&1 \
+    || { tail -30 ".build-fuzz/logs/$target.build.log" >&2; exit 2; }
+done
+bin=$(swift build "${flags[@]}" --show-bin-path)
+status=0
+for target in $targets; do
+  name=${target%-fuzzer}
+  mkdir -p ".build-fuzz/corpus/$name" ".build-fuzz/artifacts/$name"
+  log=".build-fuzz/logs/$name.log"
+  case $name in framing) max_len=8192 ;; *) max_len=4096 ;; esac
+  echo "== fuzzing $target for $seconds s (log: $log)" >&2
+  set +e
+  # SWIFT_BACKTRACE=enable=no: let libFuzzer's own handler save the crashing input.
+  SWIFT_BACKTRACE=enable=no flock "$fuzz_lock" nice -n 10 "$bin/$target" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+    -print_final_stats=1 -artifact_prefix=".build-fuzz/artifacts/$name/" \
+    ".build-fuzz/corpus/$name" "Fuzz/corpus/$name" > "$log" 2>&1
+  code=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*' || true)
+  ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*' || true)
+  corp=$(echo "$last" | grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' | cut -d' ' -f2 || true)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  crashes=$(ls ".build-fuzz/artifacts/$name" | wc -l)
+  echo "$target: seconds=$seconds exit=$code execs=${execs:-?} execs_per_s=${rate:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} artifacts=$crashes"
+  if [ "$code" != 0 ]; then
+    status=1
+    grep -E 'ERROR|Fatal error|SUMMARY|Test unit written' "$log" | head -10 >&2
+  fi
+done
+exit $status

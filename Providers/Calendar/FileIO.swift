@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Plain POSIX file access (no Foundation, to keep the library quick to load).
+enum FileIO {
+    /// What `stat` says about a path.
+    struct Info: Hashable, Sendable {
+        var isDirectory: Bool
+        var size: Int
+        var modified: Int
+        var modifiedNanoseconds: Int
+    }
+
+    /// The file's type, size and modification time, or `nil` when it does not exist.
+    static func info(_ path: String) -> Info? {
+        var buffer = stat()
+        guard stat(path, &buffer) == 0 else { return nil }
+        #if canImport(Darwin)
+            let modified = Int(buffer.st_mtimespec.tv_sec)
+            let nanoseconds = Int(buffer.st_mtimespec.tv_nsec)
+        #else
+            let modified = Int(buffer.st_mtim.tv_sec)
+            let nanoseconds = Int(buffer.st_mtim.tv_nsec)
+        #endif
+        return Info(
+            isDirectory: (buffer.st_mode & S_IFMT) == S_IFDIR, size: Int(buffer.st_size), modified: modified,
+            modifiedNanoseconds: nanoseconds)
+    }
+
+    /// The whole file, or `nil` when it cannot be read.
+    static func read(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return nil }
+        // Read straight into a buffer of the file's size, then follow any growth.
+        var capacity = max(Int(status.st_size), 0) + 1
+        var result: [UInt8] = []
+        while true {
+            let start = result.count
+            var failed = false
+            var reachedEnd = false
+            result.append(contentsOf: repeatElement(0, count: capacity - start))
+            var filled = start
+            result.withUnsafeMutableBytes { buffer in
+                while filled < capacity {
+                    let count = Glibc.read(fd, buffer.baseAddress! + filled, capacity - filled)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        failed = true
+                        return
+                    }
+                    if count == 0 {
+                        reachedEnd = true
+                        return
+                    }
+                    filled += count
+                }
+            }
+            if failed { return nil }
+            result.removeSubrange(filled...)
+            if reachedEnd { return result }
+            capacity *= 2
+        }
+    }
+
+    /// The names in a folder (without `.` and `..`), sorted; `nil` when it cannot be listed.
+    static func list(_ path: String) -> [String]? {
+        guard let dir = opendir(path) else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// The last path component.
+    static func baseName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}

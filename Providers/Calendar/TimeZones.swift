@@ -1,0 +1,370 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The UTC offsets of one time zone over time: a table of transitions, then (optionally) a
+/// POSIX TZ rule for instants past the table. Built from a TZif file, a POSIX TZ string, or an
+/// embedded iCalendar `VTIMEZONE`.
+final class ZoneRules: Sendable {
+    /// The zone's name (IANA name, TZID, or `UTC`).
+    let name: String
+    /// Transition instants (UTC seconds), ascending.
+    let transitions: [Int]
+    /// The offset (seconds east of UTC) in force from each transition on.
+    let offsets: [Int]
+    /// The offset before the first transition.
+    let initialOffset: Int
+    /// The rule for instants after the last transition.
+    let tail: PosixTZ?
+
+    init(name: String, transitions: [Int], offsets: [Int], initialOffset: Int, tail: PosixTZ?) {
+        self.name = name
+        self.transitions = transitions
+        self.offsets = offsets
+        self.initialOffset = initialOffset
+        self.tail = tail
+    }
+
+    /// UTC.
+    static let utc = ZoneRules(name: "UTC", transitions: [], offsets: [], initialOffset: 0, tail: nil)
+
+    /// The offset in force at a UTC instant.
+    func offset(atUTC t: Int) -> Int {
+        if let last = transitions.last, t >= last, let tail { return tail.offset(atUTC: t) }
+        if transitions.isEmpty { return tail?.offset(atUTC: t) ?? initialOffset }
+        // Last transition <= t.
+        var low = 0
+        var high = transitions.count
+        while low < high {
+            let mid = (low + high) / 2
+            if transitions[mid] <= t { low = mid + 1 } else { high = mid }
+        }
+        return low == 0 ? initialOffset : offsets[low - 1]
+    }
+
+    /// The UTC instant of a wall-clock time (local seconds). An ambiguous time (fall back) takes
+    /// the earlier instant; a time in a gap (spring forward) is read with the offset before the
+    /// gap, as RFC 5545 §3.3.5 asks.
+    func utc(fromLocal local: Int) -> Int {
+        let before = offset(atUTC: local - 86_400)
+        if offset(atUTC: local - before) == before { return local - before }
+        let after = offset(atUTC: local + 86_400)
+        if offset(atUTC: local - after) == after { return local - after }
+        return local - before
+    }
+
+    /// Wall-clock seconds of a UTC instant.
+    func local(fromUTC t: Int) -> Int { t + offset(atUTC: t) }
+}
+
+/// A POSIX TZ string as found in a TZif footer, e.g. `CET-1CEST,M3.5.0,M10.5.0/3`.
+struct PosixTZ: Sendable {
+    /// Standard offset, seconds east of UTC.
+    var standardOffset: Int
+    /// Daylight offset, when the zone has daylight time.
+    var daylightOffset: Int?
+    /// When daylight time starts and ends (local rules), when it has daylight time.
+    var start: Rule?
+    var end: Rule?
+
+    /// One transition rule: a day of the year and a local time.
+    struct Rule: Sendable {
+        enum Day: Sendable {
+            /// `Jn`: day 1…365, 29 February never counted.
+            case julian1(Int)
+            /// `n`: day 0…365, 29 February counted.
+            case julian0(Int)
+            /// `Mm.w.d`: month, week 1…5 (5 = last), weekday 0 = Sunday.
+            case monthWeekDay(Int, Int, Int)
+        }
+        var day: Day
+        /// Seconds after local midnight (may be negative or past 24 h).
+        var time: Int
+
+        /// The day number of this rule in `year`.
+        func days(in year: Int) -> Int {
+            switch day {
+            case .julian1(let n):
+                let jan1 = Civil.days(year: year, month: 1, day: 1)
+                return jan1 + n - 1 + (Civil.isLeap(year) && n >= 60 ? 1 : 0)
+            case .julian0(let n):
+                return Civil.days(year: year, month: 1, day: 1) + n
+            case .monthWeekDay(let month, let week, let weekday):
+                let first = Civil.days(year: year, month: month, day: 1)
+                // Weekday 0 = Sunday in POSIX; Civil counts 0 = Monday.
+                let target = (weekday + 6) % 7
+                var day = first + (target - Civil.weekday(days: first) + 7) % 7 + (week - 1) * 7
+                let last = first + Civil.daysInMonth(year: year, month: month) - 1
+                while day > last { day -= 7 }
+                return day
+            }
+        }
+    }
+
+    /// The offset in force at a UTC instant.
+    func offset(atUTC t: Int) -> Int {
+        guard let daylightOffset, let start, let end else { return standardOffset }
+        let year = Civil.date(days: Civil.split(t + standardOffset).days).year
+        func isDaylight(in year: Int) -> (Int, Int) {
+            let startUTC = start.days(in: year) * 86_400 + start.time - standardOffset
+            let endUTC = end.days(in: year) * 86_400 + end.time - daylightOffset
+            return (startUTC, endUTC)
+        }
+        let (s, e) = isDaylight(in: year)
+        if s < e { return t >= s && t < e ? daylightOffset : standardOffset }
+        // Southern hemisphere (or negative daylight saving): daylight across the new year.
+        return t >= e && t < s ? standardOffset : daylightOffset
+    }
+
+    /// Parses a POSIX TZ string; `nil` when it is not valid.
+    init?(_ text: String) {
+        var b = Array(text.utf8)[...]
+        func name() -> Bool {
+            if b.first == UInt8(ascii: "<") {
+                guard let close = b.firstIndex(of: UInt8(ascii: ">")) else { return false }
+                b = b[(close + 1)...]
+                return true
+            }
+            var count = 0
+            while let c = b.first, (c >= 65 && c <= 90) || (c >= 97 && c <= 122) {
+                b = b.dropFirst()
+                count += 1
+            }
+            return count >= 3
+        }
+        func number() -> Int? {
+            var value = 0
+            var digits = 0
+            while let c = b.first, c >= 48, c <= 57 {
+                value = value * 10 + Int(c - 48)
+                b = b.dropFirst()
+                digits += 1
+            }
+            return digits > 0 ? value : nil
+        }
+        /// `[+-]hh[:mm[:ss]]` in seconds.
+        func time() -> Int? {
+            var sign = 1
+            if b.first == UInt8(ascii: "+") { b = b.dropFirst() } else if b.first == UInt8(ascii: "-") {
+                sign = -1
+                b = b.dropFirst()
+            }
+            guard let hours = number() else { return nil }
+            var seconds = hours * 3600
+            if b.first == UInt8(ascii: ":") {
+                b = b.dropFirst()
+                guard let minutes = number() else { return nil }
+                seconds += minutes * 60
+                if b.first == UInt8(ascii: ":") {
+                    b = b.dropFirst()
+                    guard let secs = number() else { return nil }
+                    seconds += secs
+                }
+            }
+            return sign * seconds
+        }
+        func rule() -> Rule? {
+            var day: Rule.Day
+            if b.first == UInt8(ascii: "M") {
+                b = b.dropFirst()
+                guard let m = number(), b.first == UInt8(ascii: "."), (1...12).contains(m) else { return nil }
+                b = b.dropFirst()
+                guard let w = number(), b.first == UInt8(ascii: "."), (1...5).contains(w) else { return nil }
+                b = b.dropFirst()
+                guard let d = number(), d <= 6 else { return nil }
+                day = .monthWeekDay(m, w, d)
+            } else if b.first == UInt8(ascii: "J") {
+                b = b.dropFirst()
+                guard let n = number(), (1...365).contains(n) else { return nil }
+                day = .julian1(n)
+            } else {
+                guard let n = number(), n <= 365 else { return nil }
+                day = .julian0(n)
+            }
+            var at = 7200
+            if b.first == UInt8(ascii: "/") {
+                b = b.dropFirst()
+                guard let t = time() else { return nil }
+                at = t
+            }
+            return Rule(day: day, time: at)
+        }
+        guard name(), let std = time() else { return nil }
+        // POSIX offsets are west of UTC.
+        standardOffset = -std
+        if b.isEmpty { return }
+        guard name() else { return nil }
+        if let first = b.first, first != UInt8(ascii: ",") {
+            guard let dst = time() else { return nil }
+            daylightOffset = -dst
+        } else {
+            daylightOffset = standardOffset + 3600
+        }
+        if b.isEmpty {
+            // No rules: the POSIX default (US rules) is obsolete; keep standard time only.
+            daylightOffset = nil
+            return
+        }
+        guard b.first == UInt8(ascii: ","), let _ = Optional(b = b.dropFirst()), let s = rule(),
+            b.first == UInt8(ascii: ","), let _ = Optional(b = b.dropFirst()), let e = rule(), b.isEmpty
+        else { return nil }
+        start = s
+        end = e
+    }
+}
+
+/// Reads TZif files (RFC 8536), version 2 or later, from the system's zoneinfo folder.
+enum TZif {
+    /// The folder holding the IANA time zone database.
+    static let zoneinfo = "/usr/share/zoneinfo"
+
+    /// Rules parsed from TZif bytes; `nil` when they are not a version 2+ TZif file.
+    static func parse(_ bytes: [UInt8], name: String) -> ZoneRules? {
+        guard bytes.count >= 44, bytes[0] == 0x54, bytes[1] == 0x5A, bytes[2] == 0x69, bytes[3] == 0x66,
+            bytes[4] >= 0x32
+        else { return nil }
+        func u32(_ at: Int) -> Int {
+            Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+        }
+        func i32(_ at: Int) -> Int { Int(Int32(bitPattern: UInt32(u32(at)))) }
+        func i64(_ at: Int) -> Int {
+            var value: UInt64 = 0
+            for i in 0..<8 { value = value << 8 | UInt64(bytes[at + i]) }
+            return Int(Int64(bitPattern: value))
+        }
+        func counts(_ at: Int) -> (isut: Int, isstd: Int, leap: Int, time: Int, type: Int, char: Int) {
+            (u32(at + 20), u32(at + 24), u32(at + 28), u32(at + 32), u32(at + 36), u32(at + 40))
+        }
+        // Skip the version 1 (32-bit) block.
+        let v1 = counts(0)
+        let second = 44 + v1.time * 5 + v1.type * 6 + v1.char + v1.leap * 8 + v1.isstd + v1.isut
+        guard bytes.count >= second + 44, bytes[second] == 0x54 else { return nil }
+        let c = counts(second)
+        var at = second + 44
+        let needed = c.time * 9 + c.type * 6 + c.char + c.leap * 12 + c.isstd + c.isut
+        guard bytes.count >= at + needed, c.type > 0 else { return nil }
+        var transitions: [Int] = []
+        transitions.reserveCapacity(c.time)
+        for i in 0..<c.time { transitions.append(i64(at + i * 8)) }
+        at += c.time * 8
+        let indices = (0..<c.time).map { Int(bytes[at + $0]) }
+        at += c.time
+        var typeOffsets: [Int] = []
+        var typeIsDST: [Bool] = []
+        for i in 0..<c.type {
+            typeOffsets.append(i32(at + i * 6))
+            typeIsDST.append(bytes[at + i * 6 + 4] != 0)
+        }
+        at += c.type * 6 + c.char + c.leap * 12 + c.isstd + c.isut
+        guard indices.allSatisfy({ $0 < c.type }) else { return nil }
+        // Footer: "\n<POSIX TZ>\n".
+        var tail: PosixTZ?
+        if at < bytes.count, bytes[at] == 0x0A, let end = bytes[(at + 1)...].firstIndex(of: 0x0A), end > at + 1 {
+            tail = PosixTZ(String(decoding: bytes[(at + 1)..<end], as: UTF8.self))
+        }
+        let initial = typeOffsets[typeIsDST.firstIndex(of: false) ?? 0]
+        if transitions.isEmpty, tail == nil {
+            return ZoneRules(name: name, transitions: [], offsets: [], initialOffset: typeOffsets[0], tail: nil)
+        }
+        return ZoneRules(
+            name: name, transitions: transitions, offsets: indices.map { typeOffsets[$0] }, initialOffset: initial,
+            tail: tail)
+    }
+
+    /// Whether `name` looks like a zoneinfo name (no `..`, no leading `/`).
+    static func isSafeName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix("/") && !name.contains("..") && !name.contains("\0")
+            && name.utf8.allSatisfy { $0 > 32 && $0 < 127 }
+    }
+
+    /// Loads `/usr/share/zoneinfo/<name>`.
+    static func load(_ name: String) -> ZoneRules? {
+        guard isSafeName(name), let bytes = FileIO.read("\(zoneinfo)/\(name)") else { return nil }
+        return parse(bytes, name: name)
+    }
+
+    /// The system's zone: the name `/etc/localtime` links to, else its contents, else UTC.
+    static func system() -> ZoneRules {
+        var buffer = [CChar](repeating: 0, count: 1024)
+        let count = readlink("/etc/localtime", &buffer, buffer.count - 1)
+        if count > 0 {
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let range = target.firstRange(of: "zoneinfo/") {
+                let name = String(target[range.upperBound...])
+                if let rules = load(name) { return rules.name == "Etc/UTC" ? ZoneRules.utc : rules }
+            }
+        }
+        if let bytes = FileIO.read("/etc/localtime"), let rules = parse(bytes, name: "localtime") { return rules }
+        return .utc
+    }
+}
+
+/// Resolves TZID values: the calendar's own `VTIMEZONE`s first, then IANA names, then Windows
+/// names (Outlook/Exchange), then old Mozilla-style prefixed names.
+enum ZoneResolver {
+    /// Windows time zone names (CLDR windowsZones, territory 001) → IANA.
+    static let windowsNames: [String: String] = [
+        "Dateline Standard Time": "Etc/GMT+12", "UTC-11": "Etc/GMT+11", "Hawaiian Standard Time": "Pacific/Honolulu",
+        "Alaskan Standard Time": "America/Anchorage", "Pacific Standard Time": "America/Los_Angeles",
+        "Pacific Standard Time (Mexico)": "America/Tijuana", "US Mountain Standard Time": "America/Phoenix",
+        "Mountain Standard Time": "America/Denver", "Central America Standard Time": "America/Guatemala",
+        "Central Standard Time": "America/Chicago", "Central Standard Time (Mexico)": "America/Mexico_City",
+        "Canada Central Standard Time": "America/Regina", "SA Pacific Standard Time": "America/Bogota",
+        "Eastern Standard Time": "America/New_York", "US Eastern Standard Time": "America/Indianapolis",
+        "Atlantic Standard Time": "America/Halifax", "Venezuela Standard Time": "America/Caracas",
+        "Pacific SA Standard Time": "America/Santiago", "Newfoundland Standard Time": "America/St_Johns",
+        "E. South America Standard Time": "America/Sao_Paulo", "Argentina Standard Time": "America/Buenos_Aires",
+        "Greenland Standard Time": "America/Godthab", "UTC": "Etc/UTC", "Coordinated Universal Time": "Etc/UTC",
+        "GMT Standard Time": "Europe/London", "Greenwich Standard Time": "Atlantic/Reykjavik",
+        "W. Europe Standard Time": "Europe/Berlin", "Central Europe Standard Time": "Europe/Budapest",
+        "Romance Standard Time": "Europe/Paris", "Central European Standard Time": "Europe/Warsaw",
+        "W. Central Africa Standard Time": "Africa/Lagos", "GTB Standard Time": "Europe/Bucharest",
+        "E. Europe Standard Time": "Europe/Chisinau", "FLE Standard Time": "Europe/Kiev",
+        "Israel Standard Time": "Asia/Jerusalem", "South Africa Standard Time": "Africa/Johannesburg",
+        "Egypt Standard Time": "Africa/Cairo", "Turkey Standard Time": "Europe/Istanbul",
+        "Russian Standard Time": "Europe/Moscow", "Arab Standard Time": "Asia/Riyadh",
+        "Arabian Standard Time": "Asia/Dubai", "Iran Standard Time": "Asia/Tehran",
+        "Pakistan Standard Time": "Asia/Karachi", "India Standard Time": "Asia/Calcutta",
+        "Nepal Standard Time": "Asia/Katmandu", "Bangladesh Standard Time": "Asia/Dhaka",
+        "SE Asia Standard Time": "Asia/Bangkok", "China Standard Time": "Asia/Shanghai",
+        "Singapore Standard Time": "Asia/Singapore", "Taipei Standard Time": "Asia/Taipei",
+        "Tokyo Standard Time": "Asia/Tokyo", "Korea Standard Time": "Asia/Seoul",
+        "AUS Central Standard Time": "Australia/Darwin", "Cen. Australia Standard Time": "Australia/Adelaide",
+        "E. Australia Standard Time": "Australia/Brisbane", "AUS Eastern Standard Time": "Australia/Sydney",
+        "Tasmania Standard Time": "Australia/Hobart", "New Zealand Standard Time": "Pacific/Auckland",
+    ]
+
+    /// The IANA rules for a TZID without an embedded `VTIMEZONE`, or `nil` when unknown.
+    static func system(_ tzid: String) -> ZoneRules? {
+        if tzid == "UTC" || tzid == "Etc/UTC" || tzid == "GMT" || tzid == "Z" { return .utc }
+        if let rules = SystemZones.shared.rules(tzid) { return rules }
+        if let iana = windowsNames[tzid], let rules = SystemZones.shared.rules(iana) { return rules }
+        // "/mozilla.org/20050126_1/Europe/Berlin", "/freeassociation.sourceforge.net/Europe/Berlin"
+        if tzid.hasPrefix("/") {
+            let parts = tzid.split(separator: "/")
+            for count in [3, 2, 1] where parts.count >= count {
+                let name = parts.suffix(count).joined(separator: "/")
+                if let rules = SystemZones.shared.rules(name) { return rules }
+            }
+        }
+        return nil
+    }
+}
+
+/// A process-wide cache of zoneinfo files.
+final class SystemZones: Sendable {
+    static let shared = SystemZones()
+    private let cache = Mutex<[String: ZoneRules?]>([:])
+
+    /// The rules for an IANA name, loaded once.
+    func rules(_ name: String) -> ZoneRules? {
+        if let cached = cache.withLock({ $0[name] }) { return cached }
+        let loaded = TZif.load(name)
+        cache.withLock { $0[name] = .some(loaded) }
+        return loaded
+    }
+}

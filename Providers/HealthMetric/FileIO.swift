@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ContextProviderKit
+
+/// What `stat` says about a file: enough to tell whether it changed.
+struct FileStamp: Sendable, Hashable {
+    var size: UInt64
+    var modifiedSeconds: Int64
+    var modifiedNanoseconds: Int64
+    var isDirectory: Bool
+
+    /// The stamp of `path`, or `nil` when it does not exist or cannot be read.
+    static func of(_ path: String) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let time = info.st_mtimespec
+        #else
+        let time = info.st_mtim
+        #endif
+        return FileStamp(
+            size: UInt64(info.st_size), modifiedSeconds: Int64(time.tv_sec), modifiedNanoseconds: Int64(time.tv_nsec),
+            isDirectory: (info.st_mode & S_IFMT) == S_IFDIR)
+    }
+}
+
+/// Small file-system helpers over the C library (no Foundation).
+enum FileSystem {
+    /// The last path component.
+    static func fileName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    /// The text of the current `errno`.
+    static func errorText() -> String { String(cString: strerror(errno)) }
+
+    /// Opens a file for reading.
+    static func openForReading(_ path: String) throws(ProviderError) -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw ProviderError("Cannot open \(path): \(errorText())", hint: "Check the `export` setting and the file's permissions.")
+        }
+        return fd
+    }
+
+    /// Reads up to `count` bytes, retrying on interruption; 0 at end of file.
+    static func read(_ fd: Int32, into pointer: UnsafeMutablePointer<UInt8>, count: Int, path: String) throws(ProviderError) -> Int {
+        while true {
+            #if canImport(Darwin)
+            let result = Darwin.read(fd, pointer, count)
+            #elseif canImport(Glibc)
+            let result = Glibc.read(fd, pointer, count)
+            #else
+            let result = Musl.read(fd, pointer, count)
+            #endif
+            if result >= 0 { return result }
+            if errno == EINTR { continue }
+            throw ProviderError("Cannot read \(path): \(errorText())")
+        }
+    }
+
+    /// The whole (small) file, or `nil` when it cannot be read.
+    static func readAll(_ path: String, limit: Int = 1 << 28) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while bytes.count < limit {
+            let count = chunk.withUnsafeMutableBufferPointer { buffer in
+                (try? read(fd, into: buffer.baseAddress!, count: buffer.count, path: path)) ?? -1
+            }
+            if count < 0 { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return nil
+    }
+
+    /// Creates a folder and its parents.
+    static func makeDirectories(_ path: String) -> Bool {
+        var partial = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            partial += "/" + component
+            if mkdir(partial, 0o755) != 0, errno != EEXIST { return false }
+        }
+        return true
+    }
+
+    /// Writes a file atomically: a temporary file in the same folder, then `rename`.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) -> String? {
+        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return "cannot create \(temporary): \(errorText())" }
+        var offset = 0
+        let failure: String? = bytes.withUnsafeBufferPointer { buffer in
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return "cannot write \(temporary): \(errorText())"
+                }
+                offset += written
+            }
+            return nil
+        }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            return failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let message = "cannot rename \(temporary) to \(path): \(errorText())"
+            unlink(temporary)
+            return message
+        }
+        return nil
+    }
+
+    /// The canonical absolute path, or the path itself when it cannot be resolved.
+    static func canonical(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Writes a line to standard error (providers never print to stdout).
+    static func log(_ message: String) {
+        let line = "health-metric: " + message + "\n"
+        _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress!, $0.count - 1) }
+    }
+}
+
+/// FNV-1a, 64-bit.
+@inline(__always)
+func fnv1a(_ pointer: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for index in 0..<count {
+        hash = (hash ^ UInt64(pointer[index])) &* 0x100_0000_01b3
+    }
+    return hash
+}

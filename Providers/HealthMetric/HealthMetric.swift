@@ -1,2 +1,0 @@
-// HealthMetric provider: being written (see issue).
-import ContextProviderKit

@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ContextProviderKit
+
+/// Where the data is, and its aggregates once read: loads lazily, once per version of the file,
+/// through the on-disk cache. Safe to use from concurrent requests.
+final class HealthStore: @unchecked Sendable {
+    /// A data file found on disk.
+    struct Located: Sendable, Hashable {
+        var path: String
+        var stamp: FileStamp
+        var isCSV: Bool
+    }
+
+    /// The data file, aggregated.
+    struct Loaded: Sendable {
+        var located: Located
+        var data: HealthData
+    }
+
+    /// Files below this size are read inline by the availability check.
+    static let inlineLimit: UInt64 = 256 << 10
+
+    let configuredPath: String
+    let cache: AggregateCache?
+    private let lock = PThreadLock()
+    private var loaded: Loaded?
+    private var loading: (Located, Task<Loaded, any Error>)?
+
+    /// Bytes per read.
+    let chunkSize: Int
+
+    init(configuredPath: String, cacheDirectory: String?, chunkSize: Int = ExportScanner.defaultChunkSize) {
+        self.configuredPath = configuredPath
+        self.chunkSize = chunkSize
+        self.cache = cacheDirectory.map(AggregateCache.init(directory:))
+    }
+
+    /// Finds the data file: the configured file, or `export.xml` (also under
+    /// `apple_health_export/`) in the configured folder.
+    func locate() throws(ProviderError) -> Located {
+        guard let stamp = FileStamp.of(configuredPath) else {
+            throw ProviderError(
+                "No health data at \(configuredPath)",
+                hint: "Set `export` to your Health export.xml (Health app → profile → Export All Health Data, then unzip) or to a CSV file with date,metric,value,unit.")
+        }
+        var path = configuredPath
+        var fileStamp = stamp
+        if stamp.isDirectory {
+            let candidates = [configuredPath + "/export.xml", configuredPath + "/apple_health_export/export.xml"]
+            guard let found = candidates.first(where: { FileStamp.of($0).map { !$0.isDirectory } ?? false }),
+                let foundStamp = FileStamp.of(found)
+            else {
+                throw ProviderError(
+                    "No export.xml in the folder \(configuredPath)",
+                    hint: "Unzip the Health app's export there, or set `export` to the export.xml or a CSV file.")
+            }
+            path = found
+            fileStamp = foundStamp
+        }
+        let canonical = FileSystem.canonical(path)
+        return Located(path: canonical, stamp: fileStamp, isCSV: canonical.lowercased().hasSuffix(".csv"))
+    }
+
+    /// The aggregates if they are already in memory and the file has not changed.
+    func current() -> Loaded? {
+        guard let located = try? locate() else { return nil }
+        return lock.withLock { loaded?.located == located ? loaded : nil }
+    }
+
+    /// The aggregates of the current file, reading it (or its cache) when needed.
+    func data() async throws -> Loaded {
+        let located = try locate()
+        let task: Task<Loaded, any Error> = lock.withLock {
+            if let loaded, loaded.located == located {
+                return Task { loaded }
+            }
+            if let (pending, task) = loading, pending == located { return task }
+            let cache = self.cache
+            let chunkSize = self.chunkSize
+            let task = Task<Loaded, any Error>.detached(priority: .userInitiated) {
+                try Self.read(located, cache: cache, chunkSize: chunkSize)
+            }
+            loading = (located, task)
+            return task
+        }
+        do {
+            let result = try await task.value
+            lock.withLock {
+                if loading?.0 == located { loading = nil }
+                loaded = result
+            }
+            return result
+        } catch {
+            lock.withLock { if loading?.0 == located { loading = nil } }
+            throw error
+        }
+    }
+
+    /// Starts reading in the background (for the availability check on big files).
+    func prefetch() {
+        Task.detached(priority: .utility) { [self] in _ = try? await data() }
+    }
+
+    /// Reads the cache, else the file (then writes the cache).
+    static func read(_ located: Located, cache: AggregateCache?, chunkSize: Int) throws -> Loaded {
+        if let cache, let data = cache.load(dataPath: located.path, stamp: located.stamp) {
+            return Loaded(located: located, data: data)
+        }
+        let data = located.isCSV
+            ? try CSVReader(path: located.path, chunkSize: chunkSize).read()
+            : try ExportScanner(path: located.path, chunkSize: chunkSize).scan()
+        if let cache, let problem = cache.store(data, dataPath: located.path, stamp: located.stamp) {
+            FileSystem.log("could not write the aggregate cache (\(problem)); the next open will read the file again")
+        }
+        if let truncation = data.report.truncation { FileSystem.log(truncation) }
+        if data.report.malformed > 0 {
+            FileSystem.log("\(data.report.malformed) malformed record(s) skipped in \(located.path); first: \(data.report.problems.first ?? "")")
+        }
+        return Loaded(located: located, data: data)
+    }
+
+    /// Reads the cache only (fast); `nil` when there is no valid cache.
+    func loadFromCache(_ located: Located) -> Loaded? {
+        guard let cache, let data = cache.load(dataPath: located.path, stamp: located.stamp) else { return nil }
+        let result = Loaded(located: located, data: data)
+        lock.withLock { loaded = result }
+        return result
+    }
+}
+
+/// A mutual-exclusion lock over `pthread_mutex_t` (no Foundation).
+final class PThreadLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}

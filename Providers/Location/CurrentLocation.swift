@@ -1,0 +1,154 @@
+import ContextProviderKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where "current location" comes from, per the provider's settings (first set wins):
+/// `currentLocation` (coordinates in any accepted notation), `currentLocationFile` (a file whose
+/// first non-comment line holds coordinates) or `currentLocationCommand` (a shell command that
+/// prints coordinates on its first line of output).
+enum CurrentLocationSource: Sendable, Equatable {
+    case fixed(String)
+    case file(String)
+    case command(String)
+
+    /// The source configured in `settings`, or `nil` when none is.
+    init?(settings: ProviderSettings) {
+        if let text = settings.string("currentLocation"), !text.trimmingWhitespace().isEmpty {
+            self = .fixed(text)
+        } else if let path = settings.path("currentLocationFile"), !path.isEmpty {
+            self = .file(path)
+        } else if let command = settings.string("currentLocationCommand"), !command.trimmingWhitespace().isEmpty {
+            self = .command(command)
+        } else {
+            return nil
+        }
+    }
+
+    /// The most time a command may take.
+    static let commandTimeoutMilliseconds = 5000
+
+    /// Reads the coordinate; throws a `ProviderError` naming the setting and the problem.
+    func read() throws(ProviderError) -> Coordinate {
+        switch self {
+        case .fixed(let text):
+            do {
+                return try CoordinateParser.parse(text)
+            } catch {
+                throw Self.failure("Setting currentLocation \"\(text)\" is not a coordinate: \(error.message)")
+            }
+        case .file(let path):
+            let bytes: [UInt8]
+            do {
+                bytes = try FileBytes.read(path)
+            } catch {
+                throw Self.failure("currentLocationFile \(path): \(error.message)")
+            }
+            guard let line = Self.firstLine(bytes) else {
+                throw Self.failure("currentLocationFile \(path) holds no coordinates; write one line such as 47.37, 8.54")
+            }
+            do {
+                return try CoordinateParser.parse(line)
+            } catch {
+                throw Self.failure("currentLocationFile \(path): \"\(line)\" is not a coordinate: \(error.message)")
+            }
+        case .command(let command):
+            let output: [UInt8]
+            do {
+                output = try CommandRunner.run(command, timeoutMilliseconds: Self.commandTimeoutMilliseconds)
+            } catch {
+                throw Self.failure("currentLocationCommand `\(command)` \(error.message)")
+            }
+            guard let line = Self.firstLine(output) else {
+                throw Self.failure("currentLocationCommand `\(command)` printed no coordinates; it must print a line such as 47.37, 8.54")
+            }
+            do {
+                return try CoordinateParser.parse(line)
+            } catch {
+                throw Self.failure("currentLocationCommand `\(command)` printed \"\(line)\", which is not a coordinate: \(error.message)")
+            }
+        }
+    }
+
+    private static func firstLine(_ bytes: [UInt8]) -> String? {
+        for line in String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline) {
+            let trimmed = String(line).trimmingWhitespace()
+            if !trimmed.isEmpty, !trimmed.hasPrefix("#") { return trimmed }
+        }
+        return nil
+    }
+
+    private static func failure(_ message: String) -> ProviderError {
+        ProviderError(
+            code: LocationProvider.unavailableCode, message: "Current location is unavailable: \(message)",
+            data: ["reason": ["code": "current-location-failed", "message": .string(message)]])
+    }
+}
+
+/// Runs a shell command (`/bin/sh -c`) with a time limit and collects its standard output.
+enum CommandRunner {
+    struct Failure: Error {
+        var message: String
+    }
+
+    static func run(_ command: String, timeoutMilliseconds: Int) throws(Failure) -> [UInt8] {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw Failure(message: "could not start: pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var pid: pid_t = 0
+        let arguments = ["/bin/sh", "-c", command]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, &argv, environ)
+        close(pipeEnds[1])
+        guard spawned == 0 else {
+            close(pipeEnds[0])
+            throw Failure(message: "could not start (\(String(cString: strerror(spawned))))")
+        }
+        defer { close(pipeEnds[0]) }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var timespec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &timespec)
+        let deadline = Int(timespec.tv_sec) * 1000 + Int(timespec.tv_nsec) / 1_000_000 + timeoutMilliseconds
+        var timedOut = false
+        while true {
+            clock_gettime(CLOCK_MONOTONIC, &timespec)
+            let now = Int(timespec.tv_sec) * 1000 + Int(timespec.tv_nsec) / 1_000_000
+            if now >= deadline {
+                timedOut = true
+                break
+            }
+            var descriptor = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(deadline - now))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if ready == 0 { continue }
+            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { break }
+            if output.count < 65536 { output.append(contentsOf: buffer[0..<count]) }
+        }
+        if timedOut { kill(pid, SIGKILL) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        if timedOut { throw Failure(message: "did not finish within \(timeoutMilliseconds / 1000) s") }
+        let exited = (status & 0x7F) == 0
+        let exitCode = (status >> 8) & 0xFF
+        guard exited, exitCode == 0 else {
+            throw Failure(message: exited ? "exited with status \(exitCode)" : "was killed by signal \(status & 0x7F)")
+        }
+        return output
+    }
+}

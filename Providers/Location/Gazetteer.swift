@@ -1,0 +1,442 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a gazetteer could not be used at all (missing or unreadable file, no valid rows).
+struct GazetteerError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, where, and how to fix it.
+    var message: String
+    var description: String { message }
+}
+
+/// An offline list of named places, indexed for prefix search and nearest-place lookup.
+///
+/// Reads two formats (detected per file):
+/// - GeoNames `cities*.txt` / `allCountries.txt`: 19 tab-separated columns; only populated places
+///   (feature class `P`) are kept;
+/// - the bundled compact format (first line `# contexthost-gazetteer 1`): `geonameid, name,
+///   asciiname, latitude, longitude, country code, admin1 code, population, time zone`.
+///
+/// Malformed rows are skipped and reported (`file:line: …`) in `diagnostics`.
+final class Gazetteer: Sendable {
+    /// The file the places came from.
+    let path: String
+    /// Which format the file was read as.
+    let format: String
+    /// GeoNames ids (or the file's own ids).
+    let ids: [Int64]
+    let names: [String]
+    let asciiNames: [String]
+    let latitudes: [Double]
+    let longitudes: [Double]
+    let countryCodes: [String]
+    let admin1Codes: [String]
+    let populations: [Int]
+    let timeZones: [String]
+    /// ISO code → country name.
+    let countryNames: [String: String]
+    /// `CC.admin1` → region name.
+    let regionNames: [String: String]
+    /// Rows skipped as malformed.
+    let skippedRows: Int
+    /// The first problems found (`file:line: message`), at most `maximumDiagnostics`.
+    let diagnostics: [String]
+    let search: SearchIndex
+    let spatial: KDTree
+
+    /// The most problems kept in `diagnostics`.
+    static let maximumDiagnostics = 20
+
+    /// The number of places.
+    var count: Int { ids.count }
+
+    /// Loads a gazetteer file and optional GeoNames name tables (`countryInfo.txt`,
+    /// `admin1CodesASCII.txt`). Throws when the file is missing, unreadable, or holds no valid place.
+    init(path: String, countryInfoPath: String?, admin1Path: String?, minimumPopulation: Int = 0) throws(GazetteerError) {
+        self.path = path
+        let started = Profile.now()
+        let bytes: [UInt8]
+        do {
+            bytes = try FileBytes.read(path)
+        } catch {
+            throw GazetteerError(message: "Gazetteer \(path): \(error.message). Set the `gazetteer` setting to a GeoNames cities*.txt or allCountries.txt file, or restore data/location/cities15000.tsv.")
+        }
+        var ids: [Int64] = [], names: [String] = [], asciiNames: [String] = []
+        var latitudes: [Double] = [], longitudes: [Double] = []
+        var countryCodes: [String] = [], admin1Codes: [String] = [], populations: [Int] = [], timeZones: [String] = []
+        var diagnostics: [String] = []
+        var skipped = 0
+        var compact = false
+        var formatDecided = false
+        var interned: [String: String] = [:]
+        func intern(_ string: String) -> String {
+            if let existing = interned[string] { return existing }
+            interned[string] = string
+            return string
+        }
+        let fileName = path
+        func report(_ line: Int, _ message: String) {
+            skipped += 1
+            if diagnostics.count < Gazetteer.maximumDiagnostics {
+                diagnostics.append("\(fileName):\(line): \(message); row skipped")
+            }
+        }
+
+        bytes.withUnsafeBufferPointer { buffer in
+            var previousCountry: (range: Range<Int>, value: String)?
+            var previousAdmin1: (range: Range<Int>, value: String)?
+            var previousZone: (range: Range<Int>, value: String)?
+            let estimate = buffer.count / 64
+            ids.reserveCapacity(estimate); names.reserveCapacity(estimate); asciiNames.reserveCapacity(estimate)
+            latitudes.reserveCapacity(estimate); longitudes.reserveCapacity(estimate)
+            countryCodes.reserveCapacity(estimate); admin1Codes.reserveCapacity(estimate)
+            populations.reserveCapacity(estimate); timeZones.reserveCapacity(estimate)
+            var fields = [Range<Int>](repeating: 0..<0, count: 20)
+            var lineNumber = 0
+            var start = 0
+            let end = buffer.count
+            while start < end {
+                lineNumber += 1
+                var lineEnd = end
+                if let newline = memchr(buffer.baseAddress! + start, 0x0A, end - start) {
+                    lineEnd = buffer.baseAddress!.distance(to: newline.assumingMemoryBound(to: UInt8.self))
+                }
+                defer { start = lineEnd + 1 }
+                var contentEnd = lineEnd
+                if contentEnd > start, buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+                if contentEnd == start { continue }
+                if buffer[start] == UInt8(ascii: "#") {
+                    if lineNumber == 1, ByteText.hasPrefix(buffer, start..<contentEnd, "# contexthost-gazetteer 1") {
+                        compact = true
+                        formatDecided = true
+                    }
+                    continue
+                }
+                // Split on tabs.
+                var fieldCount = 0
+                var fieldStart = start
+                while true {
+                    var fieldEnd = contentEnd
+                    if fieldStart < contentEnd, let tab = memchr(buffer.baseAddress! + fieldStart, 0x09, contentEnd - fieldStart) {
+                        fieldEnd = buffer.baseAddress!.distance(to: tab.assumingMemoryBound(to: UInt8.self))
+                    }
+                    if fieldCount < fields.count { fields[fieldCount] = fieldStart..<fieldEnd }
+                    fieldCount += 1
+                    if fieldEnd >= contentEnd { break }
+                    fieldStart = fieldEnd + 1
+                }
+                if !formatDecided {
+                    compact = fieldCount == 9
+                    formatDecided = true
+                }
+                let expected = compact ? 9 : 19
+                guard fieldCount == expected else {
+                    report(lineNumber, "expected \(expected) tab-separated columns (\(compact ? "contexthost-gazetteer" : "GeoNames") format), found \(fieldCount)")
+                    continue
+                }
+                let idField = fields[0]
+                let nameField = fields[1], asciiField = fields[2]
+                let latitudeField = compact ? fields[3] : fields[4]
+                let longitudeField = compact ? fields[4] : fields[5]
+                let countryField = compact ? fields[5] : fields[8]
+                let admin1Field = compact ? fields[6] : fields[10]
+                let populationField = compact ? fields[7] : fields[14]
+                let timeZoneField = compact ? fields[8] : fields[17]
+                if !compact {
+                    let featureClass = fields[6]
+                    // allCountries.txt holds every feature; keep populated places only.
+                    if !(featureClass.isEmpty || (featureClass.count == 1 && buffer[featureClass.lowerBound] == UInt8(ascii: "P"))) {
+                        continue
+                    }
+                }
+                guard let id = ByteText.integer(buffer, idField) else {
+                    report(lineNumber, "geonameid \"\(ByteText.string(buffer, idField))\" is not a whole number")
+                    continue
+                }
+                guard !nameField.isEmpty else {
+                    report(lineNumber, "the name is empty")
+                    continue
+                }
+                guard let latitude = ByteText.double(buffer, latitudeField), (-90...90).contains(latitude) else {
+                    report(lineNumber, "latitude \"\(ByteText.string(buffer, latitudeField))\" is not a number from -90 to 90")
+                    continue
+                }
+                guard let longitude = ByteText.double(buffer, longitudeField), (-180...180).contains(longitude) else {
+                    report(lineNumber, "longitude \"\(ByteText.string(buffer, longitudeField))\" is not a number from -180 to 180")
+                    continue
+                }
+                var population = 0
+                if !populationField.isEmpty {
+                    guard let value = ByteText.integer(buffer, populationField), value >= 0 else {
+                        report(lineNumber, "population \"\(ByteText.string(buffer, populationField))\" is not a whole number")
+                        continue
+                    }
+                    population = Int(value)
+                }
+                if population < minimumPopulation { continue }
+                ids.append(id)
+                let name = ByteText.string(buffer, nameField)
+                names.append(name)
+                asciiNames.append(
+                    asciiField.isEmpty || ByteText.equal(buffer, asciiField, nameField) ? name : ByteText.string(buffer, asciiField))
+                latitudes.append(latitude)
+                longitudes.append(longitude)
+                // Neighbouring rows mostly share country, region and zone: reuse the previous string.
+                if let previous = previousCountry, ByteText.equal(buffer, countryField, previous.range) {
+                    countryCodes.append(previous.value)
+                } else {
+                    let value = intern(ByteText.string(buffer, countryField))
+                    previousCountry = (countryField, value)
+                    countryCodes.append(value)
+                }
+                if let previous = previousAdmin1, ByteText.equal(buffer, admin1Field, previous.range) {
+                    admin1Codes.append(previous.value)
+                } else {
+                    let value = intern(ByteText.string(buffer, admin1Field))
+                    previousAdmin1 = (admin1Field, value)
+                    admin1Codes.append(value)
+                }
+                populations.append(population)
+                if let previous = previousZone, ByteText.equal(buffer, timeZoneField, previous.range) {
+                    timeZones.append(previous.value)
+                } else {
+                    let value = intern(ByteText.string(buffer, timeZoneField))
+                    previousZone = (timeZoneField, value)
+                    timeZones.append(value)
+                }
+            }
+        }
+        guard !ids.isEmpty else {
+            let first = diagnostics.first.map { " First problem: \($0)." } ?? ""
+            throw GazetteerError(message: "Gazetteer \(path) holds no valid places (\(skipped) malformed rows).\(first) Use a GeoNames cities*.txt file (19 tab-separated columns).")
+        }
+        self.format = compact ? "contexthost-gazetteer 1" : "GeoNames"
+        self.ids = ids
+        self.names = names
+        self.asciiNames = asciiNames
+        self.latitudes = latitudes
+        self.longitudes = longitudes
+        self.countryCodes = countryCodes
+        self.admin1Codes = admin1Codes
+        self.populations = populations
+        self.timeZones = timeZones
+        var tableDiagnostics: [String] = []
+        self.countryNames = countryInfoPath.map { NameTables.countries($0, diagnostics: &tableDiagnostics) } ?? [:]
+        self.regionNames = admin1Path.map { NameTables.admin1($0, diagnostics: &tableDiagnostics) } ?? [:]
+        self.skippedRows = skipped
+        self.diagnostics = diagnostics + tableDiagnostics
+        let parsed = Profile.now()
+        self.search = SearchIndex(names: names, asciiNames: asciiNames)
+        let indexed = Profile.now()
+        self.spatial = KDTree(latitudes: latitudes, longitudes: longitudes)
+        Profile.report(
+            "read+parse \(parsed - started) µs (\(ids.count) places), search index \(indexed - parsed) µs, k-d tree \(Profile.now() - indexed) µs")
+    }
+
+    /// The country name for a place, or its code when the name is unknown.
+    func country(_ index: Int) -> String {
+        let code = countryCodes[index]
+        return countryNames[code] ?? code
+    }
+
+    /// The region (admin1) name for a place, or its code; `nil` when the place has none.
+    func region(_ index: Int) -> String? {
+        let code = admin1Codes[index]
+        if code.isEmpty || code == "00" { return nil }
+        return regionNames[countryCodes[index] + "." + code] ?? code
+    }
+
+    /// The index of the place with this id.
+    func index(ofID id: Int64) -> Int? { ids.firstIndex(of: id) }
+
+    /// The place nearest to a point and its distance in kilometres.
+    func nearest(to latitude: Double, _ longitude: Double) -> (index: Int, kilometres: Double) {
+        let (x, y, z) = Geo.unitVector(latitude: latitude, longitude: longitude)
+        let found = spatial.nearest(x, y, z, count: 1)[0]
+        return (Int(found.index), Geo.kilometres(chordSquared: found.chordSquared))
+    }
+
+    /// The `count` places nearest to a point, nearest first, with distances in kilometres.
+    func nearest(to latitude: Double, _ longitude: Double, count: Int) -> [(index: Int, kilometres: Double)] {
+        let (x, y, z) = Geo.unitVector(latitude: latitude, longitude: longitude)
+        return spatial.nearest(x, y, z, count: count).map { (Int($0.index), Geo.kilometres(chordSquared: $0.chordSquared)) }
+    }
+}
+
+/// GeoNames name tables.
+enum NameTables {
+    /// `countryInfo.txt`: ISO code (column 1) → country name (column 5); `#` lines are comments.
+    static func countries(_ path: String, diagnostics: inout [String]) -> [String: String] {
+        table(path, keyColumn: 0, nameColumn: 4, minimumColumns: 5, diagnostics: &diagnostics)
+    }
+
+    /// `admin1CodesASCII.txt`: `CC.code` → name.
+    static func admin1(_ path: String, diagnostics: inout [String]) -> [String: String] {
+        table(path, keyColumn: 0, nameColumn: 1, minimumColumns: 2, diagnostics: &diagnostics)
+    }
+
+    private static func table(
+        _ path: String, keyColumn: Int, nameColumn: Int, minimumColumns: Int, diagnostics: inout [String]
+    ) -> [String: String] {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileBytes.read(path)
+        } catch {
+            diagnostics.append("\(path): \(error.message); names are shown as codes")
+            return [:]
+        }
+        var table: [String: String] = [:]
+        var lineNumber = 0
+        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            lineNumber += 1
+            guard let first = line.first, first != UInt8(ascii: "#") else { continue }
+            let columns = line.split(separator: 0x09, omittingEmptySubsequences: false)
+            guard columns.count >= minimumColumns, !columns[keyColumn].isEmpty else {
+                if diagnostics.count < Gazetteer.maximumDiagnostics {
+                    diagnostics.append("\(path):\(lineNumber): expected at least \(minimumColumns) tab-separated columns, found \(columns.count); row skipped")
+                }
+                continue
+            }
+            var name = String(decoding: columns[nameColumn], as: UTF8.self)
+            if name.hasSuffix("\r") { name.removeLast() }
+            table[String(decoding: columns[keyColumn], as: UTF8.self)] = name
+        }
+        return table
+    }
+}
+
+/// Whole-file reads with POSIX calls.
+enum FileBytes {
+    struct Failure: Error {
+        var message: String
+    }
+
+    /// The bytes of a regular file.
+    static func read(_ path: String) throws(Failure) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw Failure(message: code == ENOENT ? "file not found" : "cannot open (\(String(cString: strerror(code))))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw Failure(message: "cannot read its status") }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw Failure(message: "not a regular file") }
+        var result = [UInt8](repeating: 0, count: Int(status.st_size))
+        var filled = 0
+        while true {
+            if filled == result.count { result.append(contentsOf: [UInt8](repeating: 0, count: 65536)) }
+            let got = result.withUnsafeMutableBytes { raw in
+                systemRead(descriptor, raw.baseAddress! + filled, raw.count - filled)
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw Failure(message: "read error (\(String(cString: strerror(errno))))")
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        result.removeLast(result.count - filled)
+        return result
+    }
+}
+
+#if canImport(Glibc)
+private let systemRead = Glibc.read
+#else
+private let systemRead = Darwin.read
+#endif
+
+/// Byte-level field conversions for the hot loading loop.
+enum ByteText {
+    static func string(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+    }
+
+    /// Whether two ranges hold the same bytes.
+    static func equal(_ buffer: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        return memcmp(buffer.baseAddress! + a.lowerBound, buffer.baseAddress! + b.lowerBound, a.count) == 0
+    }
+
+    static func hasPrefix(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ prefix: String) -> Bool {
+        let bytes = Array(prefix.utf8)
+        guard range.count >= bytes.count else { return false }
+        for (offset, byte) in bytes.enumerated() where buffer[range.lowerBound + offset] != byte { return false }
+        return true
+    }
+
+    static func integer(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64? {
+        guard !range.isEmpty, range.count <= 18 else { return nil }
+        var value: Int64 = 0
+        var index = range.lowerBound
+        var negative = false
+        if buffer[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+            guard index < range.upperBound else { return nil }
+        }
+        while index < range.upperBound {
+            let digit = buffer[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+            index += 1
+        }
+        return negative ? -value : value
+    }
+
+    private static let powers: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15]
+
+    /// A plain decimal (`-12.345`); other spellings fall back to the standard library parser.
+    static func double(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Double? {
+        guard !range.isEmpty else { return nil }
+        var index = range.lowerBound
+        var negative = false
+        if buffer[index] == UInt8(ascii: "-") || buffer[index] == UInt8(ascii: "+") {
+            negative = buffer[index] == UInt8(ascii: "-")
+            index += 1
+        }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var seenPoint = false
+        while index < range.upperBound {
+            let byte = buffer[index]
+            if byte == UInt8(ascii: ".") {
+                if seenPoint { return nil }
+                seenPoint = true
+            } else {
+                let digit = byte &- UInt8(ascii: "0")
+                guard digit < 10 else { return Double(string(buffer, range)) }
+                mantissa = mantissa * 10 + UInt64(digit)
+                digits += 1
+                if seenPoint { fractionDigits += 1 }
+                if digits > 15 { return Double(string(buffer, range)) }
+            }
+            index += 1
+        }
+        guard digits > 0 else { return nil }
+        let value = Double(mantissa) / powers[fractionDigits]
+        return negative ? -value : value
+    }
+}
+
+/// Load-phase timings on stderr when `CONTEXTHOST_LOCATION_PROFILE` is set (for the benchmark).
+enum Profile {
+    static let enabled = getenv("CONTEXTHOST_LOCATION_PROFILE") != nil
+
+    /// Monotonic microseconds.
+    static func now() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int(time.tv_sec) * 1_000_000 + Int(time.tv_nsec) / 1000
+    }
+
+    static func report(_ message: String) {
+        guard enabled else { return }
+        let line = Array("[com.contexthost.location] load: \(message)\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,2 +1,0 @@
-// Location provider: being written (see issue).
-import ContextProviderKit

@@ -1,0 +1,454 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A symbol the provider can quote: from a price file, the symbols file, or both.
+struct SymbolEntry: Hashable, Sendable {
+    var symbol: String
+    var name: String?
+    var exchange: String?
+    var currency: String?
+    /// The price file's full path, if there is one.
+    var path: String?
+    /// The price file's name, for messages.
+    var fileName: String?
+}
+
+/// Where a history came from.
+struct QuoteSource: Hashable, Sendable {
+    /// `file` or `http`.
+    var kind: String
+    /// The file name or the URL.
+    var location: String
+}
+
+/// A symbol's history, ready to quote.
+struct LoadedHistory: Sendable {
+    var entry: SymbolEntry
+    var history: PriceHistory
+    var source: QuoteSource
+    /// Remarks about how it was obtained (e.g. the HTTP source failed and the file was used).
+    var notes: [DataDiagnostic]
+}
+
+/// Why a symbol cannot be quoted; the message goes to the symbol field.
+struct LookupFailure: Error, Sendable {
+    var message: String
+}
+
+/// Reads the quotes folder and symbols file lazily, caches what it parsed (re-reading a file only
+/// when its size or modification time changes), and fetches from the HTTP source.
+final class QuoteStore: @unchecked Sendable {
+    let directory: String
+    let symbolsFile: String?
+    let urlTemplate: String?
+    let httpTimeout: Double
+    let httpCacheSeconds: Double
+
+    private let lock = PThreadLock()
+    private var catalog: Catalog?
+    private var histories: [String: (stamp: FileStamp, history: PriceHistory)] = [:]
+    private var httpCache: [String: (fetchedAt: Double, history: PriceHistory)] = [:]
+
+    struct Catalog {
+        var directoryStamp: FileStamp?
+        var symbolsStamp: FileStamp?
+        /// Sorted by symbol.
+        var entries: [SymbolEntry]
+        var bySymbol: [String: Int]
+        var diagnostics: [DataDiagnostic]
+        /// Why the folder cannot be read, if it cannot.
+        var folderProblem: String?
+        var priceFileCount: Int
+    }
+
+    init(directory: String, symbolsFile: String?, urlTemplate: String?, httpTimeout: Double, httpCacheSeconds: Double) {
+        self.directory = directory
+        self.symbolsFile = symbolsFile
+        self.urlTemplate = urlTemplate
+        self.httpTimeout = httpTimeout
+        self.httpCacheSeconds = httpCacheSeconds
+    }
+
+    // MARK: Catalog
+
+    /// The current catalog, rebuilt when the folder or the symbols file changed.
+    func currentCatalog() -> Catalog {
+        lock.withLock {
+            let directoryStamp = FileStamp(path: directory)
+            let symbolsStamp = symbolsFile.flatMap { FileStamp(path: $0) }
+            if let catalog, catalog.directoryStamp == directoryStamp, catalog.symbolsStamp == symbolsStamp {
+                return catalog
+            }
+            let built = buildCatalog(directoryStamp: directoryStamp, symbolsStamp: symbolsStamp)
+            for diagnostic in built.diagnostics { StockLog.write(diagnostic) }
+            catalog = built
+            return built
+        }
+    }
+
+    private func buildCatalog(directoryStamp: FileStamp?, symbolsStamp: FileStamp?) -> Catalog {
+        var diagnostics: [DataDiagnostic] = []
+        var entries: [String: SymbolEntry] = [:]
+        var folderProblem: String? = nil
+        var priceFiles = 0
+        if let stamp = directoryStamp, stamp.isDirectory {
+            let names = FileSystem.listDirectory(directory) ?? []
+            for name in names.sorted() {
+                guard !name.hasPrefix("."), let symbol = Self.symbol(forFileName: name) else { continue }
+                let path = directory + "/" + name
+                guard let stamp = FileStamp(path: path), stamp.isRegularFile else { continue }
+                if let symbolsFile, FileSystem.samePath(path, symbolsFile) { continue }
+                guard Ticker.isValid(symbol) else {
+                    diagnostics.append(DataDiagnostic(
+                        source: name, line: nil, severity: .problem,
+                        message: "the file name does not make a valid symbol; name files like ACME.csv or acme.us.txt; file ignored"))
+                    continue
+                }
+                if let existing = entries[symbol] {
+                    diagnostics.append(DataDiagnostic(
+                        source: name, line: nil, severity: .problem,
+                        message: "symbol \(symbol) already comes from \(existing.fileName ?? "?"); file ignored (remove one of them)"))
+                    continue
+                }
+                entries[symbol] = SymbolEntry(symbol: symbol, path: path, fileName: name)
+                priceFiles += 1
+            }
+        } else if directoryStamp == nil {
+            folderProblem = "the quotes folder \(directory) does not exist"
+        } else {
+            folderProblem = "\(directory) is not a folder"
+        }
+        if let symbolsFile, symbolsStamp != nil {
+            let fileName = FileSystem.lastComponent(symbolsFile)
+            if let bytes = FileSystem.read(symbolsFile) {
+                let (symbols, problems) = SymbolsFile.parse(bytes, source: fileName)
+                diagnostics += problems
+                for symbol in symbols {
+                    var entry = entries[symbol.symbol] ?? SymbolEntry(symbol: symbol.symbol)
+                    entry.name = symbol.name ?? entry.name
+                    entry.exchange = symbol.exchange ?? entry.exchange
+                    entry.currency = symbol.currency ?? entry.currency
+                    entries[symbol.symbol] = entry
+                }
+            } else {
+                diagnostics.append(DataDiagnostic(source: fileName, line: nil, severity: .problem, message: "cannot be read: \(String(cString: strerror(errno)))"))
+            }
+        }
+        let sorted = entries.values.sorted { $0.symbol < $1.symbol }
+        var bySymbol: [String: Int] = [:]
+        for (index, entry) in sorted.enumerated() { bySymbol[entry.symbol] = index }
+        return Catalog(
+            directoryStamp: directoryStamp, symbolsStamp: symbolsStamp, entries: sorted, bySymbol: bySymbol,
+            diagnostics: diagnostics, folderProblem: folderProblem, priceFileCount: priceFiles)
+    }
+
+    /// The symbol a price file stands for: its name without `.csv`/`.txt`, upper-cased, without
+    /// Stooq's `.US` market suffix (`aapl.us.txt` → `AAPL`, `sap.de.txt` → `SAP.DE`); `nil` for other files.
+    static func symbol(forFileName name: String) -> String? {
+        let lower = name.lowercased()
+        guard lower.hasSuffix(".csv") || lower.hasSuffix(".txt") else { return nil }
+        var stem = String(name.dropLast(4)).uppercased()
+        if stem.hasSuffix(".US"), stem.count > 3 { stem.removeLast(3) }
+        return stem
+    }
+
+    // MARK: Histories
+
+    /// The history for `symbol`: from the HTTP source first when it is configured and `network` is
+    /// granted (falling back to the local file), else from the local file.
+    func history(for symbol: String, networkGranted: Bool) throws(LookupFailure) -> LoadedHistory {
+        let catalog = currentCatalog()
+        let entry = catalog.bySymbol[symbol].map { catalog.entries[$0] } ?? SymbolEntry(symbol: symbol)
+        var notes: [DataDiagnostic] = []
+        if let urlTemplate, !urlTemplate.isEmpty {
+            if networkGranted {
+                let url = Self.url(from: urlTemplate, symbol: symbol)
+                do {
+                    let history = try fetch(url)
+                    if !history.rows.isEmpty {
+                        return LoadedHistory(entry: entry, history: history, source: QuoteSource(kind: "http", location: url), notes: [])
+                    }
+                    let first = history.diagnostics.first?.text ?? "no rows"
+                    notes.append(DataDiagnostic(source: url, line: nil, severity: .problem, message: "the HTTP source returned no usable price rows (\(first))"))
+                } catch let error as HTTPError {
+                    notes.append(DataDiagnostic(source: url, line: nil, severity: .problem, message: "the HTTP source failed: \(error.description)"))
+                } catch {
+                    throw LookupFailure(message: "Fetching \(symbol) was cancelled.")
+                }
+                for note in notes { StockLog.write(note) }
+            } else if entry.path == nil {
+                let known = entry.name.map { " (\($0))" } ?? ""
+                throw LookupFailure(message:
+                    "\(symbol)\(known) has no local price file, and the HTTP source needs the network permission, which the client did not grant.")
+            }
+        }
+        guard let path = entry.path, let fileName = entry.fileName else {
+            if let failure = notes.first {
+                throw LookupFailure(message: "No data for \(symbol): \(failure.message), and there is no local file \(symbol).csv in \(directory).")
+            }
+            if let name = entry.name {
+                throw LookupFailure(message:
+                    "\(symbol) (\(name)) has no local price file (e.g. \(symbol).csv in \(directory)) and no HTTP source is configured (httpURLTemplate).")
+            }
+            throw LookupFailure(message: "Unknown symbol \(symbol): there is no price file for it (e.g. \(symbol).csv) in \(directory). Pick a symbol from the search results.")
+        }
+        let history = try localHistory(path: path, fileName: fileName)
+        if !notes.isEmpty {
+            notes = notes.map { note in
+                var note = note
+                note.message += "; used the local file \(fileName) instead"
+                return note
+            }
+        }
+        return LoadedHistory(entry: entry, history: history, source: QuoteSource(kind: "file", location: fileName), notes: notes)
+    }
+
+    private func localHistory(path: String, fileName: String) throws(LookupFailure) -> PriceHistory {
+        let stamp = FileStamp(path: path)
+        let cached: PriceHistory? = lock.withLock {
+            guard let stamp, let entry = histories[path], entry.stamp == stamp else { return nil }
+            return entry.history
+        }
+        if let cached { return cached }
+        guard let stamp, let bytes = FileSystem.read(path) else {
+            throw LookupFailure(message: "\(fileName) cannot be read: \(String(cString: strerror(errno))). Check the file's permissions.")
+        }
+        let history = PriceParser.parse(bytes, source: fileName)
+        for diagnostic in history.diagnostics { StockLog.write(diagnostic) }
+        lock.withLock { histories[path] = (stamp, history) }
+        return history
+    }
+
+    private func fetch(_ url: String) throws -> PriceHistory {
+        let now = FileSystem.monotonicSeconds()
+        let cached: PriceHistory? = lock.withLock {
+            guard let entry = httpCache[url], now - entry.fetchedAt < httpCacheSeconds else { return nil }
+            return entry.history
+        }
+        if let cached { return cached }
+        let response = try HTTPClient.get(url, timeout: httpTimeout)
+        let history = PriceParser.parse(response.body, source: url)
+        for diagnostic in history.diagnostics { StockLog.write(diagnostic) }
+        if !history.rows.isEmpty { lock.withLock { httpCache[url] = (now, history) } }
+        return history
+    }
+
+    /// The URL for a symbol: `{symbol}` becomes e.g. `ACME`, `{symbolLower}` `acme`, percent-encoded.
+    static func url(from template: String, symbol: String) -> String {
+        func encode(_ text: String) -> String {
+            var output = ""
+            for byte in text.utf8 {
+                let character = Character(Unicode.Scalar(byte))
+                if character.isASCII, character.isLetter || character.isNumber || "-._~".contains(character) {
+                    output.append(character)
+                } else {
+                    let hex = Array("0123456789ABCDEF")
+                    output += "%\(hex[Int(byte >> 4)])\(hex[Int(byte & 15)])"
+                }
+            }
+            return output
+        }
+        return template.replacing("{symbolLower}", with: encode(symbol.lowercased()))
+            .replacing("{symbol}", with: encode(symbol))
+    }
+}
+
+/// The optional symbols file: `symbol,name,exchange,currency` (header required, any order; only
+/// `symbol` is required).
+enum SymbolsFile {
+    struct Row {
+        var symbol: String
+        var name: String?
+        var exchange: String?
+        var currency: String?
+    }
+
+    static func parse(_ bytes: [UInt8], source: String) -> ([Row], [DataDiagnostic]) {
+        var rows: [Row] = []
+        var problems: [DataDiagnostic] = []
+        var seen: [String: Int] = [:]
+        var lines = CSV.lines(bytes)
+        guard let headerIndex = lines.firstIndex(where: { !CSV.isBlank($0.bytes) }) else { return ([], []) }
+        let header = lines[headerIndex]
+        lines.removeFirst(headerIndex + 1)
+        let separator = CSV.separator(forHeader: header.bytes)
+        let names = CSV.fields(header.bytes, separator: separator).map { $0.trimmingSpaces.lowercased() }
+        func index(_ candidates: [String]) -> Int? { names.firstIndex { candidates.contains($0) } }
+        guard let symbolIndex = index(["symbol", "ticker", "code"]) else {
+            problems.append(DataDiagnostic(
+                source: source, line: header.number, severity: .problem,
+                message: "the header has no symbol column; expected symbol,name,exchange,currency; file ignored"))
+            return ([], problems)
+        }
+        let nameIndex = index(["name", "company", "description"])
+        let exchangeIndex = index(["exchange", "market"])
+        let currencyIndex = index(["currency"])
+        for line in lines where !CSV.isBlank(line.bytes) {
+            let fields = CSV.fields(line.bytes, separator: separator).map(\.trimmingSpaces)
+            func value(_ index: Int?) -> String? {
+                guard let index, index < fields.count, !fields[index].isEmpty else { return nil }
+                return fields[index]
+            }
+            guard let raw = value(symbolIndex) else {
+                problems.append(DataDiagnostic(source: source, line: line.number, severity: .problem, message: "no symbol; row skipped"))
+                continue
+            }
+            let symbol = raw.uppercased()
+            guard Ticker.isValid(symbol) else {
+                problems.append(DataDiagnostic(
+                    source: source, line: line.number, severity: .problem, message: "\"\(raw)\" is not a valid symbol (\(Ticker.rule)); row skipped"))
+                continue
+            }
+            if let first = seen[symbol] {
+                problems.append(DataDiagnostic(
+                    source: source, line: line.number, severity: .problem, message: "\(symbol) is listed again (first on line \(first)); row skipped"))
+                continue
+            }
+            seen[symbol] = line.number
+            var currency = value(currencyIndex)?.uppercased()
+            if let code = currency, code.count != 3 || !code.allSatisfy({ $0.isASCII && $0.isLetter }) {
+                problems.append(DataDiagnostic(
+                    source: source, line: line.number, severity: .problem,
+                    message: "currency \"\(code)\" is not a 3-letter ISO 4217 code; the default currency is used"))
+                currency = nil
+            }
+            rows.append(Row(symbol: symbol, name: value(nameIndex), exchange: value(exchangeIndex), currency: currency))
+        }
+        return (rows, problems)
+    }
+}
+
+/// What a ticker symbol may look like.
+enum Ticker {
+    static let rule = "1 to 20 letters, digits, '.', '-', '_', '=' or '^', starting with a letter, digit or '^', e.g. ACME or UMBR.DE"
+
+    static func isValid(_ symbol: String) -> Bool {
+        guard (1...20).contains(symbol.count), let first = symbol.first, first.isASCII,
+            first.isLetter || first.isNumber || first == "^"
+        else { return false }
+        return symbol.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || ".-_=^".contains($0)) }
+    }
+}
+
+/// Diagnostics for the operator, on stderr (the host's log stream).
+enum StockLog {
+    static func write(_ diagnostic: DataDiagnostic) {
+        let level = diagnostic.severity == .problem ? "warning" : "note"
+        let line = Array("stock-quote: \(level): \(diagnostic.text)\n".utf8)
+        // One write(2) per line, so lines from concurrent calls do not interleave.
+        _ = line.withUnsafeBytes { systemWrite(2, $0.baseAddress, $0.count) }
+    }
+}
+
+/// A file's identity for caching: size, modification time and type.
+struct FileStamp: Hashable, Sendable {
+    var size: Int64
+    var seconds: Int
+    var nanoseconds: Int
+    var mode: UInt32
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+        seconds = Int(info.st_mtimespec.tv_sec)
+        nanoseconds = Int(info.st_mtimespec.tv_nsec)
+        #else
+        seconds = Int(info.st_mtim.tv_sec)
+        nanoseconds = Int(info.st_mtim.tv_nsec)
+        #endif
+        mode = UInt32(info.st_mode)
+    }
+
+    var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
+    var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+}
+
+/// Plain POSIX file access (no Foundation).
+enum FileSystem {
+    /// The names in a folder (without `.` and `..`), or `nil` if it cannot be opened.
+    static func listDirectory(_ path: String) -> [String]? {
+        guard let handle = opendir(path) else { return nil }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// A whole file, or `nil` (see `errno`).
+    static func read(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var info = stat()
+        if fstat(fd, &info) == 0 { bytes.reserveCapacity(Int(info.st_size)) }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes.append(contentsOf: buffer[0..<count])
+            } else if count == 0 {
+                return bytes
+            } else if errno != EINTR {
+                return nil
+            }
+        }
+    }
+
+    static func lastComponent(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    /// Whether two paths name the same file (same device and inode).
+    static func samePath(_ lhs: String, _ rhs: String) -> Bool {
+        var left = stat(), right = stat()
+        guard stat(lhs, &left) == 0, stat(rhs, &right) == 0 else { return false }
+        return left.st_dev == right.st_dev && left.st_ino == right.st_ino
+    }
+
+    static func monotonicSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
+
+/// A mutual-exclusion lock over `pthread_mutex_t` (the SDK's lock is internal to it).
+final class PThreadLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+@inline(__always)
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
+
+@inline(__always)
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }

@@ -1,2 +1,0 @@
-// StockQuote provider: being written (see issue).
-import ContextProviderKit

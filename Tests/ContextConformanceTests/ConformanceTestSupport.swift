@@ -1,0 +1,46 @@
+import ContextConformance
+import ContextHostTestSupport
+import Foundation
+
+/// Shared set-up: options pointing at the build folder, and the fixture manifests.
+enum ConformanceTestSupport {
+    static let fixtures = BuildProducts.packageRoot + "/Tests/Fixtures/manifests-conformance"
+    static let scripts = BuildProducts.packageRoot + "/Tests/Fixtures/conformance"
+    static let bundled = BuildProducts.packageRoot + "/manifests"
+
+    /// Options for the test build: libraries and `context-host` from the build folder.
+    static func options(modes: [ConformanceMode] = [.worker, .inProcess]) -> ConformanceOptions {
+        var options = ConformanceOptions()
+        options.modes = modes
+        options.libraryDirectories = [BuildProducts.directory]
+        options.hostExecutable = BuildProducts.hostExecutable
+        return options
+    }
+
+    /// A conformance fixture manifest by name (`bad-chip` → …/bad-chip.yaml).
+    static func fixture(_ name: String) -> String { fixtures + "/\(name).yaml" }
+
+    /// Every bundled manifest (the folder as it is when the tests start).
+    static var bundledManifests: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: bundled)) ?? [])
+            .filter { $0.hasSuffix(".yaml") && !$0.hasPrefix(".") }.sorted().map { bundled + "/" + $0 }
+    }
+
+    /// Runs a program to completion; returns its status and stdout.
+    static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let inputPipe = Pipe()
+        process.standardInput = inputPipe
+        try process.run()
+        if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
+        try inputPipe.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
