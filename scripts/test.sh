@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Builds everything (the host, the provider libraries the tests load, the tests) and runs the
 # whole test suite. This is the README's test command; .ci/run calls it.
+#
+# Tests run one at a time (--no-parallel): many integration tests block a thread while they
+# wait for a spawned host, and provider tests run the providers' own tasks inside the test
+# process; in parallel on a 2-core machine the blocking tests can take every thread of Swift's
+# cooperative pool and starve the providers' tasks into timeouts. Serial, the suite takes about
+# a minute and is deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --build-tests
-swift test --skip-build "$@"
+swift test --skip-build --no-parallel "$@"

@@ -39,7 +39,7 @@ public final class ProviderHarness: Sendable {
     }
 
     /// Sends one request and waits for its result; throws `CallError` for an error answer.
-    public func call(_ method: String, _ params: JSONValue = [:], timeout: Double = 10) async throws -> JSONValue {
+    public func call(_ method: String, _ params: JSONValue = [:], timeout: Double = 60) async throws -> JSONValue {
         let outcome: Result<JSONValue, CallError> = await withCheckedContinuation { continuation in
             let once = Mutex(false)
             let finish: @Sendable (Result<JSONValue, CallError>) -> Void = { result in
