@@ -1,5 +1,6 @@
 // Calendar provider benchmark: parse and expand a generated 10,000-event iCalendar file through
-// the real libCalendarProvider.so (C ABI, as the host calls it in-process). See Benchmarks/README.md.
+// the real libCalendarProvider.so (C ABI, as the host calls it in-process). Results and machine
+// state: Benchmarks/results/calendar.md.
 //
 //   swift build -c release --product calendar-bench --product CalendarProvider
 //   .build/release/calendar-bench [RUNS] [EVENTS]

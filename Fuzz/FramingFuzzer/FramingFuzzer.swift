@@ -40,6 +40,12 @@ private func message(_ bytes: UnsafeRawBufferPointer, selector: UInt8) {
         // Provider-output validation (never crashes; errors are fine).
         let kind = outputKinds[Int(selector) % outputKinds.count]
         _ = try? OutputValidation.check(bytes, as: kind, providerID: "fuzz", method: "fuzz", limits: OutputLimits(), messageLimit: 4096)
+        // The allocation-free chip scan may only accept what the full decoder accepts.
+        if ChipScan.isValid(bytes),
+            (try? OutputValidation.check(bytes, as: .chip, providerID: "fuzz", method: "fuzz", limits: OutputLimits(), messageLimit: 4096)) == nil
+        {
+            fatalError("ChipScan accepted a chip the decoder refuses")
+        }
         _ = envelope
     }
     server.receive(Array(bytes))

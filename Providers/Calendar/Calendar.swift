@@ -1,4 +1,5 @@
 import ContextProviderKit
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -90,7 +91,9 @@ public struct CalendarProvider: ContextProvider {
     /// The upcoming occurrences: overlapping `[now, now + windowDays)`.
     func upcoming() -> (CalendarStore.Snapshot, [Occurrence]) {
         let snapshot = store.snapshot()
-        let start = now
+        // With the real clock the window moves by whole minutes, so repeated queries (one per
+        // keystroke) reuse the cached expansion.
+        let start = fixedNow ?? Civil.floorDiv(now, 60) * 60
         return (snapshot, store.occurrences(in: snapshot, from: start, to: start + windowDays * 86_400, zone: zone.rules))
     }
 
@@ -238,13 +241,9 @@ public struct CalendarProvider: ContextProvider {
         let skipped: Set<String> = ["BEGIN", "END", "DTSTART", "DTEND", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "EXRULE"]
         var text = "BEGIN:VEVENT\r\n"
         for property in event.properties where !skipped.contains(property.name) {
+            // Parameters exactly as written (their quoting already valid).
             var line = property.name
-            for parameter in property.parameters {
-                let values = parameter.values.map { value in
-                    value.contains(where: { $0 == ":" || $0 == ";" || $0 == "," }) ? "\"\(value)\"" : value
-                }
-                line += ";\(parameter.name)=\(values.joined(separator: ","))"
-            }
+            if !property.rawParameters.isEmpty { line += ";" + property.rawParameters }
             line += ":\(property.value)"
             text += ICSText.fold(line)
         }
@@ -409,8 +408,6 @@ struct EventContent {
         ics = try reader.optionalString("ics")
     }
 }
-
-import Synchronization
 
 /// The library's entry point (`context_provider.h`).
 @_cdecl("context_provider_entry_v1")

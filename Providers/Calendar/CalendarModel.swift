@@ -213,24 +213,37 @@ struct CalendarReader {
 
     /// `YYYYMMDD` → day number.
     static func parseDate(_ text: Substring) -> Int? {
-        let b = Array(text.utf8)
-        guard b.count == 8, b.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        func n(_ from: Int, _ count: Int) -> Int { b[from..<(from + count)].reduce(0) { $0 * 10 + Int($1 - 48) } }
-        let year = n(0, 4)
-        let month = n(4, 2)
-        let day = n(6, 2)
+        if let result = text.utf8.withContiguousStorageIfAvailable({ parseDate(bytes: $0) }) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer { parseDate(bytes: $0) }
+    }
+
+    static func parseDate(bytes b: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard b.count == 8 else { return nil }
+        var digits = 0
+        for i in 0..<8 {
+            guard b[i] >= 48, b[i] <= 57 else { return nil }
+            digits = digits * 10 + Int(b[i] - 48)
+        }
+        let year = digits / 10_000
+        let month = digits / 100 % 100
+        let day = digits % 100
         guard (1...12).contains(month), day >= 1, day <= Civil.daysInMonth(year: year, month: month) else { return nil }
         return Civil.days(year: year, month: month, day: day)
     }
 
     /// `YYYYMMDDTHHMMSS[Z]` → (wall-clock seconds, is UTC).
     static func parseDateTime(_ text: Substring) -> (Int, Bool)? {
-        guard text.utf8.count == 15 || text.utf8.count == 16 else { return nil }
-        let b = Array(text.utf8)
-        guard b[8] == UInt8(ascii: "T"), let days = parseDate(text.prefix(8)) else { return nil }
+        if let result = text.utf8.withContiguousStorageIfAvailable({ parseDateTime(bytes: $0) }) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer { parseDateTime(bytes: $0) }
+    }
+
+    static func parseDateTime(bytes b: UnsafeBufferPointer<UInt8>) -> (Int, Bool)? {
+        guard b.count == 15 || b.count == 16, b[8] == UInt8(ascii: "T"),
+            let days = parseDate(bytes: UnsafeBufferPointer(rebasing: b[0..<8]))
+        else { return nil }
         let isUTC = b.count == 16
         if isUTC, b[15] != UInt8(ascii: "Z") { return nil }
-        guard b[9..<15].allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        for i in 9..<15 where b[i] < 48 || b[i] > 57 { return nil }
         let hour = Int(b[9] - 48) * 10 + Int(b[10] - 48)
         let minute = Int(b[11] - 48) * 10 + Int(b[12] - 48)
         let second = Int(b[13] - 48) * 10 + Int(b[14] - 48)
@@ -476,18 +489,19 @@ struct CalendarReader {
         var attendees: [Attendee] = []
         var status: String?
         var url: String?
-        for property in component.properties {
-            switch property.name {
-            case "EXDATE": exdates += times(property)
-            case "RDATE": rdates += times(property)
-            case "RECURRENCE-ID": if recurrenceID == nil { recurrenceID = time(property) }
-            case "SUMMARY": if summary == nil { summary = property.text }
-            case "LOCATION": if location == nil { location = property.text.nonEmpty }
-            case "DESCRIPTION": if description == nil { description = property.text.nonEmpty }
-            case "ORGANIZER": if organizer == nil { organizer = Self.attendee(property) }
-            case "ATTENDEE": attendees.append(Self.attendee(property))
-            case "STATUS": if status == nil { status = property.value.uppercased() }
-            case "URL": if url == nil { url = property.value }
+        for index in component.properties.indices {
+            // Switch on the name in place; only the properties used are copied out.
+            switch component.properties[index].name {
+            case "EXDATE": exdates += times(component.properties[index])
+            case "RDATE": rdates += times(component.properties[index])
+            case "RECURRENCE-ID": if recurrenceID == nil { recurrenceID = time(component.properties[index]) }
+            case "SUMMARY": if summary == nil { summary = component.properties[index].text }
+            case "LOCATION": if location == nil { location = component.properties[index].text.nonEmpty }
+            case "DESCRIPTION": if description == nil { description = component.properties[index].text.nonEmpty }
+            case "ORGANIZER": if organizer == nil { organizer = Self.attendee(component.properties[index]) }
+            case "ATTENDEE": attendees.append(Self.attendee(component.properties[index]))
+            case "STATUS": if status == nil { status = component.properties[index].value.uppercased() }
+            case "URL": if url == nil { url = component.properties[index].value }
             default: break
             }
         }

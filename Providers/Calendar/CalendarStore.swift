@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Finds, reads and caches the configured calendar files; a file is read again only when its
 /// size or modification time changes.
 final class CalendarStore: Sendable {
@@ -166,9 +172,3 @@ enum Log {
         line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
     }
 }
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif

@@ -4,6 +4,15 @@
     import Darwin
 #endif
 
+/// `read(2)`, named apart from `FileIO.read`.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        Glibc.read(fd, buffer, count)
+    #else
+        Darwin.read(fd, buffer, count)
+    #endif
+}
+
 /// Plain POSIX file access (no Foundation, to keep the library quick to load).
 enum FileIO {
     /// What `stat` says about a path.
@@ -48,7 +57,7 @@ enum FileIO {
             var filled = start
             result.withUnsafeMutableBytes { buffer in
                 while filled < capacity {
-                    let count = Glibc.read(fd, buffer.baseAddress! + filled, capacity - filled)
+                    let count = systemRead(fd, buffer.baseAddress! + filled, capacity - filled)
                     if count < 0 {
                         if errno == EINTR { continue }
                         failed = true

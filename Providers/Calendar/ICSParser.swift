@@ -14,8 +14,9 @@ struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
 struct ICSProperty: Sendable {
     /// The property name, upper-cased.
     var name: String
-    /// Parameters, names upper-cased, values unquoted (a parameter may have several values).
-    var parameters: [(name: String, values: [String])]
+    /// The parameters as written, between the name's `;` and the value's `:` (already checked
+    /// by the parser; read on demand, since most are never asked for).
+    var rawParameters: String
     /// The raw value (still escaped for TEXT values).
     var value: String
     /// The line where it starts.
@@ -23,8 +24,43 @@ struct ICSProperty: Sendable {
 
     /// The first value of a parameter.
     func parameter(_ name: String) -> String? {
+        if rawParameters.isEmpty { return nil }
         for parameter in parameters where parameter.name == name { return parameter.values.first }
         return nil
+    }
+
+    /// Parameters, names upper-cased, values unquoted (a parameter may have several values).
+    var parameters: [(name: String, values: [String])] {
+        var result: [(name: String, values: [String])] = []
+        let bytes = Array(rawParameters.utf8)
+        var index = 0
+        while index < bytes.count {
+            let nameStart = index
+            while index < bytes.count, bytes[index] != 61 { index += 1 }  // =
+            let name = ICSParser.upper(bytes[nameStart..<index])
+            index += 1
+            var values: [String] = []
+            while index <= bytes.count {
+                if index < bytes.count, bytes[index] == 34 {  // quoted
+                    let start = index + 1
+                    let close = bytes[start...].firstIndex(of: 34) ?? bytes.count
+                    values.append(String(decoding: bytes[start..<close], as: UTF8.self))
+                    index = close + 1
+                } else {
+                    let start = index
+                    while index < bytes.count, bytes[index] != 44, bytes[index] != 59 { index += 1 }
+                    values.append(String(decoding: bytes[start..<min(index, bytes.count)], as: UTF8.self))
+                }
+                if index < bytes.count, bytes[index] == 44 {
+                    index += 1
+                    continue
+                }
+                break
+            }
+            result.append((name, values))
+            index += 1  // the ';' before the next parameter
+        }
+        return result
     }
 
     /// The value read as TEXT: `\n`, `\,`, `\;` and `\\` unescaped.
@@ -237,7 +273,7 @@ struct ICSParser {
             return nil
         }
         let name = Self.upper(bytes[0..<index])
-        var parameters: [(name: String, values: [String])] = []
+        let parametersStart = index + 1
         while index < count, bytes[index] == 59 {  // ;
             index += 1
             let nameStart = index
@@ -246,22 +282,19 @@ struct ICSParser {
                 report(line, "malformed parameter in \(name): \(Self.excerpt(bytes)); line skipped")
                 return nil
             }
-            let parameterName = Self.upper(bytes[nameStart..<index])
             index += 1
-            var values: [String] = []
             while true {
                 if index < count, bytes[index] == 34 {  // quoted
-                    let start = index + 1
-                    guard let close = bytes[start...].firstIndex(of: 34) else {
+                    guard let close = bytes[(index + 1)...].firstIndex(of: 34) else {
+                        let parameterName = Self.upper(bytes[nameStart..<(index - 1)])
                         report(line, "unterminated quoted value of parameter \(parameterName) in \(name); line skipped")
                         return nil
                     }
-                    values.append(String(decoding: bytes[start..<close], as: UTF8.self))
                     index = close + 1
                 } else {
-                    let start = index
-                    while index < count, bytes[index] != 44, bytes[index] != 59, bytes[index] != 58 { index += 1 }
-                    values.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                    while index < count, bytes[index] != 44, bytes[index] != 59, bytes[index] != 58, bytes[index] != 34 {
+                        index += 1
+                    }
                 }
                 if index < count, bytes[index] == 44 {
                     index += 1
@@ -269,14 +302,15 @@ struct ICSParser {
                 }
                 break
             }
-            parameters.append((parameterName, values))
         }
         guard index < count, bytes[index] == 58 else {  // :
             report(line, "malformed content line (no ':' after \(name)): \(Self.excerpt(bytes)); line skipped")
             return nil
         }
+        let rawParameters =
+            index > parametersStart ? String(decoding: bytes[parametersStart..<index], as: UTF8.self) : ""
         let value = String(decoding: bytes[(index + 1)...], as: UTF8.self)
-        return ICSProperty(name: name, parameters: parameters, value: value, line: line)
+        return ICSProperty(name: name, rawParameters: rawParameters, value: value, line: line)
     }
 
     /// An ASCII name, upper-cased.

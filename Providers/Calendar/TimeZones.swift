@@ -209,9 +209,11 @@ struct PosixTZ: Sendable {
             daylightOffset = nil
             return
         }
-        guard b.first == UInt8(ascii: ","), let _ = Optional(b = b.dropFirst()), let s = rule(),
-            b.first == UInt8(ascii: ","), let _ = Optional(b = b.dropFirst()), let e = rule(), b.isEmpty
-        else { return nil }
+        guard b.first == UInt8(ascii: ",") else { return nil }
+        b = b.dropFirst()
+        guard let s = rule(), b.first == UInt8(ascii: ",") else { return nil }
+        b = b.dropFirst()
+        guard let e = rule(), b.isEmpty else { return nil }
         start = s
         end = e
     }

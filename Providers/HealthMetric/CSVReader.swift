@@ -23,6 +23,7 @@ struct CSVReader {
         self.chunkSize = max(chunkSize, 64)
     }
 
+    /// Reads the whole file; bad rows are reported in the result, never thrown.
     func read() throws(ProviderError) -> HealthData {
         let fd = try FileSystem.openForReading(path)
         defer { close(fd) }
@@ -48,7 +49,7 @@ struct CSVReader {
                 report.problem("\(fileName):\(lineNumber): unclosed quote; row skipped")
                 return
             }
-            guard let header = columns else {
+            guard columns != nil else {
                 var found: [String: Int] = [:]
                 for (index, name) in fields.enumerated() { found[name.trimmed().lowercased()] = index }
                 if ["date", "metric", "value"].allSatisfy({ found[$0] != nil }) {
@@ -60,7 +61,6 @@ struct CSVReader {
                 }
                 return
             }
-            _ = header
             handleRow(fields, line: lineNumber)
         }
 

@@ -8,6 +8,7 @@ import ContextProviderKit
 /// and modification time. Items carry the aggregates of the chosen period, so the views are
 /// computed from the item alone.
 public struct HealthMetricProvider: ContextProvider {
+    /// Id, title, version and icon.
     public static let metadata = ProviderMetadata(
         id: "com.contexthost.health-metric", title: "Health Metric", version: "1.0.0", iconName: "heart.text.square")
 
@@ -89,10 +90,13 @@ public struct HealthMetricProvider: ContextProvider {
 
     static let stepId = "metric"
 
+    /// The one-step form: metric (those present in the data), period and date. Reads the data
+    /// (or its cache) on first use.
     public func startCollection(sessionId: String) async throws -> ContextForm {
         form(for: try await loadedWithData())
     }
 
+    /// The form used to validate a submitted step.
     public func form(forStep stepId: String, sessionId: String, values: FormValues) async throws -> ContextForm? {
         guard stepId == Self.stepId else { return nil }
         return form(for: try await loadedWithData())
@@ -131,6 +135,8 @@ public struct HealthMetricProvider: ContextProvider {
             fallbackText: "Health metric: choose a metric (\(options.map(\.label).joined(separator: ", "))), a period (day, week or month) and a date like \(CivilDate.format(lastDay)).")
     }
 
+    /// Makes the item: the chosen metric over the period, with its days and summary; a field
+    /// error when the period has no data.
     public func submit(stepId: String, values: FormValues, sessionId: String) async throws -> SubmitOutcome {
         guard stepId == Self.stepId else {
             throw ProviderError.invalidParams("params.stepId: unknown step \"\(stepId)\"; expected \(Self.stepId)")
@@ -161,18 +167,22 @@ public struct HealthMetricProvider: ContextProvider {
 
     // MARK: Views
 
+    /// The chip: value and unit, with a tone against the goal.
     public func preview(_ item: ContextItem) async throws -> ContextChip {
         try HealthItem(item).chip
     }
 
+    /// The detail: trend chart with the goal as a threshold, facts and data notes.
     public func detail(_ item: ContextItem) async throws -> ContextDetail {
         try HealthItem(item).detail
     }
 
+    /// One line, e.g. `Steps, March 2024: 8,714 steps/day (goal 10,000 steps; met on 3 of 7 days)`.
     public func describe(_ item: ContextItem) async throws -> String {
         try HealthItem(item).sentence
     }
 
+    /// `json` (default): the content with the aggregates; `csv`: one row per day.
     public func encode(_ item: ContextItem, representation: String?) async throws -> EncodedItem {
         let health = try HealthItem(item)
         let metadata = ["metric": health.metric.key, "period": health.period.rawValue, "unit": health.unit]

@@ -203,10 +203,14 @@ struct HealthItem {
         return "\(number(value)) \(unit)"
     }
 
-    var goalText: String? {
+    /// `10,000 steps`, or `≤ 60.0 bpm` for an at-most goal.
+    var goalValueText: String? {
         guard let goal else { return nil }
-        return (goal.direction == .atLeast ? "goal " : "goal ≤ ") + amount(goal.value)
+        return (goal.direction == .atLeast ? "" : "≤ ") + amount(goal.value)
     }
+
+    /// `goal 10,000 steps`.
+    var goalText: String? { goalValueText.map { "goal " + $0 } }
 
     var periodText: String {
         switch period {
@@ -269,9 +273,8 @@ struct HealthItem {
         if let low { facts.append(Fact(label: "Minimum\(suffix)", value: amount(low))) }
         if let high { facts.append(Fact(label: "Maximum\(suffix)", value: amount(high))) }
         if let total, metric.aggregation != .average { facts.append(Fact(label: "Total\(suffix)", value: amount(total))) }
-        if let goal, let goalText {
-            _ = goal
-            facts.append(Fact(label: "Goal", value: String(goalText.dropFirst(5))))
+        if let goalValueText {
+            facts.append(Fact(label: "Goal", value: goalValueText))
             if let daysMet {
                 facts.append(Fact(label: "Days met", value: "\(daysMet) of \(daysWithData)", tone: daysMet == daysWithData ? .good : .neutral))
             }

@@ -167,6 +167,10 @@ struct KDTree: Sendable {
     private let places: [Int32]
     /// The split axis of each node (0, 1, 2).
     private let axes: [UInt8]
+    /// Each node's bounding box (over its whole subtree), at the node's slot: min x, max x, min y,
+    /// max y, min z, max z. Pruning on boxes rather than split planes keeps lookups far from any
+    /// place (oceans, Antarctica) fast.
+    private let boxes: [Double]
 
     init(latitudes: [Double], longitudes: [Double]) {
         let count = latitudes.count
@@ -176,10 +180,12 @@ struct KDTree: Sendable {
         var zs = [Double](repeating: 0, count: count)
         var order = [Int32](repeating: 0, count: count)
         var axes = [UInt8](repeating: 0, count: count)
+        var boxes = [Double](repeating: 0, count: count * 6)
         for index in 0..<count {
             (xs[index], ys[index], zs[index]) = Geo.unitVector(latitude: latitudes[index], longitude: longitudes[index])
             order[index] = Int32(index)
         }
+        boxes.withUnsafeMutableBufferPointer { boxes in
         xs.withUnsafeMutableBufferPointer { xs in
             ys.withUnsafeMutableBufferPointer { ys in
                 zs.withUnsafeMutableBufferPointer { zs in
@@ -225,6 +231,9 @@ struct KDTree: Sendable {
                                     if middle <= j { right = j } else if middle >= i { left = i } else { break }
                                 }
                                 axes[middle] = axis
+                                let box = middle * 6
+                                (boxes[box], boxes[box + 1], boxes[box + 2]) = (minX, maxX, minY)
+                                (boxes[box + 3], boxes[box + 4], boxes[box + 5]) = (maxY, minZ, maxZ)
                                 stack.append((low, middle))
                                 stack.append((middle + 1, high))
                             }
@@ -233,6 +242,8 @@ struct KDTree: Sendable {
                 }
             }
         }
+        }
+        self.boxes = boxes
         self.xs = xs
         self.ys = ys
         self.zs = zs
@@ -251,9 +262,18 @@ struct KDTree: Sendable {
             ys.withUnsafeBufferPointer { ys in
                 zs.withUnsafeBufferPointer { zs in
                     axes.withUnsafeBufferPointer { axes in
+                      boxes.withUnsafeBufferPointer { boxes in
                         func visit(_ low: Int, _ high: Int) {
                             guard low < high else { return }
                             let middle = (low + high) / 2
+                            if high - low > 1, best.count == count {
+                                // Squared distance from the query to the subtree's box.
+                                let box = middle * 6
+                                let ox = x < boxes[box] ? boxes[box] - x : (x > boxes[box + 1] ? x - boxes[box + 1] : 0)
+                                let oy = y < boxes[box + 2] ? boxes[box + 2] - y : (y > boxes[box + 3] ? y - boxes[box + 3] : 0)
+                                let oz = z < boxes[box + 4] ? boxes[box + 4] - z : (z > boxes[box + 5] ? z - boxes[box + 5] : 0)
+                                if ox * ox + oy * oy + oz * oz >= worst { return }
+                            }
                             let dx = xs[middle] - x, dy = ys[middle] - y, dz = zs[middle] - z
                             let distance = dx * dx + dy * dy + dz * dz
                             if best.count < count || distance < worst {
@@ -276,6 +296,7 @@ struct KDTree: Sendable {
                             }
                         }
                         visit(0, places.count)
+                      }
                     }
                 }
             }

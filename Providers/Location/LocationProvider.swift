@@ -196,13 +196,14 @@ public struct LocationProvider: ContextProvider {
         case .coordinates, .current:
             let current = location.source == .current
             let title: String
-            var subtitle: String
-            if let placeName = location.placeName {
-                title = current ? "Current location" : "Near \(placeName)"
+            let subtitle: String
+            if let placeName = location.placeName, current {
+                title = "Current location"
+                subtitle = "near \(placeName)" + (area.map { ", \($0)" } ?? "")
+            } else if let placeName = location.placeName {
+                title = "Near \(placeName)"
                 let distance = location.distanceKilometres.map { " · \(Geo.distanceLabel($0))" } ?? ""
-                subtitle = current ? "near \(placeName)" : Geo.decimal(location.point)
-                if let area { subtitle += ", \(area)" }
-                if !current { subtitle = "\(area ?? Geo.decimal(location.point))\(distance)" }
+                subtitle = (area ?? Geo.decimal(location.point)) + distance
             } else {
                 title = current ? "Current location" : Geo.decimal(location.point)
                 subtitle = current ? Geo.decimal(location.point) : Geo.dms(location.point)

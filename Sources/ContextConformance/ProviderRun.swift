@@ -162,6 +162,8 @@ final class ProviderRun {
         let text = "[\(error.code)] \(error.message)"
         let fix = "fix: \(error.hint)"
         switch error.code {
+        case "worker-unavailable", "worker-spawn-failed":
+            skipRest("skipped: worker mode cannot run here: \(error.message) (set ConformanceOptions.hostExecutable, or run --mode in-process)")
         case "abi-version-mismatch", "abi-table-too-small", "abi-table-incomplete", "entry-returned-null":
             record("abi.load", .pass("'\(libraryPath)' loads and exports context_provider_entry_v1."), elapsed)
             record("abi.version", .fail(text, [fix]), 0)
@@ -188,6 +190,6 @@ final class ProviderRun {
         await garbageCheck(session)
         await limitsCheck(session)
         await stdoutCheck(session)
-        skipRest("not run")
+        skipRest(blocked ?? "not run")
     }
 }

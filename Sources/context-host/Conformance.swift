@@ -22,7 +22,7 @@ extension ContextHostCommand {
                 """)
 
         @Argument(help: ArgumentHelp("Manifest files, or folders of manifests.", valueName: "path"))
-        var paths: [String]
+        var paths: [String] = []
 
         @Option(help: ArgumentHelp("Where providers run: worker, in-process or both.", valueName: "mode"))
         var mode: String = "both"

@@ -26,6 +26,24 @@ enum ConformanceTestSupport {
             .filter { $0.hasSuffix(".yaml") && !$0.hasPrefix(".") }.sorted().map { bundled + "/" + $0 }
     }
 
+    /// Runs blocking work (spawning and waiting for processes) on a Dispatch thread: blocking
+    /// Swift's cooperative pool (2 threads on a 2-core machine) would stall every async test.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// `context-host ARGUMENTS…`, off the cooperative pool.
+    static func cli(_ arguments: [String]) async throws -> CommandResult {
+        try await blocking { try CommandRunner.run(arguments) }
+    }
+
+    /// A program, off the cooperative pool.
+    static func program(_ executable: String, _ arguments: [String], input: String? = nil) async throws -> (status: Int32, output: String) {
+        try await blocking { try run(executable, arguments, input: input) }
+    }
+
     /// Runs a program to completion; returns its status and stdout.
     static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
         let process = Process()

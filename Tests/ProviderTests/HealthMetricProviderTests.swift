@@ -112,9 +112,21 @@ struct HealthMetricProviderTests {
         return try ProviderHarness(product: "HealthMetricProvider", providerID: id, settings: settings, locale: locale)
     }
 
+    /// Collector and availability calls run in the provider's tasks: allow for a test process
+    /// whose cooperative pool is busy with other suites' blocking tests.
+    static let taskTimeout = 60.0
+
+    /// Submits one collector step and answers the outcome.
+    static func submit(_ provider: ProviderHarness, _ values: JSONObject) async throws -> JSONValue {
+        let session = JSONValue.string(UUID().uuidString)
+        _ = try await provider.call("collect/start", ["sessionId": session], timeout: taskTimeout)
+        return try await provider.call(
+            "collect/submit", ["sessionId": session, "stepId": "metric", "values": .object(values)], timeout: taskTimeout)
+    }
+
     /// Collects an item.
     static func item(_ provider: ProviderHarness, _ metric: String, _ period: String, _ date: String) async throws -> JSONValue {
-        let result = try await provider.collect(steps: [["metric": .string(metric), "period": .string(period), "date": .string(date)]])
+        let result = try await Self.submit(provider, ["metric": .string(metric), "period": .string(period), "date": .string(date)])
         #expect(result["outcome"] == "item", "\(result)")
         return try #require(result["item"])
     }
@@ -152,9 +164,9 @@ struct HealthMetricProviderTests {
     func sampleForm() async throws {
         let directory = try TemporaryDirectory()
         let provider = try Self.provider(directory, file: BuildProducts.packageRoot + "/data/health/export.xml")
-        let availability = try await provider.call("provider/availability")
+        let availability = try await provider.call("provider/availability", timeout: Self.taskTimeout)
         #expect(availability["available"] == true)
-        let form = try await provider.call("collect/start", ["sessionId": "s"])
+        let form = try await provider.call("collect/start", ["sessionId": "s"], timeout: Self.taskTimeout)
         let fields = form["fields"]?.arrayValue ?? []
         #expect(fields.compactMap { $0["id"]?.stringValue } == ["metric", "period", "date"])
         let metrics = (fields[0]["options"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
@@ -279,7 +291,7 @@ struct HealthMetricProviderTests {
         let chip = try await provider.call("item/preview", ["item": sleep])
         #expect(chip["title"] == "7 h 15 min")
         #expect(chip["tone"] == "good")
-        let noNight = try await provider.collect(steps: [["metric": "sleep", "period": "day", "date": "2024-03-03"]])
+        let noNight = try await Self.submit(provider, ["metric": "sleep", "period": "day", "date": "2024-03-03"])
         #expect(noNight["outcome"] == "invalid")
         #expect(noNight["fieldErrors"]?["date"]?.stringValue?.contains("No sleep data on 2024-03-03") == true)
     }
@@ -354,7 +366,7 @@ struct HealthMetricProviderTests {
         #expect(describe["text"] == "Steps, March 2024: 8,714 steps/day (goal 10,000 steps; met on 3 of 7 days)")
         let day = try await Self.item(provider, "steps", "day", "2024-03-10")
         #expect(day["content"]?["days"]?.arrayValue?.count == 6)  // the 7 days to 03-10, Friday empty
-        let empty = try await provider.collect(steps: [["metric": "steps", "period": "week", "date": "2024-02-14"]])
+        let empty = try await Self.submit(provider, ["metric": "steps", "period": "week", "date": "2024-02-14"])
         #expect(empty["outcome"] == "invalid")
         #expect(empty["fieldErrors"]?["date"]?.stringValue?.contains("2024-03-04 to 2024-03-11") == true)
     }
@@ -422,7 +434,7 @@ struct HealthMetricProviderTests {
         ])
         let file = try directory.write("export.xml", text)
         let provider = try Self.provider(directory, file: file)
-        #expect(try await provider.call("provider/availability")["available"] == true)
+        #expect(try await provider.call("provider/availability", timeout: Self.taskTimeout)["available"] == true)
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")
         #expect(steps["content"]?["value"] == 5000)
         let source = try #require(steps["content"]?["source"])
@@ -492,14 +504,14 @@ struct HealthMetricProviderTests {
         ])
         let file = try directory.write("export.xml", text)
         let provider = try Self.provider(directory, file: file)
-        let form = try await provider.call("collect/start", ["sessionId": "s"])
+        let form = try await provider.call("collect/start", ["sessionId": "s"], timeout: Self.taskTimeout)
         let options = (form["fields"]?.arrayValue?.first?["options"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
         #expect(options == ["steps"])
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")
         #expect(steps["content"]?["source"]?["ignoredUnknownTypes"] == 3)
         #expect(steps["content"]?["source"]?["records"] == 4)
         #expect(steps["content"]?["source"]?["skippedMalformed"] == 0)
-        let other = try await provider.collect(steps: [["metric": "sleep", "period": "day", "date": "2024-03-04"]])
+        let other = try await Self.submit(provider, ["metric": "sleep", "period": "day", "date": "2024-03-04"])
         #expect(other["outcome"] == "invalid")
         #expect(other["fieldErrors"]?["metric"] != nil)
     }
@@ -509,16 +521,16 @@ struct HealthMetricProviderTests {
         let directory = try TemporaryDirectory()
         let empty = try directory.write("empty.xml", "")
         let emptyProvider = try Self.provider(directory, file: empty)
-        let emptyAnswer = try await emptyProvider.call("provider/availability")
+        let emptyAnswer = try await emptyProvider.call("provider/availability", timeout: Self.taskTimeout)
         #expect(emptyAnswer["available"] == false)
         #expect(emptyAnswer["reason"]?.stringValue?.contains("is empty") == true)
 
         let missingProvider = try Self.provider(directory, file: directory.path + "/nowhere/export.xml")
-        let missing = try await missingProvider.call("provider/availability")
+        let missing = try await missingProvider.call("provider/availability", timeout: Self.taskTimeout)
         #expect(missing["available"] == false)
         #expect(missing["reason"]?.stringValue?.hasPrefix("No health data at \(directory.path)/nowhere/export.xml") == true)
         await #expect(throws: ProviderHarness.CallError.self) {
-            try await missingProvider.call("collect/start", ["sessionId": "s"])
+            try await missingProvider.call("collect/start", ["sessionId": "s"], timeout: Self.taskTimeout)
         }
 
         let onlyUnknown = try directory.write("other.xml", Self.export([
@@ -526,12 +538,12 @@ struct HealthMetricProviderTests {
             Self.record("basal", "61", unit: "kcal", start: Self.t("04", "09:00")),
         ]))
         let unknownProvider = try Self.provider(directory, file: onlyUnknown)
-        let answer = try await unknownProvider.call("provider/availability")
+        let answer = try await unknownProvider.call("provider/availability", timeout: Self.taskTimeout)
         #expect(answer["available"] == false)
         #expect(answer["reason"]?.stringValue?.contains("other.xml has no steps") == true)
         #expect(answer["reason"]?.stringValue?.contains("2 records read, 2 of other types ignored") == true)
         do {
-            _ = try await unknownProvider.call("collect/start", ["sessionId": "s"])
+            _ = try await unknownProvider.call("collect/start", ["sessionId": "s"], timeout: Self.taskTimeout)
             Issue.record("collect/start should fail without data")
         } catch let error as ProviderHarness.CallError {
             #expect(error.message.contains("has no steps"))
@@ -539,7 +551,7 @@ struct HealthMetricProviderTests {
 
         let notAnExport = try directory.write("notes.xml", "<notes><note>hi</note></notes>\n")
         let notesProvider = try Self.provider(directory, file: notAnExport)
-        let notes = try await notesProvider.call("provider/availability")
+        let notes = try await notesProvider.call("provider/availability", timeout: Self.taskTimeout)
         #expect(notes["available"] == false)
         #expect(notes["reason"]?.stringValue?.contains("does not look like an Apple Health export.xml") == true)
     }
@@ -560,7 +572,11 @@ struct HealthMetricProviderTests {
     static func modificationTime(_ path: String) -> timespec {
         var info = stat()
         _ = stat(path, &info)
+        #if canImport(Darwin)
+        return info.st_mtimespec
+        #else
         return info.st_mtim
+        #endif
     }
 
     static func setModificationTime(_ path: String, _ time: timespec) {
@@ -632,7 +648,7 @@ struct HealthMetricProviderTests {
         let directory = try TemporaryDirectory()
         let file = try directory.write("daily.csv", Self.csv)
         let provider = try Self.provider(directory, file: file, locale: "en-GB")
-        let form = try await provider.call("collect/start", ["sessionId": "s"])
+        let form = try await provider.call("collect/start", ["sessionId": "s"], timeout: Self.taskTimeout)
         let options = (form["fields"]?.arrayValue?.first?["options"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
         #expect(options == ["steps", "distance", "restingHeartRate", "bodyMass", "sleep"])
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")

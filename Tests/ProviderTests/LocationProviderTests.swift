@@ -314,6 +314,12 @@ struct LocationProviderTests {
         let southernFacts = southernDetail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
         #expect(southernFacts.first { $0["label"] == "UTC offset now" }?["value"]?.stringValue?.hasPrefix("UTC−03:00") == true)
         #expect(southernFacts.first { $0["label"] == "DMS" }?["value"] == "34°36′13.3″S 58°22′53.8″W")
+        // Southern-hemisphere daylight saving (October to April) in Sydney.
+        let sydney = try await Self.item(location, ["coordinates": "-33.8688, 151.2093"])
+        let sydneyDetail = try await location.call("item/detail", ["item": sydney])
+        let sydneyFacts = sydneyDetail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
+        let sydneyOffset = sydneyFacts.first { $0["label"] == "UTC offset now" }?["value"]?.stringValue ?? ""
+        #expect(sydneyOffset == "UTC+10:00 (AEST)" || sydneyOffset == "UTC+11:00 (AEDT, daylight saving)", "\(sydneyOffset)")
     }
 
     @Test("encode: JSON with latitude, longitude, placeName…, and geo: URI text")
@@ -343,9 +349,25 @@ struct LocationProviderTests {
         }
     }
 
-    @Test("items with bad content are rejected with the member path")
+    @Test("items with bad content are rejected with the member path; a bad time zone name is not opened")
     func badItems() async throws {
         let location = try Self.provider()
+        for zone in ["../../../etc/passwd", "/etc/passwd", "Mars/Olympus_Mons"] {
+            let item: JSONValue = [
+                "id": "00000000-0000-0000-0000-000000000000", "providerId": .string(Self.id), "type": "location",
+                "displayName": "x", "content": ["latitude": 1, "longitude": 2, "timeZone": .string(zone)],
+            ]
+            let detail = try await location.call("item/detail", ["item": item])
+            let facts = detail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
+            let offset = try #require(facts.first { $0["label"] == "UTC offset now" })
+            #expect(offset["tone"] == "warning")
+            #expect(offset["value"]?.stringValue?.hasPrefix("unknown: ") == true)
+            if zone.contains("etc") {
+                #expect(offset["value"]?.stringValue?.contains("is not an IANA time zone name") == true, "\(offset)")
+            } else {
+                #expect(offset["value"]?.stringValue?.contains("file not found") == true, "\(offset)")
+            }
+        }
         let bad: JSONValue = [
             "id": "00000000-0000-0000-0000-000000000000", "providerId": .string(Self.id), "type": "location",
             "displayName": "x", "content": ["latitude": 123, "longitude": 0],
@@ -371,6 +393,7 @@ struct LocationProviderTests {
         #expect(item["displayName"] == "Current location (near Zürich)")
         let chip = try await fixed.call("item/preview", ["item": item])
         #expect(chip["title"] == "Current location")
+        #expect(chip["subtitle"] == "near Zürich, Zurich, Switzerland")
         #expect(chip["icon"] == "location.fill")
 
         let folder = try TemporaryDirectory()

@@ -195,7 +195,7 @@ package final class Host: Sendable {
             }
             if let kind = ProviderOutput.expected(for: method) {
                 do throws(RPCError) {
-                    try OutputValidation.check(
+                    try OutputValidation.validate(
                         bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
                 } catch {
                     onError?()

@@ -1,5 +1,11 @@
 import ContextProviderKit
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What a provider's result must be, per provider method (docs/security.md §6).
 ///
 /// The host checks every result against the ctxui v1 schema (`docs/ctxui.schema.json`) before it
@@ -133,6 +139,17 @@ package enum OutputValidation {
         return value
     }
 
+    /// Checks raw result bytes without returning them decoded (the pass-through path). Chips, the
+    /// hot path, are first tried by a scan that allocates nothing (`ChipScan`); only a chip it
+    /// cannot vouch for is decoded, which also finds the exact field for the error.
+    package static func validate(
+        _ bytes: UnsafeRawBufferPointer, as kind: ProviderOutput, providerID: String, method: String,
+        limits: OutputLimits, messageLimit: Int
+    ) throws(RPCError) {
+        if kind == .chip, bytes.count <= limits.chipBytes, ChipScan.isValid(bytes) { return }
+        try check(bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
+    }
+
     /// Checks a decoded result of `method` (no size cap: use the byte form where the bytes exist).
     package static func check(_ value: JSONValue, as kind: ProviderOutput, providerID: String, method: String) throws(RPCError) {
         do {
@@ -255,5 +272,85 @@ package enum OutputValidation {
         guard text.hasPrefix("data:") else {
             throw JSONDecodeError(path: path, message: "expected a data: URI, got \"\(text.prefix(40))\"")
         }
+    }
+}
+
+/// A fast, allocation-free acceptance test for chips: true only when the bytes are one JSON object
+/// whose members are certainly valid (`icon`, `title`, `fallbackText` present as strings; optional
+/// string members strings; `tone` one of the four; `ctxui` exactly `1`; no `accessory`, `thumbnail`
+/// other than a plain `data:` string). Anything else — including every invalid chip — returns
+/// false and goes through the full decoder, which decides and names the field.
+package enum ChipScan {
+    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var reader = JSONReader(bytes)
+        do {
+            reader.skipWhitespace()
+            guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else { return false }
+            reader.position += 1
+            var required = 0  // bits: icon 1, title 2, fallbackText 4
+            reader.skipWhitespace()
+            if reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "}") { return false }
+            while true {
+                reader.skipWhitespace()
+                guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "\"") else { return false }
+                let keyStart = reader.position + 1
+                try reader.skipString()
+                let key = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(reader.position - 1)])
+                reader.skipWhitespace()
+                guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: ":") else { return false }
+                reader.position += 1
+                reader.skipWhitespace()
+                guard reader.position < bytes.count else { return false }
+                let valueStart = reader.position
+                let isString = bytes[valueStart] == UInt8(ascii: "\"")
+                try reader.skipValue()
+                let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<reader.position])
+                switch key.count {
+                case 4 where equals(key, "icon"):
+                    guard isString else { return false }
+                    required |= 1
+                case 5 where equals(key, "title"):
+                    guard isString else { return false }
+                    required |= 2
+                case 12 where equals(key, "fallbackText"):
+                    guard isString else { return false }
+                    required |= 4
+                case 8 where equals(key, "subtitle"), 18 where equals(key, "accessibilityLabel"), 8 where equals(key, "fallback"):
+                    guard isString else { return false }
+                case 4 where equals(key, "tone"):
+                    guard equals(value, "\"neutral\"") || equals(value, "\"good\"") || equals(value, "\"warning\"")
+                        || equals(value, "\"attention\"")
+                    else { return false }
+                case 5 where equals(key, "ctxui"):
+                    guard equals(value, "1") else { return false }
+                case 9 where equals(key, "thumbnail"):
+                    guard value.count >= 7, equals(UnsafeRawBufferPointer(rebasing: value[0..<6]), "\"data:") else { return false }
+                case 9 where equals(key, "accessory"):
+                    return false
+                default:
+                    // Unknown members are allowed, but a key with escapes could spell a known one.
+                    if key.contains(UInt8(ascii: "\\")) { return false }
+                }
+                reader.skipWhitespace()
+                guard reader.position < bytes.count else { return false }
+                if bytes[reader.position] == UInt8(ascii: ",") {
+                    reader.position += 1
+                    continue
+                }
+                guard bytes[reader.position] == UInt8(ascii: "}") else { return false }
+                reader.position += 1
+                break
+            }
+            reader.skipWhitespace()
+            return reader.position == bytes.count && required == 7
+        } catch {
+            return false
+        }
+    }
+
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        return memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
     }
 }
