@@ -5,8 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-swift build -c release >&2
-swift build -c release --product discovery-bench >&2
+# Only what the runs need: the host, the bundled providers it loads, the discovery benchmark.
+for product in context-host NoteProvider LocationProvider CalendarProvider StockQuoteProvider HealthMetricProvider discovery-bench; do
+  swift build -c release --product "$product" >&2
+done
+if grep -q DeviceInfoProvider Package.swift; then swift build -c release --product DeviceInfoProvider >&2; fi
 bin=$(swift build -c release --show-bin-path)
 mkdir -p .build/bench
 gcc -O2 -Wall -Wextra -o .build/bench/rpcload Benchmarks/rpcload/rpcload.c -lm

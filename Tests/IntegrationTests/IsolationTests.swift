@@ -42,6 +42,26 @@ struct IsolationTests {
         ]
     }
 
+    /// Attaches a Note item to a new composer (another provider's item that must survive).
+    private func attachNote(_ client: RPCClient) throws -> (composer: JSONValue, item: JSONValue) {
+        let composer = try #require(try client.call("composer/open")["composerId"])
+        let start = try client.call("collect/start", ["providerId": .string(Self.note), "composerId": composer])
+        let submitted = try client.call(
+            "collect/submit", ["sessionId": start["sessionId"] ?? .null, "values": ["title": "Keep me", "body": "safe and sound"]])
+        return (composer, try #require(submitted["item"]))
+    }
+
+    /// The composer still holds the Note item, with its chip.
+    private func expectComposerIntact(
+        _ client: RPCClient, _ draft: (composer: JSONValue, item: JSONValue), sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let listing = try client.call("composer/list", ["composerId": draft.composer])
+        let items = listing["items"]?.arrayValue ?? []
+        #expect(items.count == 1, sourceLocation: sourceLocation)
+        #expect(items.first?["item"] == draft.item, sourceLocation: sourceLocation)
+        #expect(items.first?["chip"]?["title"] == "Keep me", sourceLocation: sourceLocation)
+    }
+
     /// The other provider keeps answering.
     private func expectNoteAnswers(_ client: RPCClient, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let chip = try client.call("items/preview", ["item": noteItem()])
@@ -141,6 +161,7 @@ struct IsolationTests {
     func crashIsReportedAndRestarted(_ crash: Crash) throws {
         let client = try self.client()
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let before = try #require(try workerPID(client, crash.provider))
         let error = try client.callExpectingError("items/detail", ["item": item(crash.provider, crash.content)])
         #expect(error["code"] == -32016)
@@ -163,6 +184,7 @@ struct IsolationTests {
         if let line = crash.stderrLine { #expect(tail.contains { $0.contains(line) }, "\(tail)") }
 
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         let after = try waitForRestart(client, crash.provider, previous: before)
         #expect(!Self.isAlive(before))
         #expect(after != before)
@@ -178,6 +200,7 @@ struct IsolationTests {
     func quarantineAndRetry() throws {
         let client = try self.client()
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         var previous = try workerPID(client, Self.misbehaving)
         for round in 1...3 {
             let error = try client.callExpectingError("items/detail", ["item": item(Self.misbehaving, ["misbehave": "segv"])])
@@ -209,6 +232,7 @@ struct IsolationTests {
         #expect(refused["data"]?["reason"]?["code"] == "quarantined")
         #expect(refused["message"]?.stringValue?.hasPrefix("Provider '\(Self.misbehaving)' is unavailable: It crashed 3 times") == true)
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
 
         // Retry.
         let retried = try client.call("providers/retry", ["providerId": .string(Self.misbehaving)])
@@ -242,6 +266,7 @@ struct IsolationTests {
     func hangInsideCall() throws {
         let client = try self.client()
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let before = try #require(try workerPID(client, Self.misbehaving))
         let hanging = client.send("items/preview", ["item": item(Self.misbehaving, ["misbehave": "hang"])])
         // Sent behind the hung call (the worker never reads it): lost when the worker is killed.
@@ -250,6 +275,7 @@ struct IsolationTests {
         #expect(timedOut?["code"] == -32015)
         #expect(timedOut?["message"] == .string("Provider '\(Self.misbehaving)' did not answer item/preview within 300 ms."))
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         let lost = try client.response(to: behind)["error"]
         #expect(lost?["code"] == -32016)
         #expect(lost?["data"]?["cause"] == "hung")
@@ -268,11 +294,13 @@ struct IsolationTests {
     func slowBeyondTimeout() throws {
         let client = try self.client(["--cancel-grace", "500"])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let before = try #require(try workerPID(client, Self.misbehaving))
         let error = try client.callExpectingError("items/preview", ["item": item(Self.misbehaving, ["misbehave": "slow", "slowMs": 3000])])
         #expect(error["code"] == -32015)
         #expect(error["data"]?["timeoutMs"] == 300)
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         _ = try waitForRestart(client, Self.misbehaving, previous: before)
         try expectMisbehavingAnswers(client)
 
@@ -316,12 +344,14 @@ struct IsolationTests {
     func garbage(_ isolation: String) throws {
         let client = try self.client(["--isolation", isolation])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let pid = try workerPID(client, Self.misbehaving)
         let error = try client.callExpectingError("items/detail", ["item": item(Self.misbehaving, ["misbehave": "garbage"])])
         #expect(error["code"] == -32014)
         let message = try #require(error["message"]?.stringValue)
         #expect(message.hasPrefix("Provider '\(Self.misbehaving)' sent a bad reply to item/detail: its reply is not valid JSON"), "\(message)")
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         try expectMisbehavingAnswers(client)
         #expect(try workerPID(client, Self.misbehaving) == pid)  // not a crash: same worker
     }
@@ -330,12 +360,14 @@ struct IsolationTests {
     func wrongID(_ isolation: String) throws {
         let client = try self.client(["--isolation", isolation])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let error = try client.callExpectingError("items/detail", ["item": item(Self.misbehaving, ["misbehave": "wrong-id"])])
         #expect(error["code"] == -32014)
         let message = try #require(error["message"]?.stringValue)
         #expect(message.contains("sent a bad reply to item/detail: its reply carries id "), "\(message)")
         #expect(message.contains(", but answers request "), "\(message)")
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         try expectMisbehavingAnswers(client)
     }
 
@@ -343,6 +375,7 @@ struct IsolationTests {
     func wrongProviderID(_ isolation: String) throws {
         let client = try self.client(["--isolation", isolation])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let start = try client.call("collect/start", ["providerId": .string(Self.swiftFixture)])
         let session = try #require(start["sessionId"])
         let error = try client.callExpectingError(
@@ -352,18 +385,21 @@ struct IsolationTests {
             error["message"]
                 == .string("Provider '\(Self.swiftFixture)' produced an item whose providerId is 'com.example.someone-else'; it must be its own id."))
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
     }
 
     @Test("a provider writing to stdout cannot corrupt the protocol", arguments: isolationModes)
     func writesToStdout(_ isolation: String) throws {
         let client = try self.client(["--isolation", isolation, "--log-level", "debug"])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         // The fake response line the provider writes to fd 1 would be read as the answer to id 1
         // if it reached the protocol; RPCClient would also fail on it if it were mixed in.
         let chip = try client.call("items/detail", ["item": item(Self.misbehaving, ["misbehave": "stdout"])])
         #expect(chip["subtitle"] == "stdout")
         #expect(try client.call("ping") == [:])
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         let deadline = Date().addingTimeInterval(5)
         while !client.host.standardError.contains("INJECTED-BY-PROVIDER"), Date() < deadline { usleep(10_000) }
         #expect(client.host.standardError.contains("INJECTED-BY-PROVIDER"))
@@ -374,12 +410,14 @@ struct IsolationTests {
     func hugeOutput(_ isolation: String) throws {
         let client = try self.client(["--isolation", isolation])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let pid = try workerPID(client, Self.misbehaving)
         let error = try client.callExpectingError("items/detail", ["item": item(Self.misbehaving, ["misbehave": "huge", "hugeMB": 20])])
         #expect(error["code"] == -32014)
         let message = try #require(error["message"]?.stringValue)
         #expect(message.contains("exceeds the host's limit of 16777216 bytes"), "\(message)")
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         try expectMisbehavingAnswers(client)
         #expect(try workerPID(client, Self.misbehaving) == pid)
         // Under the limit, a big reply goes through.
@@ -391,6 +429,7 @@ struct IsolationTests {
     func leak() throws {
         let client = try self.client(["--worker-memory-limit", "256"])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         let before = try #require(try workerPID(client, Self.misbehaving))
         var crash: JSONValue?
         for _ in 0..<6 {
@@ -407,6 +446,7 @@ struct IsolationTests {
         let tail = error["data"]?["stderrTail"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(tail.contains { $0.contains("misbehaving: out of memory after leaking") }, "\(tail)")
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
         _ = try waitForRestart(client, Self.misbehaving, previous: before)
         let fresh = try client.call("items/detail", ["item": item(Self.misbehaving, ["misbehave": "leak", "leakMB": 64])])
         #expect(fresh["subtitle"] == "leaked 64 MiB")
@@ -416,11 +456,13 @@ struct IsolationTests {
     func leakInProcess() throws {
         let client = try self.client(["--isolation", "in-process"])
         defer { client.host.terminate() }
+        let draft = try attachNote(client)
         for round in 1...3 {
             let chip = try client.call("items/detail", ["item": item(Self.misbehaving, ["misbehave": "leak", "leakMB": 4])])
             #expect(chip["subtitle"] == .string("leaked \(4 * round) MiB"))
         }
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
     }
 
     // MARK: Loading
@@ -436,6 +478,7 @@ struct IsolationTests {
         let client = try RPCClient(arguments: ["--manifests", Self.bundledManifests, "--manifests", directory.path, "--library-path", BuildProducts.directory])
         defer { client.host.terminate() }
         try client.initialize()
+        let draft = try attachNote(client)
         let failed = try entry(client, "com.contexthost.misbehaving.abort-on-open")
         #expect(failed["status"] == "failed")
         #expect(failed["error"]?["code"] == "worker-crashed-on-load")
@@ -445,6 +488,7 @@ struct IsolationTests {
         let error = try client.callExpectingError("items/detail", ["item": item("com.contexthost.misbehaving.abort-on-open", [:])])
         #expect(error["code"] == -32012)
         try expectNoteAnswers(client)
+        try expectComposerIntact(client, draft)
 
         // `list` reports the same error and exits 1.
         let result = try CommandRunner.run(["list", "--manifests", directory.path, "--library-path", BuildProducts.directory])
