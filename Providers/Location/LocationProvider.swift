@@ -22,7 +22,9 @@ public struct LocationProvider: ContextProvider {
     public static var immediateMethods: ProviderMethods { [.preview, .describe, .encode] }
 
     /// The error code for "cannot do this now" (current location not configured, no gazetteer).
-    static let unavailableCode = -32011
+    /// Application-defined error code for "current location is not available" (outside the
+    /// JSON-RPC and host ranges, so a client never mistakes it for the host's -32011).
+    static let unavailableCode = 1001
     /// The most search results on one page.
     static let maximumPageSize = 50
     /// The number of nearby places listed in the detail view.
@@ -167,7 +169,7 @@ public struct LocationProvider: ContextProvider {
         }
     }
 
-    /// "Current location" from the settings; throws `-32011` with a reason when none is set or it
+    /// "Current location" from the settings; throws `unavailableCode` (1001) with a reason when none is set or it
     /// cannot be read.
     public func makeContext() async throws -> ContextItem? {
         guard let currentLocation else {
@@ -373,7 +375,7 @@ final class GazetteerStore: Sendable {
         }
     }
 
-    /// The gazetteer, or a `-32011` error with the reason.
+    /// The gazetteer, or an `unavailableCode` error with the reason.
     func gazetteer() throws(ProviderError) -> Gazetteer {
         switch result() {
         case .success(let gazetteer): return gazetteer

@@ -85,7 +85,7 @@ struct LocationFlowTests {
         // collect/make: no current location configured → the provider's reason.
         let make = try client.callExpectingError("collect/make", ["providerId": "com.contexthost.location"])
         #expect(make["code"] == -32013)
-        #expect(make["data"]?["providerCode"] == -32011)
+        #expect(make["data"]?["providerCode"] == 1001)
         #expect(make["message"]?.stringValue?.contains("no current location is configured") == true)
 
         #expect(try client.shutdown() == 0)

@@ -409,7 +409,7 @@ struct LocationProviderTests {
             _ = try await unset.call("provider/makeContext")
             Issue.record("expected unavailable")
         } catch let error as ProviderHarness.CallError {
-            #expect(error.code == -32011)
+            #expect(error.code == 1001)
             #expect(error.message.contains("no current location is configured"))
             #expect(error.data?["reason"]?["code"] == "not-configured")
         }
@@ -425,7 +425,7 @@ struct LocationProviderTests {
                 _ = try await provider.call("provider/makeContext")
                 Issue.record("expected an error for \(settings)")
             } catch let error as ProviderHarness.CallError {
-                #expect(error.code == -32011)
+                #expect(error.code == 1001)
                 #expect(error.message.contains(expected), "\(error.message)")
             }
         }
@@ -491,7 +491,7 @@ struct LocationProviderTests {
             _ = try await Self.query(location, "zurich")
             Issue.record("expected unavailable")
         } catch let error as ProviderHarness.CallError {
-            #expect(error.code == -32011)
+            #expect(error.code == 1001)
             #expect(error.message.contains("file not found"))
         }
         // After the failed load, availability still says why.
