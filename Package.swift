@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "CalendarProvider", type: .dynamic, targets: ["CalendarProvider"]),
         .library(name: "StockQuoteProvider", type: .dynamic, targets: ["StockQuoteProvider"]),
         .library(name: "HealthMetricProvider", type: .dynamic, targets: ["HealthMetricProvider"]),
+        .library(name: "DeviceInfoProvider", type: .dynamic, targets: ["DeviceInfoProvider"]),
         // Test fixtures: providers that misbehave on purpose.
         .library(name: "FixtureProviders", type: .dynamic, targets: ["FixtureProviders"]),
         .library(name: "FixtureOldABIProvider", type: .dynamic, targets: ["FixtureOldABIProvider"]),
@@ -58,11 +59,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The terminal client (`context-host compose`): a JSON-RPC client over pipes and the ctxui text renderer.
+        .target(name: "ContextClient", dependencies: ["ContextProviderKit", "CHostSupport"]),
         .executableTarget(
             name: "context-host",
             dependencies: [
                 "ContextHost",
                 "ContextConformance",
+                "ContextClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -73,6 +77,8 @@ let package = Package(
         .target(name: "CalendarProvider", dependencies: ["ContextProviderKit"], path: "Providers/Calendar"),
         .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote"),
         .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric"),
+        // Written in plain C against context_provider.h alone (also builds with its own Makefile).
+        .target(name: "DeviceInfoProvider", dependencies: ["CContextProvider"], path: "Providers/DeviceInfo", exclude: ["Makefile"]),
         // Benchmarks (run on demand; see Benchmarks/README.md).
         .executableTarget(name: "discovery-bench", dependencies: ["ContextHost"], path: "Benchmarks/DiscoveryBench"),
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
@@ -89,6 +95,7 @@ let package = Package(
         .target(name: "FixtureConformanceProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureConformanceProvider"),
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
+        .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),

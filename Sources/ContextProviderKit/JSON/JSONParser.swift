@@ -5,11 +5,13 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// What is wrong.
     public var reason: String
 
+    /// Creates an error at a byte offset.
     public init(offset: Int, reason: String) {
         self.offset = offset
         self.reason = reason
     }
 
+    /// The reason and the byte offset, e.g. `unexpected end at byte 12`.
     public var description: String { "\(reason) at byte \(offset)" }
 }
 

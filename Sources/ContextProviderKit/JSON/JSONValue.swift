@@ -4,17 +4,25 @@
 /// from it. It is deliberately small and has no Foundation dependency: the host and every provider
 /// library parse and print it on the hot path.
 public enum JSONValue: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number (JSON has one number type; integers up to 2^53 are exact).
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, keys in insertion order.
     case object(JSONObject)
 }
 
 /// A JSON object that keeps its keys in insertion order, so output is deterministic.
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The member names, in insertion order.
     public private(set) var keys: [String]
+    /// The member values, in the order of `keys`.
     public private(set) var values: [JSONValue]
 
     /// An empty object.
@@ -67,6 +75,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// Whether the object has no members.
     public var isEmpty: Bool { keys.isEmpty }
 
+    /// Iterates the members in insertion order.
     public func makeIterator() -> AnyIterator<(key: String, value: JSONValue)> {
         var index = 0
         return AnyIterator {
@@ -81,12 +90,19 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// `nil` is JSON `null`.
     public init(nilLiteral: ()) { self = .null }
+    /// `true`/`false` are JSON Booleans.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer literal is a JSON number.
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    /// A floating-point literal is a JSON number.
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// A string literal is a JSON string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An array literal is a JSON array.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A dictionary literal is a JSON object, keys kept in order.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         var object = JSONObject()
         for (key, value) in elements { object[key] = value }

@@ -122,5 +122,6 @@ extension JSONValue {
 }
 
 extension JSONValue: CustomStringConvertible {
+    /// Compact JSON text (`jsonString`).
     public var description: String { jsonString }
 }
