@@ -19,7 +19,9 @@ extension ContextHostCommand {
                 Starts a host ('serve --no-state', same options) and talks JSON-RPC to it. On a terminal: arrow keys, \
                 Enter, Esc. When stdin is not a terminal: numbered menus, one answer per line (a number or the option's \
                 text), so it can be scripted; multiline text ends with a line '.'. On send, prints the envelope a backend \
-                receives (composer/send) as JSON on stdout. Colour is off with NO_COLOR or when stdout is not a terminal.
+                receives (composer/send) as JSON on stdout. Colour is off with NO_COLOR or when stdout is not a terminal. \
+                The draft lives for this session only (the host runs with --no-state), so --state-dir and --no-state \
+                do not apply here.
                 """)
 
         @OptionGroup var options: HostOptions
