@@ -139,17 +139,7 @@ enum FuzzReplay {
     }
 
     static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return bytes
+        try? FileBytes.read(path)
     }
 }
 #endif

@@ -28,7 +28,7 @@ final class HealthStore: @unchecked Sendable {
 
     let configuredPath: String
     let cache: AggregateCache?
-    private let lock = PThreadLock()
+    private let lock = Lock()
     private var loaded: Loaded?
     private var loading: (Located, Task<Loaded, any Error>)?
 
@@ -134,24 +134,3 @@ final class HealthStore: @unchecked Sendable {
     }
 }
 
-/// A mutual-exclusion lock over `pthread_mutex_t` (no Foundation).
-final class PThreadLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ContextProviderKit
 
 /// A symbol the provider can quote: from a price file, the symbols file, or both.
 struct SymbolEntry: Hashable, Sendable {
@@ -49,7 +50,7 @@ final class QuoteStore: @unchecked Sendable {
     let httpTimeout: Double
     let httpCacheSeconds: Double
 
-    private let lock = PThreadLock()
+    private let lock = Lock()
     private var catalog: Catalog?
     private var histories: [String: (stamp: FileStamp, history: PriceHistory)] = [:]
     private var httpCache: [String: (fetchedAt: Double, history: PriceHistory)] = [:]
@@ -425,27 +426,6 @@ enum FileSystem {
     }
 }
 
-/// A mutual-exclusion lock over `pthread_mutex_t` (the SDK's lock is internal to it).
-final class PThreadLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}
 
 @inline(__always)
 private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }

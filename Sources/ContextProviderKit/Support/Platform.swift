@@ -6,14 +6,16 @@ import Musl
 import Darwin
 #endif
 
-/// A small mutual-exclusion lock over `pthread_mutex_t`.
+/// A small mutual-exclusion lock over `pthread_mutex_t`, for providers that keep caches in a
+/// class shared between concurrent calls.
 ///
-/// `Synchronization.Mutex` needs macOS 15, and Foundation's `NSLock` would pull Foundation into
-/// every provider library, so the SDK keeps its own.
-final class Lock: @unchecked Sendable {
+/// Public so providers need not write their own: `Synchronization.Mutex` needs macOS 15, and
+/// Foundation's `NSLock` would pull Foundation into every provider library.
+public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    /// A new, unlocked lock.
+    public init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -26,7 +28,7 @@ final class Lock: @unchecked Sendable {
 
     /// Runs `body` with the lock held.
     @inline(__always)
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
