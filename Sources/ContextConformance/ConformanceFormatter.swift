@@ -48,6 +48,8 @@ public enum ConformanceFormatter {
         for stale in report.staleBaselineEntries {
             lines.append(paint("✘", "31") + " baseline \(stale.location): '\(stale.entry)' is stale: \(stale.reason)")
         }
+        if let path = report.galleryPath { lines.append("Gallery: \(path)") }
+        if let problem = report.galleryProblem { lines.append(paint("Gallery not written: \(problem)", "31")) }
         let summary = summaryLine(report)
         lines.append(report.passed ? paint(summary, "32") : paint(summary, "31"))
         return lines.joined(separator: "\n") + "\n"
@@ -108,6 +110,8 @@ public enum ConformanceFormatter {
             lines.append("not ok \(number) - \(escape("baseline \(stale.location): '\(stale.entry)' is stale"))")
             yaml([("severity", "fail"), ("reason", stale.reason)], details: [])
         }
+        if let path = report.galleryPath { lines.append("# gallery: " + escape(path)) }
+        if let problem = report.galleryProblem { lines.append("# gallery not written: " + escape(problem)) }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -153,6 +157,7 @@ public enum ConformanceFormatter {
             lines.append("    <properties>")
             lines.append(#"      <property name="manifest" value="\#(xml(provider.manifestPath))"/>"#)
             lines.append(#"      <property name="mode" value="\#(provider.mode.rawValue)"/>"#)
+            if let path = report.galleryPath { lines.append(#"      <property name="gallery" value="\#(xml(path))"/>"#) }
             lines.append("    </properties>")
             let classname = xml("\(provider.name).\(provider.mode.rawValue)")
             for result in provider.results {
@@ -254,6 +259,8 @@ public enum ConformanceFormatter {
             })
             return .object(object)
         })
+        if let path = report.galleryPath { root["gallery"] = .string(path) }
+        if let problem = report.galleryProblem { root["galleryProblem"] = .string(problem) }
         root["staleBaselineEntries"] = .array(report.staleBaselineEntries.map {
             ["entry": .string($0.entry), "location": .string($0.location), "reason": .string($0.reason)]
         })

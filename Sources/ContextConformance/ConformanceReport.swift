@@ -78,6 +78,11 @@ public struct ConformanceReport: Sendable, Hashable {
     public var providers: [ProviderReport]
     /// Baseline entries that no longer match a failure.
     public var staleBaselineEntries: [StaleBaselineEntry] = []
+    /// The provider gallery written with the report (`context-host conformance --gallery DIR`):
+    /// the path of its `index.html`. Nil when none was asked for or it could not be written.
+    public var galleryPath: String?
+    /// Why the gallery asked for could not be written.
+    public var galleryProblem: String?
 
     /// Creates a report.
     public init(providers: [ProviderReport], staleBaselineEntries: [StaleBaselineEntry] = []) {

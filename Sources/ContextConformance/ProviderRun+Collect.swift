@@ -135,7 +135,7 @@ extension ProviderRun {
             var problems: [String] = []
             for field in searchFields {
                 var found: String?
-                for query in Self.queries(minimumLength: field.search?.minQueryLength ?? 0) {
+                for query in SampleValues.searchQueries(minimumLength: field.search?.minQueryLength ?? 0) {
                     let outcome = await session.call("collect/query", [
                         "sessionId": "conformance-query", "stepId": .string(form.stepId), "fieldId": .string(field.id),
                         "query": .string(query), "values": [:],
@@ -158,7 +158,7 @@ extension ProviderRun {
             if !problems.isEmpty { return .fail("collect/query failed for \(problems.count) field(s).", problems) }
             let missing = searchFields.filter { searchOptions[$0.id] == nil }.map(\.id)
             if !missing.isEmpty {
-                return .warn("collect/query answered no options for \(missing.joined(separator: ", ")) (tried \(Self.queries(minimumLength: 0).map { "\"\($0)\"" }.joined(separator: ", "))).")
+                return .warn("collect/query answered no options for \(missing.joined(separator: ", ")) (tried \(SampleValues.searchQueries(minimumLength: 0).map { "\"\($0)\"" }.joined(separator: ", "))).")
             }
             return .pass("collect/query answered valid options for \(searchFields.map(\.id).joined(separator: ", ")).")
         }
@@ -359,10 +359,6 @@ extension ProviderRun {
     }
 
     /// Queries tried for a search field, shortest first.
-    static func queries(minimumLength: Int) -> [String] {
-        ["", "a", "e", "1", "s"].filter { $0.count >= minimumLength } + (minimumLength > 1 ? [String(repeating: "a", count: minimumLength)] : [])
-    }
-
     static func ms(_ duration: Duration) -> String {
         let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         return value < 10 ? String(format1: value) + " ms" : "\(Int(value.rounded())) ms"

@@ -59,6 +59,11 @@ extension ContextHostCommand {
         @Flag(name: .customLong("colour"), inversion: .prefixedNo, help: "Colour the text report (default: when stdout is a terminal).")
         var colour: Bool?
 
+        @Option(name: .customLong("gallery"), help: ArgumentHelp(
+            "Also write the provider gallery (index.html, gallery.json) of the checked providers into this folder; the report names it.",
+            valueName: "dir"))
+        var galleryDirectory: String?
+
         @Flag(help: "List the checks and exit.")
         var listChecks = false
 
@@ -114,7 +119,8 @@ extension ContextHostCommand {
                     throw ExitCode(2)
                 }
             }
-            let report = ContextConformance.Conformance.runBlocking(paths, options: options)
+            var report = ContextConformance.Conformance.runBlocking(paths, options: options)
+            if let galleryDirectory { attachGallery(galleryDirectory, to: &report) }
             let useColour = colour ?? (outputFile == nil && isatty(outputFD) == 1 && getenv("NO_COLOR") == nil)
             let text = ConformanceFormatter.render(report, format: ConformanceFormat(rawValue: format) ?? .text, colour: useColour)
             if let outputFile {
@@ -130,6 +136,29 @@ extension ContextHostCommand {
                 writeAll(outputFD, text)
             }
             if report.exitCode != 0 { throw ExitCode(report.exitCode) }
+        }
+
+        /// Writes the gallery of the checked manifests (served by a host started on their folders,
+        /// in worker processes unless `--mode in-process`) and records its path in the report.
+        private func attachGallery(_ directory: String, to report: inout ConformanceReport) {
+            var folders: [String] = []
+            var manifests: [String] = []
+            for provider in report.providers where !manifests.contains(provider.manifestPath) {
+                manifests.append(provider.manifestPath)
+                let folder = provider.manifestPath.lastIndex(of: "/").map { String(provider.manifestPath[..<$0]) } ?? "."
+                if !folders.contains(folder) { folders.append(folder.isEmpty ? "/" : folder) }
+            }
+            var arguments: [String] = []
+            for folder in folders { arguments += ["--manifests", folder] }
+            for folder in libraryDirectories { arguments += ["--library-path", folder] }
+            if allowOutsideLibraryPaths { arguments.append("--allow-outside-library-paths") }
+            arguments += ["--isolation", mode == "in-process" ? "in-process" : "process", "--log-level", "error"]
+            do {
+                report.galleryPath = try GalleryWriter.generate(in: directory, serveArguments: arguments, manifestPaths: manifests)
+            } catch {
+                report.galleryProblem = "\(error)"
+                writeStandardError("error: the gallery was not written: \(error)")
+            }
         }
 
         private func writeAll(_ fd: Int32, _ text: String) {

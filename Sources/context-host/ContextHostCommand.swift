@@ -16,7 +16,7 @@ struct ContextHostCommand: ParsableCommand {
         abstract: "Hosts context providers for chat apps and serves them over JSON-RPC on stdin/stdout.",
         discussion: "Run with no subcommand to serve. See docs/protocol.md for the protocol.",
         version: HostConfiguration.hostVersion,
-        subcommands: [Serve.self, List.self, Validate.self, Conformance.self, Compose.self, New.self, Worker.self, ConformanceProbe.self],
+        subcommands: [Serve.self, List.self, Validate.self, Conformance.self, Compose.self, Gallery.self, New.self, Worker.self, ConformanceProbe.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -1,10 +1,11 @@
-import ContextProviderKit
-
-/// Values derived from a form, for providers that declare no samples (docs/conformance.md).
-enum SampleValues {
+/// Values derived from a form's own rules: valid sets a collector should accept and invalid
+/// variants it must refuse. The conformance runner uses them for providers that declare no
+/// samples (docs/conformance.md); the gallery (`context-host gallery`) walks every provider's
+/// form with them through the public protocol.
+package enum SampleValues {
     /// A value each field accepts by its own rules: its default, else a plain value of its kind.
     /// `searchOptions` gives the first option found by `collect/query` for search fields.
-    static func valid(for form: ContextForm, searchOptions: [String: String]) -> JSONObject {
+    package static func valid(for form: ContextForm, searchOptions: [String: String]) -> JSONObject {
         var values = JSONObject()
         for field in form.fields {
             if let value = validValue(for: field, searchOption: searchOptions[field.id]) { values[field.id] = value }
@@ -15,7 +16,7 @@ enum SampleValues {
     /// Value sets to try, in order, until the collector accepts one: required fields (and
     /// defaults) only, every field, then required fields plus each optional field alone (for forms
     /// whose optional fields exclude each other, e.g. "a place or coordinates").
-    static func candidates(for form: ContextForm, searchOptions: [String: String]) -> [JSONObject] {
+    package static func candidates(for form: ContextForm, searchOptions: [String: String]) -> [JSONObject] {
         let all = valid(for: form, searchOptions: searchOptions)
         var minimal = JSONObject()
         for field in form.fields where field.required || field.defaultValue != nil {
@@ -32,7 +33,7 @@ enum SampleValues {
         return Array(result.prefix(6))
     }
 
-    static func validValue(for field: FormField, searchOption: String?) -> JSONValue? {
+    package static func validValue(for field: FormField, searchOption: String?) -> JSONValue? {
         if let defaultValue = field.defaultValue, field.validate(defaultValue) == nil { return defaultValue }
         switch field.kind {
         case .text:
@@ -63,9 +64,15 @@ enum SampleValues {
         }
     }
 
+    /// Queries to try on a search-backed choice field until one answers an option: short ones
+    /// most data sets match, respecting the field's `minQueryLength`.
+    package static func searchQueries(minimumLength: Int) -> [String] {
+        ["", "a", "e", "1", "s"].filter { $0.count >= minimumLength } + (minimumLength > 1 ? [String(repeating: "a", count: minimumLength)] : [])
+    }
+
     /// `base` (default: `valid`) with each of its fields at its maximum: texts at `maxLength`
     /// (at most 100,000 characters), numbers at `max`.
-    static func maximum(for form: ContextForm, searchOptions: [String: String], base: JSONObject? = nil) -> JSONObject {
+    package static func maximum(for form: ContextForm, searchOptions: [String: String], base: JSONObject? = nil) -> JSONObject {
         var values = base ?? valid(for: form, searchOptions: searchOptions)
         for field in form.fields where values[field.id] != nil {
             switch field.kind {
@@ -84,16 +91,16 @@ enum SampleValues {
     }
 
     /// One invalid variant: the values, the field that must be named, and what is wrong.
-    struct Invalid {
-        var values: JSONObject
-        var fieldID: String
-        var what: String
+    package struct Invalid: Sendable {
+        package var values: JSONObject
+        package var fieldID: String
+        package var what: String
     }
 
     /// Variants of `valid` that break one rule each: a missing required field, a text over
     /// `maxLength` or under `minLength`, a number out of range, a value of the wrong type, an
     /// unknown static choice.
-    static func invalid(for form: ContextForm, valid: JSONObject) -> [Invalid] {
+    package static func invalid(for form: ContextForm, valid: JSONObject) -> [Invalid] {
         var variants: [Invalid] = []
         func variant(_ field: FormField, _ value: JSONValue?, _ what: String) {
             var values = valid
