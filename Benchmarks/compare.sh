@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark (project issue 9, DESIGN §9): context-host, with its providers in-process
+# and in worker processes, against the team bench kit's peer servers (Benchmarks/peers/), in ONE
+# run, printed as one set of tables with the budgets checked.
+#
+# Usage, from a clone (the README's command):
+#   Benchmarks/compare.sh              full run, ~4 min on 2 cores after the builds; writes Benchmarks/results/compare.md
+#   QUICK=1 Benchmarks/compare.sh      smoke run, ~1 min; the tables go to the raw folder only
+# On a machine shared with other builds, hold the build lock around it (it takes no lock itself):
+#   flock /tmp/ctxhost-build.lock Benchmarks/compare.sh
+#
+# What runs, for every row, interleaved (rep 1 of every row, then rep 2, ...; each cell is the
+# median over the reps): closed-loop latency and pipelined throughput of `ping` and of the row's
+# "call", then start-up (spawn -> initialize reply). The host's call is `items/preview` of a ~1 KB
+# note (Benchmarks/requests/); the peers' call is the kit's `tools/call` lookup with a ~1 KB result
+# (Benchmarks/peers/requests/). Throughput runs wrap the server in treerun (Benchmarks/compare/),
+# which reaps and measures the host's worker processes too. On a VM an idle vCPU sleeps and takes
+# tens of µs to wake, which dominates closed-loop latency; so the AWAKE_ROWS also run closed-loop
+# `ping` once more with a nice-19 busy loop keeping the vCPUs awake (it yields to any other task).
+# Then the manifest discovery benchmark.
+#
+# Environment [defaults]:
+#   REPS [3]  LAT_N [20000]  THR_N [200000]  THR_W [64]  STARTUP_RUNS [20]
+#   LAT_WARMUP [1000]  THR_WARMUP [2000]
+#   PEERS  [limit python swift-foundation mcp-swift]; also mcp-swift-blocking; "" = the host only
+#   HOSTS  [in-process worker]
+#   SLOW_PEERS [mcp-swift mcp-swift-blocking]  SLOW_LAT_N [1000]  SLOW_THR_N [20000]
+#          (the MCP SDK peer needs ~10 ms per idle request; see Benchmarks/peers/README.md)
+#   QUICK=1      REPS=1, a tenth of every N, 5 spawns (each still overridable)
+#   NOBUILD=1    use the binaries already built
+#   DISCOVERY=0  skip the manifest discovery benchmark
+#   AWAKE=0      skip the extra closed-loop ping run with the vCPUs kept awake (see below)
+#   AWAKE_ROWS [host-in-process host-worker limit]
+#   OUT          where the tables are written [Benchmarks/results/compare.md; QUICK: the raw folder]
+# Raw key=value lines, server stderr and build logs: Benchmarks/results/raw/compare-<UTC>/ (git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BENCH_DIR=$ROOT/Benchmarks
+[[ -d /opt/swift/usr/bin ]] && export PATH=/opt/swift/usr/bin:$PATH
+
+if [[ "${QUICK:-0}" == 1 ]]; then
+    REPS=${REPS:-1}; LAT_N=${LAT_N:-2000}; THR_N=${THR_N:-20000}; STARTUP_RUNS=${STARTUP_RUNS:-5}
+    SLOW_LAT_N=${SLOW_LAT_N:-200}; SLOW_THR_N=${SLOW_THR_N:-2000}
+fi
+REPS=${REPS:-3}
+LAT_N=${LAT_N:-20000}
+THR_N=${THR_N:-200000}
+THR_W=${THR_W:-64}
+STARTUP_RUNS=${STARTUP_RUNS:-20}
+LAT_WARMUP=${LAT_WARMUP:-1000}
+THR_WARMUP=${THR_WARMUP:-2000}
+SLOW_LAT_N=${SLOW_LAT_N:-1000}
+SLOW_THR_N=${SLOW_THR_N:-20000}
+SLOW_PEERS=${SLOW_PEERS:-"mcp-swift mcp-swift-blocking"}
+PEERS=${PEERS-"limit python swift-foundation mcp-swift"}
+HOSTS=${HOSTS-"in-process worker"}
+AWAKE_ROWS=${AWAKE_ROWS-"host-in-process host-worker limit"}
+[[ "${AWAKE:-1}" == 0 ]] && AWAKE_ROWS=""
+
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+RAW=$BENCH_DIR/results/raw/compare-$STAMP
+mkdir -p "$RAW"
+if [[ -z "${OUT:-}" ]]; then
+    if [[ "${QUICK:-0}" == 1 ]]; then OUT=$RAW/compare.md; else OUT=$BENCH_DIR/results/compare.md; fi
+fi
+BIN_TOOLS=$ROOT/.build/bench          # rpcload, limit, treerun
+PEER_BUILD=$ROOT/.build/peers         # scratch folders of the two Swift peer packages
+
+# Runs a build step, its output to a log; on failure prints the log's tail and returns non-zero.
+build_step() { # name command...
+    local name=$1; shift
+    if "$@" > "$RAW/build-$name.log" 2>&1; then return 0; fi
+    echo "build of $name failed ($RAW/build-$name.log):" >&2
+    tail -n 20 "$RAW/build-$name.log" >&2
+    return 1
+}
+
+# The bundled providers are the libraries the shipped manifests name: libXProvider.so -> product XProvider.
+PROVIDER_PRODUCTS=$(sed -n 's/^library: *lib\(.*\)\.so *$/\1/p' "$ROOT"/manifests/*.yaml | sort -u)
+if [[ -z "${NOBUILD:-}" ]]; then
+    echo "== build (release; logs in $RAW)" >&2
+    for product in context-host $PROVIDER_PRODUCTS discovery-bench; do
+        build_step "$product" swift build -c release --product "$product" || exit 1
+    done
+    mkdir -p "$BIN_TOOLS"
+    build_step rpcload gcc -O2 -Wall -Wextra -o "$BIN_TOOLS/rpcload" "$BENCH_DIR/rpcload/rpcload.c" -lm || exit 1
+    build_step treerun gcc -O2 -Wall -Wextra -o "$BIN_TOOLS/treerun" "$BENCH_DIR/compare/treerun.c" || exit 1
+    if [[ -n "$PEERS" ]]; then
+        build_step limit gcc -O2 -Wall -Wextra -o "$BIN_TOOLS/limit" "$BENCH_DIR/peers/limit/limit.c" || exit 1
+    fi
+    for pkg in swift-foundation mcp-swift; do
+        [[ " $PEERS " == *" $pkg"* ]] || continue
+        if ! build_step "$pkg" swift build -c release --package-path "$BENCH_DIR/peers/$pkg" \
+                --scratch-path "$PEER_BUILD/$pkg"; then
+            echo "$pkg: build failed, skipping the $pkg peer(s)" >&2
+            PEERS=$(echo " $PEERS " | sed "s/ $pkg-blocking / /; s/ $pkg / /")
+        fi
+    done
+fi
+BIN=$(swift build -c release --show-bin-path)
+LOAD=$BIN_TOOLS/rpcload
+for tool in "$LOAD" "$BIN_TOOLS/treerun" "$BIN/context-host"; do
+    [[ -x "$tool" ]] || { echo "missing $tool: run without NOBUILD=1" >&2; exit 1; }
+done
+
+# the real interpreter, not the pyenv shim (the shim adds ~100 ms per spawn)
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+# Rows: id -> command, preamble, ping template, call template, display name.
+declare -A CMD PRE PING CALL NAME
+HOST_REQ=$BENCH_DIR/requests
+PEER_REQ=$BENCH_DIR/peers/requests
+add_row() { # id "display name" preamble ping call command...
+    local id=$1; NAME[$id]=$2; PRE[$id]=$3; PING[$id]=$4; CALL[$id]=$5; shift 5
+    CMD[$id]=$(printf '%q ' "$@")     # shell-quoted; server_command turns it back into words
+    ORDER+=("$id")
+}
+ORDER=()
+for mode in $HOSTS; do
+    case $mode in
+        in-process) add_row host-in-process "context-host (in-process)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
+                        "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation in-process --no-state ;;
+        worker)     add_row host-worker "context-host (worker)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
+                        "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation process --no-state ;;
+        *) echo "unknown host mode '$mode' in HOSTS (use in-process, worker)" >&2; exit 2 ;;
+    esac
+done
+for peer in $PEERS; do
+    case $peer in
+        limit)              command=("$BIN_TOOLS/limit") ;;
+        python)             command=("$PY" "$BENCH_DIR/peers/python/server.py") ;;
+        swift-foundation)   command=("$PEER_BUILD/swift-foundation/release/foundation-peer") ;;
+        mcp-swift)          command=("$PEER_BUILD/mcp-swift/release/mcp-peer") ;;
+        mcp-swift-blocking) command=("$PEER_BUILD/mcp-swift/release/mcp-peer" --blocking-transport) ;;
+        *) echo "unknown peer '$peer' in PEERS (use limit, python, swift-foundation, mcp-swift, mcp-swift-blocking)" >&2; exit 2 ;;
+    esac
+    [[ -x "${command[0]}" ]] || { echo "missing ${command[0]}: run without NOBUILD=1" >&2; exit 1; }
+    add_row "$peer" "$peer" "$PEER_REQ/mcp-preamble.jsonl" "$PEER_REQ/ping.jsonl" "$PEER_REQ/call.jsonl" "${command[@]}"
+done
+[[ ${#ORDER[@]} -gt 0 ]] || { echo "nothing to run: HOSTS and PEERS are both empty" >&2; exit 2; }
+
+SUM=$RAW/summary.txt
+: > "$SUM"
+is_slow() { [[ " $SLOW_PEERS " == *" $1 "* ]]; }
+# Sets the array SERVER to row $1's command.
+server_command() { eval "SERVER=(${CMD[$1]})"; }
+
+# One rpcload run; appends its summary line (plus treerun's, for throughput) to $SUM.
+# kind "idle" is one ping under treerun: the server's start-up + shutdown CPU, which the report
+# subtracts from the throughput runs' CPU.
+run() { # id rep mode kind(ping|call|idle) extra-rpcload-args...
+    local id=$1 rep=$2 mode=$3 kind=$4; shift 4
+    local tmpl line rc=0 wrap=() tree="" treefile=""
+    if [[ $kind == call ]]; then tmpl=${CALL[$id]}; else tmpl=${PING[$id]}; fi
+    if [[ $mode == throughput || $kind == idle ]]; then
+        treefile=$RAW/$id-$kind-$mode-$rep.tree
+        rm -f "$treefile"
+        wrap=("$BIN_TOOLS/treerun" -o "$treefile" --)
+    fi
+    server_command "$id"
+    line=$("$LOAD" -m "$mode" -t "$tmpl" -p "${PRE[$id]}" -l "$id" -E "$RAW/$id.stderr" "$@" \
+        -- "${wrap[@]}" "${SERVER[@]}") || rc=$?
+    [[ -n "$treefile" && -f "$treefile" ]] && tree=$(cat "$treefile")
+    echo "peer=$id kind=$kind rep=$rep rc=$rc $tree $line" >> "$SUM"
+    echo "  $id rep=$rep $mode $kind rc=$rc: $(echo "$line" | grep -o 'rps=[^ ]*\|p50_us=[^ ]*\|p99_us=[^ ]*\|errors=[^ ]*' | tr '\n' ' ')" >&2
+}
+
+# One request of each template, to record the sizes in the notes (and catch a template the server rejects).
+echo "== sizes" >&2
+for id in "${ORDER[@]}"; do
+    for kind in ping call; do
+        if [[ $kind == ping ]]; then tmpl=${PING[$id]}; else tmpl=${CALL[$id]}; fi
+        server_command "$id"
+        probe=$("$PY" "$BENCH_DIR/compare/probe_sizes.py" "$kind" "$tmpl" "${PRE[$id]}" -- "${SERVER[@]}" 2>> "$RAW/$id.stderr") || true
+        echo "peer=$id $probe" >> "$SUM"
+        echo "  $id $probe" >&2
+    done
+done
+
+echo "== run: rows=${ORDER[*]} reps=$REPS raw=$RAW" >&2
+# Sets variable $1 to the CPU seconds used by this script's reaped children (the driver and the
+# servers). `times` must run in this shell: in a $(...) subshell it would report the subshell's own.
+children_cpu_s() {
+    times > "$RAW/times.txt"
+    printf -v "$1" '%s' "$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.2f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$RAW/times.txt")"
+}
+read -r _ u0 n0 s0 i0 w0 q0 sq0 st0 _ < /proc/stat
+children_cpu_s C0
+T_START=$(date +%s.%N)
+for rep in $(seq 1 "$REPS"); do
+    for id in "${ORDER[@]}"; do
+        ln=$LAT_N; tn=$THR_N; lw=$LAT_WARMUP; tw=$THR_WARMUP
+        if is_slow "$id"; then ln=$SLOW_LAT_N; tn=$SLOW_THR_N; lw=$((LAT_WARMUP / 10)); tw=$((THR_WARMUP / 2)); fi
+        for kind in ping call; do
+            run "$id" "$rep" latency "$kind" -n "$ln" -W "$lw"
+            run "$id" "$rep" throughput "$kind" -n "$tn" -w "$THR_W" -W "$tw" -T 30
+        done
+        run "$id" "$rep" startup ping -r "$STARTUP_RUNS"
+        run "$id" "$rep" latency idle -n 1 -W 0
+        if [[ " $AWAKE_ROWS " == *" $id "* ]]; then
+            nice -n 19 sh -c 'while :; do :; done' &
+            spinner=$!
+            run "$id" "$rep" latency ping-awake -n "$ln" -W "$lw"
+            kill "$spinner"; wait "$spinner" 2>/dev/null || true
+        fi
+    done
+done
+read -r _ u1 n1 s1 i1 w1 q1 sq1 st1 _ < /proc/stat
+children_cpu_s C1
+WALL=$(awk -v a="$T_START" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+
+if [[ "${DISCOVERY:-1}" != 0 && -x "$BIN/discovery-bench" ]]; then
+    echo "== discovery" >&2
+    disc=$("$BIN/discovery-bench" 1000 15 2>&1 | tail -n 1) || true
+    echo "  $disc" >&2
+    echo "discovery_line=$(echo "$disc" | tr ' ' '_') $(echo "$disc" | sed -n 's/.*median \([0-9.]*\) ms.*/discovery_median_ms=\1/p')" >> "$SUM"
+fi
+
+TOT=$(( (u1+n1+s1+i1+w1+q1+sq1+st1) - (u0+n0+s0+i0+w0+q0+sq0+st0) ))
+STEAL=$(awk -v a=$((st1 - st0)) -v t=$TOT 'BEGIN { printf "%.1f", t ? 100 * a / t : 0 }')
+# Busy CPU of the whole machine during the loop minus what the driver and the servers used: the
+# other load this run competed with (the /proc/stat counters are in USER_HZ, 100 per second).
+BUSY=$(( (u1+n1+s1+q1+sq1) - (u0+n0+s0+q0+sq0) ))
+OTHER=$(awk -v b=$BUSY -v t=$TOT -v c0="$C0" -v c1="$C1" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { o = b / hz - (c1 - c0); if (o < 0) o = 0; printf "%.0f", t ? 100 * o / (t / hz) : 0 }')
+MACHINE="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB, Linux $(uname -r); load avg at end: $(cut -d' ' -f1-3 /proc/loadavg); CPU steal during the run: ${STEAL}%; CPU used by other processes during the run: ${OTHER}% of the machine; wall ${WALL} s (measurement loop)"
+SETTINGS="REPS=$REPS LAT_N=$LAT_N THR_N=$THR_N THR_W=$THR_W STARTUP_RUNS=$STARTUP_RUNS SLOW_LAT_N=$SLOW_LAT_N SLOW_THR_N=$SLOW_THR_N${QUICK:+ QUICK=$QUICK}"
+ROWS=()
+for id in "${ORDER[@]}"; do ROWS+=("$id=${NAME[$id]}"); done
+mkdir -p "$(dirname "$OUT")"
+"$PY" "$BENCH_DIR/compare/report.py" "$SUM" "$MACHINE" "$SETTINGS" "${ROWS[@]}" | tee "$OUT"
+echo "tables: $OUT; raw results: $RAW" >&2
