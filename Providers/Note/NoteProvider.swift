@@ -64,6 +64,7 @@ public struct NoteProvider: ContextProvider {
         let title = Self.chipTitle(note)
         return ContextChip(
             icon: Self.metadata.iconName, title: title, subtitle: words, tone: .neutral,
+            thumbnail: NoteThumbnail.dataURI(title: title, body: note.body),
             accessibilityLabel: "Note: \(title), \(words)", fallbackText: "\(title) (\(words))")
     }
 
@@ -105,9 +106,129 @@ public struct NoteProvider: ContextProvider {
 
     /// The first non-empty line of the title, else of the body, shortened to 60 characters.
     static func chipTitle(_ note: Note) -> String {
+        // The usual title: one short line, starting and ending with a visible ASCII character.
+        let utf8 = note.title.utf8
+        if let first = utf8.first, let last = utf8.last, utf8.count <= 60,
+           (0x21...0x7E).contains(first), first != UInt8(ascii: "#"), (0x21...0x7E).contains(last),
+           !utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
+            return note.title
+        }
         let line = note.title.firstLine ?? note.body.firstLine ?? "Untitled note"
         guard line.count > 60 else { return line }
         return String(line.prefix(59)).trimmingWhitespace() + "…"
+    }
+}
+
+/// The chip's thumbnail: a small page showing the note's title and its first words, the way a
+/// notes app previews a note. An SVG image as a `data:` URI (drawn by clients in an image
+/// element, where SVG cannot run scripts).
+///
+/// Built on UTF-8 bytes rather than `Character`s: it runs for every chip, and grapheme breaking
+/// over a long body cost more than the rest of the preview.
+enum NoteThumbnail {
+    /// Page size in points, and how many characters fit on one line of the small type.
+    static let width = 48, height = 60, lineLength = 13, bodyLines = 5
+
+    static func dataURI(title: String, body: String) -> String {
+        var svg = header
+        appendEscaped(clipped(Array(title.utf8)), to: &svg)
+        svg += closeLine
+        var body = body
+        let lines = body.withUTF8 { Self.lines(UnsafeRawBufferPointer($0)) }
+        for (index, line) in lines.enumerated() {
+            svg += lineOpeners[index]
+            appendEscaped(line, to: &svg)
+            svg += closeLine
+        }
+        svg += footer
+        return "data:image/svg+xml;base64," + Base64.encode(svg)
+    }
+
+    // The fixed parts, built once.
+    private static let header = Array(##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(width)" height="\##(height)" viewBox="0 0 \##(width) \##(height)"><rect x="0.5" y="0.5" width="\##(width - 1)" height="\##(height - 1)" rx="4" fill="#fffbe6" stroke="#d9c77a"/><text font-family="sans-serif" font-size="6" fill="#3a3a3a"><tspan x="4" y="10" font-weight="bold">"##.utf8)
+    private static let lineOpeners = (0..<bodyLines).map { Array(##"<tspan x="4" y="\##(19 + 8 * $0)">"##.utf8) }
+    private static let closeLine = Array("</tspan>".utf8)
+    private static let footer = Array("</text></svg>".utf8)
+
+    /// The body's first words, without Markdown markers (leading `#`, `>`, `-`; `*` and `` ` ``
+    /// anywhere), filled into up to `bodyLines` lines of `lineLength` characters; the last line
+    /// ends with "…" when words are left over. Reads only as much of the body as it needs.
+    static func lines(_ body: UnsafeRawBufferPointer) -> [[UInt8]] {
+        var lines: [[UInt8]] = []
+        var line: [UInt8] = []
+        var lineCharacters = 0
+        var word: [UInt8] = []
+        var index = 0
+        while index < body.count {
+            // One word: skip white space, then read up to the next.
+            while index < body.count, isSpace(body[index]) { index += 1 }
+            word.removeAll(keepingCapacity: true)
+            var characters = 0
+            while index < body.count, !isSpace(body[index]) {
+                let byte = body[index]
+                index += 1
+                if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "`") { continue }
+                if word.isEmpty, byte == UInt8(ascii: "#") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "-") { continue }
+                word.append(byte)
+                if byte & 0xC0 != 0x80 { characters += 1 }
+            }
+            if word.isEmpty { continue }
+            if !line.isEmpty, lineCharacters + 1 + characters <= lineLength {
+                line.append(0x20)
+                line += word
+                lineCharacters += 1 + characters
+                continue
+            }
+            if !line.isEmpty { lines.append(line) }
+            if lines.count == bodyLines {
+                lines[bodyLines - 1] = clipped(lines[bodyLines - 1] + " …".utf8)
+                return lines
+            }
+            line = clipped(word)
+            lineCharacters = min(characters, lineLength)
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    @inline(__always)
+    static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    /// Characters counted as Unicode scalars (UTF-8 lead bytes): close enough for fitting text.
+    static func characterCount(_ bytes: [UInt8]) -> Int {
+        var count = 0
+        for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
+        return count
+    }
+
+    /// At most `lineLength` characters, cut at a scalar boundary and ended with "…" when cut.
+    static func clipped(_ bytes: [UInt8]) -> [UInt8] {
+        guard characterCount(bytes) > lineLength else { return bytes }
+        var kept = 0
+        var end = 0
+        while end < bytes.count {
+            if bytes[end] & 0xC0 != 0x80 {
+                if kept == lineLength - 1 { break }
+                kept += 1
+            }
+            end += 1
+        }
+        return Array(bytes[..<end]) + "…".utf8
+    }
+
+    static func appendEscaped(_ text: [UInt8], to output: inout [UInt8]) {
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "&"): output += "&amp;".utf8
+            case UInt8(ascii: "<"): output += "&lt;".utf8
+            case UInt8(ascii: ">"): output += "&gt;".utf8
+            case UInt8(ascii: "\""): output += "&quot;".utf8
+            case 0..<0x20: continue  // not allowed in XML text
+            default: output.append(byte)
+            }
+        }
     }
 }
 

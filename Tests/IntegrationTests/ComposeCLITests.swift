@@ -65,7 +65,7 @@ struct ComposeCLITests {
         #expect(output.contains("Attach context — pick a provider:"))
         #expect(output.contains(") Note"))
         #expect(output.contains("✗ Title is required."))
-        #expect(output.contains("[✎ Groceries · 6 words]"))
+        #expect(output.contains("[✎ Groceries · 6 words ▨]"))
         #expect(output.contains("Characters  38"))  // the detail's facts
         #expect(output.contains("Note “Groceries” (6 words)"))
         #expect(!output.contains("\u{1B}["))  // no colour on a pipe
@@ -214,11 +214,11 @@ struct ComposeCLITests {
         try tmux.type("Groceries")
         try tmux.keys("Enter")
 
-        try tmux.waitFor("[✎ Groceries · 6 words]", "Attached “Groceries”.", "What next?")
+        try tmux.waitFor("[✎ Groceries · 6 words ▨]", "Attached “Groceries”.", "What next?")
         try tmux.keys("Down")
         try tmux.waitFor("▸ 2) Open an item")
         try tmux.keys("Enter")
-        try tmux.waitFor("Open which item?", "▸ 1) [✎ Groceries · 6 words]")
+        try tmux.waitFor("Open which item?", "▸ 1) [✎ Groceries · 6 words ▨]")
         try tmux.keys("Enter")
         try tmux.waitFor("Characters  38", "Words       6", "Back to the message")
         try tmux.keys("Enter")

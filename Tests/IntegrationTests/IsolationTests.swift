@@ -290,6 +290,23 @@ struct IsolationTests {
         try expectMisbehavingAnswers(client)
     }
 
+    @Test("in-process, a provider stuck inside call holds up only its own requests: they time out, the rest of the host answers")
+    func hangInsideCallInProcess() throws {
+        let client = try self.client(["--isolation", "in-process"])
+        defer { client.host.terminate() }
+        let hanging = client.send("items/preview", ["item": item(Self.misbehaving, ["misbehave": "hang"])])
+        let behind = client.send("items/describe", ["item": item(Self.misbehaving, [:])])
+        // While its call thread is stuck, the reader and the other providers go on.
+        try expectNoteAnswers(client)
+        #expect(try client.call("ping") == [:])
+        let timedOut = try client.response(to: hanging)["error"]
+        #expect(timedOut?["code"] == -32015)
+        #expect(timedOut?["message"] == .string("Provider '\(Self.misbehaving)' did not answer item/preview within 300 ms."))
+        let queued = try client.response(to: behind)["error"]
+        #expect(queued?["code"] == -32015)
+        try expectNoteAnswers(client)
+    }
+
     @Test("a provider slower than its timeout gets -32015, and a worker that ignores the cancel is restarted")
     func slowBeyondTimeout() throws {
         let client = try self.client(["--cancel-grace", "500"])

@@ -23,13 +23,14 @@ extension Host {
                 if first { continuation.resume(returning: result) }
             }
             let providerRequest = Mutex<Int64?>(nil)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) {
+            let timer = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) {
                 finish(.failure(RPCError(
                     .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
                     data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])))
                 if let id = providerRequest.withLock({ $0 }) { connection.cancel(id) }
             }
             let id = connection.send(method: method, params: { JSONWriter.append(params, to: &$0) }) { response in
+                DeadlineTimer.shared.cancel(timer)
                 if let error = response.error {
                     finish(.failure(Self.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method)))
                 } else if let bytes = response.resultBytes, let kind {

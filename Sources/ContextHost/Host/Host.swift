@@ -3,6 +3,12 @@ import Dispatch
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The host's state behind the protocol: providers, collection sessions, and the client.
 package final class Host: Sendable {
     package let configuration: HostConfiguration
@@ -172,7 +178,7 @@ package final class Host: Sendable {
         // The provider-side id, known once `send` returns (the timer may need it).
         let providerRequest = Mutex<Int64?>(nil)
         // Armed before the call, so a provider that is slow to return from `call` is timed too.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak reply] in
+        let timer = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { [weak reply] in
             guard let reply, !reply.isAnswered else { return }
             reply.sendError(RPCError(
                 .providerTimedOut,
@@ -183,6 +189,7 @@ package final class Host: Sendable {
             if let id = providerRequest.withLock({ $0 }) { connection.timedOut(id) }
         }
         let id = connection.send(method: method, params: params) { response in
+            DeadlineTimer.shared.cancel(timer)
             if let error = response.error {
                 onError?()
                 reply.sendError(Self.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))
@@ -216,7 +223,7 @@ package final class Host: Sendable {
                 }
                 return
             }
-            if bytes.contains(0x0A) || bytes.contains(0x0D), let value = try? JSONReader.parse(bytes) {
+            if Self.containsLineBreak(bytes), let value = try? JSONReader.parse(bytes) {
                 reply.sendResult(value)
             } else {
                 reply.sendResult(raw: bytes)
@@ -224,6 +231,12 @@ package final class Host: Sendable {
         }
         providerRequest.withLock { $0 = id }
         pending.setCancel { connection.cancel(id) }
+    }
+
+    /// Whether raw bytes contain `\n` or `\r` (which NDJSON framing cannot carry).
+    static func containsLineBreak(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+        return memchr(base, 0x0A, bytes.count) != nil || memchr(base, 0x0D, bytes.count) != nil
     }
 
     static func timeout(for method: String, in timeouts: Timeouts) -> Int {

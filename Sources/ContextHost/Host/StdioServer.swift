@@ -39,6 +39,8 @@ public enum StdioServer {
         let server = RPCServer(host: host, output: output, logger: logger) { status in
             Glibc.exit(status)
         }
+        // In-process providers answer on their call threads; buffer each batch's replies too.
+        CallThread.batchScope = { body in output.batch(body) }
         var framer = MessageFramer(maximumMessageBytes: configuration.maximumMessageBytes)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var framingSet = false

@@ -75,6 +75,27 @@ package enum ReplyRouter {
         pending.withLock { $0.removeValue(forKey: id) }
     }
 
+    /// The value of a JSON integer written plainly (digits, optional minus), else nil.
+    static func integer(_ text: UnsafeRawBufferPointer) -> Int64? {
+        var index = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative { index = 1 }
+        guard index < text.count, text.count - index <= 18 else { return nil }
+        var value: Int64 = 0
+        while index < text.count {
+            let digit = text[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+            index += 1
+        }
+        return negative ? -value : value
+    }
+
+    /// Whether `id` still waits for its answer.
+    static func isPending(_ id: Int64) -> Bool {
+        pending.withLock { $0[id] != nil }
+    }
+
     /// Completes `id` with a host-made error (cancel, timeout, crash), if still pending.
     package static func fail(_ id: Int64, _ error: RPCError) {
         guard let completion = take(id) else { return }
@@ -103,15 +124,13 @@ package enum ReplyRouter {
             completion(ProviderResponse(bytes: bytes, result: nil, error: RPCError(.providerBadReply, "its reply is not valid JSON: \(parseError)"), errorIsFromHost: true))
             return
         }
-        if let expectedID {
+        if let expectedID, envelope.id.flatMap({ Self.integer(UnsafeRawBufferPointer(rebasing: bytes[$0])) }) != expectedID {
             let idText = envelope.id.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
-            if idText != String(expectedID) {
-                completion(ProviderResponse(
-                    bytes: bytes, result: nil,
-                    error: RPCError(.providerBadReply, "its reply carries id \(idText ?? "(none)"), but answers request \(expectedID)"),
-                    errorIsFromHost: true))
-                return
-            }
+            completion(ProviderResponse(
+                bytes: bytes, result: nil,
+                error: RPCError(.providerBadReply, "its reply carries id \(idText ?? "(none)"), but answers request \(expectedID)"),
+                errorIsFromHost: true))
+            return
         }
         if let result = envelope.result {
             completion(ProviderResponse(bytes: bytes, result: result, error: nil))
@@ -163,6 +182,10 @@ private let openErrorCallback: ctxp_reply_fn = { context, bytes, length in
 package final class InProcessConnection: ProviderConnection, @unchecked Sendable {
     package let library: ProviderLibrary
     private let instance: UnsafeMutableRawPointer?
+    /// Requests run on a thread of their own, in order: the reader goes on reading while the
+    /// provider works (two cores share a pipelined load), and a provider stuck inside `call` holds
+    /// up only its own requests, which then time out, instead of the whole host.
+    private let calls = CallThread()
 
     /// Opens an instance with the init JSON.
     ///
@@ -197,10 +220,17 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     ) -> Int64 {
         let id = ReplyRouter.register(completion)
         let message = ProviderMessage.request(id: id, method: method, params: params)
+        calls.submit { [self] in call(id: id, message: message) }
+        return id
+    }
+
+    /// Hands one request to the provider's `call` (on the call thread).
+    private func call(id: Int64, message: [UInt8]) {
+        // Cancelled or timed out while queued: nobody waits for the answer.
+        guard ReplyRouter.isPending(id) else { return }
         message.withUnsafeBufferPointer { buffer in
             library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, UnsafeMutableRawPointer(bitPattern: Int(id)))
         }
-        return id
     }
 
     package func cancel(_ id: Int64) {

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// How messages are delimited on the byte stream.
 package enum Framing: Sendable, Equatable {
     /// One JSON value per line (NDJSON), the default.
@@ -93,7 +98,7 @@ package struct MessageFramer: Sendable {
         var start = 0
         while start < chunk.count {
             let rest = UnsafeRawBufferPointer(rebasing: chunk[start...])
-            let newline = rest.firstIndex(of: 0x0A).map { $0 + start }
+            let newline = rest.isEmpty ? nil : memchr(rest.baseAddress!, 0x0A, rest.count).map { rest.baseAddress!.distance(to: UnsafeRawPointer($0)) + start }
             if let seen = discarding {
                 if let newline {
                     handle(.oversized(length: seen + (newline - start)))

@@ -8,14 +8,19 @@ import Darwin
 
 /// Writes framed protocol messages. Thread-safe; each message is written whole, never interleaved.
 ///
-/// While the reader is handling a chunk of input (`batch`), replies are buffered and written with
-/// one system call at the end, which keeps pipelined throughput high without delaying a reply
-/// that arrives while the reader is idle.
+/// While the reader is handling a chunk of input, or a provider's call thread a group of requests
+/// (`batch`), replies are buffered and written with one system call at the end, which keeps
+/// pipelined throughput high without delaying a reply that arrives while nobody is batching. A
+/// batch that stays open (a provider stuck in a call) holds replies back for at most a few
+/// milliseconds: a timer writes them out.
 package final class OutputChannel: Sendable {
     private struct State {
         var framing: Framing = .newlineDelimited
         var buffer: [UInt8] = []
-        var batching = false
+        /// How many `batch` scopes are open (the reader's and call threads').
+        var batching = 0
+        /// Whether a late flush is scheduled (see `send`).
+        var lateFlushArmed = false
         var closed = false
     }
 
@@ -49,7 +54,26 @@ package final class OutputChannel: Sendable {
                 state.buffer.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
                 state.buffer.append(contentsOf: body)
             }
-            if !state.batching { flushLocked(&state) }
+            if state.batching == 0 {
+                flushLocked(&state)
+            } else if !state.lateFlushArmed {
+                // A batch may stay open for long (a provider stuck inside a call thread's batch):
+                // buffered replies go out within a few milliseconds regardless.
+                state.lateFlushArmed = true
+                DeadlineTimer.shared.schedule(afterMilliseconds: Self.lateFlushMilliseconds) { [weak self] in
+                    self?.lateFlush()
+                }
+            }
+        }
+    }
+
+    /// The longest a reply waits in a batch's buffer (plus the timer's resolution).
+    static let lateFlushMilliseconds = 2
+
+    private func lateFlush() {
+        state.withLock { state in
+            state.lateFlushArmed = false
+            flushLocked(&state)
         }
     }
 
@@ -60,11 +84,11 @@ package final class OutputChannel: Sendable {
 
     /// Runs `body` with output buffered, then writes everything it produced at once.
     package func batch<T>(_ body: () throws -> T) rethrows -> T {
-        state.withLock { $0.batching = true }
+        state.withLock { $0.batching += 1 }
         defer {
             state.withLock { state in
-                state.batching = false
-                flushLocked(&state)
+                state.batching -= 1
+                if state.batching == 0 { flushLocked(&state) }
             }
         }
         return try body()

@@ -210,18 +210,14 @@ package struct JSONReader {
         position += 1  // opening quote
         let start = position
         // Fast path: no escapes.
-        while position < bytes.count {
-            let byte = bytes[position]
-            if byte == UInt8(ascii: "\"") {
-                let string = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-                position += 1
-                return string
-            }
-            if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("Unescaped control character in string") }
-            position += 1
-        }
+        position = skipPlainBytes(from: position)
         guard position < bytes.count else { throw error("Unterminated string") }
+        if bytes[position] == UInt8(ascii: "\"") {
+            let string = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+            position += 1
+            return string
+        }
+        if bytes[position] < 0x20 { throw error("Unescaped control character in string") }
         // Slow path: escapes.
         var scalars = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
         while position < bytes.count {
@@ -269,11 +265,31 @@ package struct JSONReader {
                 }
             default:
                 if byte < 0x20 { throw error("Unescaped control character in string") }
-                scalars.append(byte)
+                // A run of plain bytes up to the next special one, copied at once.
+                let run = position
                 position += 1
+                position = skipPlainBytes(from: position)
+                scalars.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<position]))
             }
         }
         throw error("Unterminated string")
+    }
+
+    /// The index of the first byte at or after `index` that is `"`, `\\` or a control byte (or
+    /// the end).
+    @inline(__always)
+    func skipPlainBytes(from index: Int) -> Int {
+        var index = index
+        while index + 8 <= bytes.count,
+              !Self.hasSpecialByte(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+            index += 8
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        return index
     }
 
     mutating func readHex4() throws(JSONParseError) -> UInt32 {
@@ -421,31 +437,45 @@ package struct JSONReader {
     /// Checks a string token (starting at its quote) without decoding it.
     package mutating func skipString() throws(JSONParseError) {
         position += 1
-        while position < bytes.count {
+        while true {
+            // Plain bytes eight at a time; then the special byte that stopped the scan.
+            position = skipPlainBytes(from: position)
+            guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 position += 1
                 return
             }
-            if byte == UInt8(ascii: "\\") {
-                position += 1
-                guard position < bytes.count else { break }
-                switch bytes[position] {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
-                    UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-                    position += 1
-                case UInt8(ascii: "u"):
-                    position += 1
-                    _ = try readHex4()
-                default:
-                    throw error("Invalid escape character in string")
-                }
-                continue
-            }
             if byte < 0x20 { throw error("Unescaped control character in string") }
+            // A backslash.
             position += 1
+            guard position < bytes.count else { break }
+            switch bytes[position] {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                position += 1
+            case UInt8(ascii: "u"):
+                position += 1
+                _ = try readHex4()
+            default:
+                throw error("Invalid escape character in string")
+            }
         }
         throw error("Unterminated string")
+    }
+
+    /// Whether any of the eight bytes is `"`, `\\` or below 0x20 (SWAR: a byte is zero in
+    /// `x ^ pattern` exactly where it equals the pattern's byte).
+    @inline(__always)
+    static func hasSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let hasQuote = (quote &- ones) & ~quote & highs
+        let hasBackslash = (backslash &- ones) & ~backslash & highs
+        let hasControl = (word &- ones &* 0x20) & ~word & highs
+        return (hasQuote | hasBackslash | hasControl) != 0
     }
 }
 

@@ -76,8 +76,19 @@ package enum JSONWriter {
         output.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
+            // Most strings need no escapes: copy them whole.
+            var clean = 0
+            while clean + 8 <= utf8.count,
+                  !JSONReader.hasSpecialByte(UnsafeRawBufferPointer(utf8).loadUnaligned(fromByteOffset: clean, as: UInt64.self)) {
+                clean += 8
+            }
+            while clean < utf8.count, utf8[clean] >= 0x20, utf8[clean] != 0x22, utf8[clean] != 0x5C { clean += 1 }
+            if clean == utf8.count {
+                output.append(contentsOf: utf8)
+                return
+            }
             var runStart = 0
-            for index in 0..<utf8.count {
+            for index in clean..<utf8.count {
                 let byte = utf8[index]
                 let escape: UInt8?
                 switch byte {

@@ -11,19 +11,42 @@ public enum Base64 {
 
     /// Encodes bytes as Base64 text.
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = iterator.next()
-            let value = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
-            output.append(alphabet[Int(value >> 18 & 0x3F)])
-            output.append(alphabet[Int(value >> 12 & 0x3F)])
-            output.append(second == nil ? UInt8(ascii: "=") : alphabet[Int(value >> 6 & 0x3F)])
-            output.append(third == nil ? UInt8(ascii: "=") : alphabet[Int(value & 0x3F)])
+        // Contiguous bytes (arrays, native strings' UTF-8) take the fast path; this generic
+        // function is not specialized across modules.
+        if let text = bytes.withContiguousStorageIfAvailable({ encode(UnsafeRawBufferPointer($0)) }) {
+            return text
         }
-        return String(decoding: output, as: UTF8.self)
+        return Array(bytes).withUnsafeBytes { encode($0) }
+    }
+
+    /// Encodes bytes as Base64 text.
+    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        let count = (bytes.count + 2) / 3 * 4
+        guard count > 0 else { return "" }
+        return alphabet.withUnsafeBufferPointer { alphabet in
+            String(unsafeUninitializedCapacity: count) { output in
+                var input = 0
+                var index = 0
+                while input + 3 <= bytes.count {
+                    let value = UInt32(bytes[input]) << 16 | UInt32(bytes[input + 1]) << 8 | UInt32(bytes[input + 2])
+                    output[index] = alphabet[Int(value >> 18 & 0x3F)]
+                    output[index + 1] = alphabet[Int(value >> 12 & 0x3F)]
+                    output[index + 2] = alphabet[Int(value >> 6 & 0x3F)]
+                    output[index + 3] = alphabet[Int(value & 0x3F)]
+                    input += 3
+                    index += 4
+                }
+                let rest = bytes.count - input
+                if rest > 0 {
+                    let value = UInt32(bytes[input]) << 16 | (rest == 2 ? UInt32(bytes[input + 1]) << 8 : 0)
+                    output[index] = alphabet[Int(value >> 18 & 0x3F)]
+                    output[index + 1] = alphabet[Int(value >> 12 & 0x3F)]
+                    output[index + 2] = rest == 2 ? alphabet[Int(value >> 6 & 0x3F)] : UInt8(ascii: "=")
+                    output[index + 3] = UInt8(ascii: "=")
+                }
+                return count
+            }
+        }
     }
 
     /// Decodes Base64 text; `nil` if it is not valid padded Base64.

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A thread that runs submitted jobs one at a time, in submission order.
+///
+/// In-process providers are called from one of these (one per provider) rather than from the
+/// reader: the reader parses the next requests while a provider works on earlier ones, and a
+/// provider stuck in `call` delays only its own requests. A busy thread takes new jobs in batches
+/// without being woken; only a thread that went to sleep costs a wake-up.
+package final class CallThread: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Guarded by `mutex`.
+    private var jobs: [@Sendable () -> Void] = []
+    private var sleeping = false
+    private var started = false
+
+    /// Wraps each batch of jobs (the server sets it to buffer replies: one write per batch).
+    static let groupSize = 32
+
+    package nonisolated(unsafe) static var batchScope: (@Sendable (() -> Void) -> Void)?
+
+    package init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    /// Queues `job`; the thread starts with the first one.
+    package func submit(_ job: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(mutex)
+        jobs.append(job)
+        if !started {
+            started = true
+            startThread { [self] in run() }
+        } else if sleeping {
+            pthread_cond_signal(condition)
+        }
+        pthread_mutex_unlock(mutex)
+    }
+
+    private func run() {
+        var batch: [@Sendable () -> Void] = []
+        while true {
+            pthread_mutex_lock(mutex)
+            while jobs.isEmpty {
+                sleeping = true
+                pthread_cond_wait(condition, mutex)
+            }
+            sleeping = false
+            swap(&batch, &jobs)
+            pthread_mutex_unlock(mutex)
+            // Replies go out in groups of `groupSize`: fewer writes, while the client already
+            // gets (and sends more) work before the whole batch is done.
+            var start = 0
+            while start < batch.count {
+                let end = min(batch.count, start + Self.groupSize)
+                if let scope = Self.batchScope {
+                    scope { for job in batch[start..<end] { job() } }
+                } else {
+                    for job in batch[start..<end] { job() }
+                }
+                start = end
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+}

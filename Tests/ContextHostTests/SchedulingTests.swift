@@ -1,0 +1,130 @@
+import ContextHost
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+private func monotonicMilliseconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) * 1000 + Double(time.tv_nsec) / 1_000_000
+}
+
+/// Waits (polling) until `condition` holds or `seconds` pass.
+private func wait(seconds: Double = 10, until condition: () -> Bool) -> Bool {
+    let end = monotonicMilliseconds() + seconds * 1000
+    while !condition() {
+        if monotonicMilliseconds() > end { return false }
+        usleep(1000)
+    }
+    return true
+}
+
+@Suite("DeadlineTimer: request timeouts on one thread")
+struct DeadlineTimerTests {
+    @Test("an action runs once, never before its delay")
+    func firesAfterDelay() {
+        let timer = DeadlineTimer(resolution: .milliseconds(5))
+        let start = monotonicMilliseconds()
+        let firedAt = Mutex<[Double]>([])
+        timer.schedule(afterMilliseconds: 40) { firedAt.withLock { $0.append(monotonicMilliseconds()) } }
+        #expect(wait { firedAt.withLock { !$0.isEmpty } })
+        usleep(60_000)
+        let times = firedAt.withLock { $0 }
+        #expect(times.count == 1)
+        #expect(times[0] - start >= 40)
+        #expect(timer.armedCount == 0)
+    }
+
+    @Test("a cancelled action never runs; the others do, earliest deadline first across delays")
+    func cancelAndOrder() {
+        let timer = DeadlineTimer(resolution: .milliseconds(1))
+        let fired = Mutex<[Int]>([])
+        let cancelled = timer.schedule(afterMilliseconds: 10) { fired.withLock { $0.append(0) } }
+        timer.schedule(afterMilliseconds: 120) { fired.withLock { $0.append(3) } }
+        timer.schedule(afterMilliseconds: 20) { fired.withLock { $0.append(1) } }
+        timer.schedule(afterMilliseconds: 60) { fired.withLock { $0.append(2) } }
+        timer.cancel(cancelled)
+        #expect(wait { fired.withLock { $0.count == 3 } })
+        #expect(fired.withLock { $0 } == [1, 2, 3])
+        timer.cancel(cancelled)  // again, after the fact: nothing happens
+        #expect(timer.armedCount == 0)
+    }
+
+    @Test("a new, earlier deadline wakes a timer sleeping until a later one")
+    func earlierDeadlineWakes() {
+        let timer = DeadlineTimer(resolution: .milliseconds(1))
+        let fired = Mutex<[Int]>([])
+        timer.schedule(afterMilliseconds: 5_000) { fired.withLock { $0.append(2) } }
+        usleep(20_000)  // the timer thread now sleeps until the 5 s deadline
+        let start = monotonicMilliseconds()
+        timer.schedule(afterMilliseconds: 30) { fired.withLock { $0.append(1) } }
+        #expect(wait(seconds: 3) { fired.withLock { $0 == [1] } })
+        #expect(monotonicMilliseconds() - start < 3_000)
+        #expect(timer.armedCount == 1)
+    }
+
+    @Test("many answered calls (armed then cancelled) leave nothing armed, and later timeouts still fire")
+    func manyCancelled() {
+        let timer = DeadlineTimer(resolution: .milliseconds(5))
+        let fired = Atomic<Int>(0)
+        for _ in 0..<20_000 {
+            let token = timer.schedule(afterMilliseconds: 30_000) { fired.add(1, ordering: .relaxed) }
+            timer.cancel(token)
+        }
+        #expect(timer.armedCount == 0)
+        timer.schedule(afterMilliseconds: 10) { fired.add(1, ordering: .relaxed) }
+        #expect(wait { fired.load(ordering: .relaxed) == 1 })
+        usleep(20_000)
+        let count = fired.load(ordering: .relaxed)
+        #expect(count == 1)
+    }
+}
+
+@Suite("CallThread: in-process provider calls off the reader")
+struct CallThreadTests {
+    @Test("jobs run one at a time, in submission order, on another thread")
+    func order() {
+        let thread = CallThread()
+        let seen = Mutex<[Int]>([])
+        let running = Atomic<Int>(0)
+        let overlapped = Atomic<Bool>(false)
+        let caller = pthread_self()
+        let onCaller = Atomic<Bool>(false)
+        for index in 0..<2_000 {
+            thread.submit {
+                if running.add(1, ordering: .relaxed).newValue > 1 { overlapped.store(true, ordering: .relaxed) }
+                if pthread_equal(pthread_self(), caller) != 0 { onCaller.store(true, ordering: .relaxed) }
+                seen.withLock { $0.append(index) }
+                running.subtract(1, ordering: .relaxed)
+            }
+        }
+        #expect(wait { seen.withLock { $0.count == 2_000 } })
+        #expect(seen.withLock { $0 } == Array(0..<2_000))
+        let didOverlap = overlapped.load(ordering: .relaxed)
+        let ranOnCaller = onCaller.load(ordering: .relaxed)
+        #expect(!didOverlap)
+        #expect(!ranOnCaller)
+    }
+
+    @Test("a job that blocks does not block submit; later jobs run once it returns")
+    func blockedJob() {
+        let thread = CallThread()
+        let release = Atomic<Bool>(false)
+        let done = Mutex<[String]>([])
+        thread.submit {
+            while !release.load(ordering: .relaxed) { usleep(1000) }
+            done.withLock { $0.append("slow") }
+        }
+        thread.submit { done.withLock { $0.append("next") } }  // returns at once
+        usleep(30_000)
+        #expect(done.withLock { $0 }.isEmpty)
+        release.store(true, ordering: .relaxed)
+        #expect(wait { done.withLock { $0.count == 2 } })
+        #expect(done.withLock { $0 } == ["slow", "next"])
+    }
+}

@@ -1,0 +1,79 @@
+@testable import ContextProviderKit
+import Testing
+
+/// The word-at-a-time string scans (JSONReader, JSONWriter) and the Base64 encoder: each special
+/// byte at every offset around the eight-byte boundaries, against the plain definitions.
+@Suite("JSON and Base64 fast paths")
+struct FastPathTests {
+    static let specials: [(byte: UInt8, escaped: String)] = [
+        (0x22, #"\""#), (0x5C, #"\\"#), (0x0A, #"\n"#), (0x09, #"\t"#), (0x01, #"\u0001"#), (0x1F, #"\u001f"#),
+    ]
+
+    @Test("hasSpecialByte is true exactly when a word holds a quote, a backslash or a control byte")
+    func specialByteDetector() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            var bytes = (0..<8).map { _ in UInt8.random(in: 0x20...0xFF, using: &generator) }
+            if Bool.random(using: &generator) {
+                bytes[Int.random(in: 0..<8, using: &generator)] = UInt8.random(in: 0...0x5C, using: &generator)
+            }
+            let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            let expected = bytes.contains { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }
+            #expect(JSONReader.hasSpecialByte(word) == expected, "\(bytes)")
+        }
+    }
+
+    @Test("a special character anywhere in a long string is read, skipped and written correctly")
+    func everyOffset() throws {
+        for (byte, escaped) in Self.specials {
+            for length in [1, 7, 8, 9, 15, 16, 17, 40] {
+                for offset in 0..<length {
+                    var text = Array(repeating: UInt8(ascii: "a"), count: length)
+                    text[offset] = byte
+                    let string = String(decoding: text, as: UTF8.self)
+                    // Writing escapes it; reading the JSON gives the string back.
+                    let json = JSONValue.string(string).jsonBytes
+                    let expectedJSON = "\"" + String(repeating: "a", count: offset) + escaped
+                        + String(repeating: "a", count: length - offset - 1) + "\""
+                    #expect(String(decoding: json, as: UTF8.self) == expectedJSON)
+                    #expect(try JSONValue(parsing: json) == .string(string))
+                    // Skipping stops right after the closing quote.
+                    let document = Array("[\(expectedJSON),1]".utf8)
+                    #expect(try JSONValue(parsing: document) == [.string(string), 1])
+                    // Raw (unescaped) control bytes are refused wherever they are.
+                    if byte < 0x20 {
+                        let raw = [UInt8(ascii: "\"")] + text + [UInt8(ascii: "\"")]
+                        #expect(throws: JSONParseError.self) { try JSONValue(parsing: raw) }
+                        let nested = Array("{\"k\":".utf8) + raw + Array("}".utf8)
+                        #expect(throws: JSONParseError.self) { try JSONValue(parsing: nested) }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("an unterminated long string is an error, not a read past the end")
+    func unterminated() {
+        for length in 0..<24 {
+            let bytes = Array("[\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: length)
+            #expect(throws: JSONParseError.self) { try JSONValue(parsing: bytes) }
+        }
+    }
+
+    @Test("Base64 encoding matches RFC 4648's test vectors and round-trips every length")
+    func base64() {
+        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            #expect(Base64.encode(Array(plain.utf8)) == encoded)
+            #expect(Base64.encode(plain.utf8) == encoded)  // a String's UTF-8 view (contiguous)
+            #expect(Base64.encode(plain.utf8.reversed().reversed()) == encoded)  // not contiguous
+        }
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Base64.encode(bytes)
+            #expect(text.utf8.count == (length + 2) / 3 * 4)
+            #expect(Base64.decode(text) == bytes)
+        }
+    }
+}

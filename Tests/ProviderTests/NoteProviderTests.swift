@@ -1,0 +1,62 @@
+import ContextHostTestSupport
+import ContextProviderKit
+import Testing
+
+/// The Note chip's thumbnail: a small SVG page with the title and the first words.
+@Suite("Note provider: chip thumbnail")
+struct NoteProviderTests {
+    /// The SVG inside a chip's `data:image/svg+xml;base64,` thumbnail.
+    private func thumbnailSVG(_ chip: JSONValue) throws -> String {
+        let uri = try #require(chip["thumbnail"]?.stringValue)
+        let prefix = "data:image/svg+xml;base64,"
+        #expect(uri.hasPrefix(prefix))
+        let bytes = try #require(Base64.decode(String(uri.dropFirst(prefix.count))))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The text of each `<tspan>`, in order.
+    private func lines(_ svg: String) -> [String] {
+        svg.components(separatedBy: "<tspan").dropFirst().map { part in
+            let afterTag = part.split(separator: ">", maxSplits: 1).last.map(String.init) ?? ""
+            return afterTag.components(separatedBy: "</tspan>").first ?? ""
+        }
+    }
+
+    private func chip(title: String, body: String) async throws -> JSONValue {
+        let note = try ProviderHarness(product: "NoteProvider", providerID: "com.contexthost.note")
+        let result = try await note.collect(steps: [["title": .string(title), "body": .string(body)]])
+        return try await note.call("item/preview", ["item": result["item"] ?? .null])
+    }
+
+    @Test("title in bold, then the body's words without Markdown markers, wrapped into lines of 13")
+    func wrapsWords() async throws {
+        let chip = try await chip(title: "Groceries", body: "# Shopping\n\n- **milk**\n- eggs and `bread`\n> also coffee")
+        let svg = try thumbnailSVG(chip)
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        #expect(svg.hasSuffix("</text></svg>"))
+        #expect(lines(svg) == ["Groceries", "Shopping milk", "eggs and", "bread also", "coffee"])
+        #expect(chip["title"] == "Groceries")
+        #expect(chip["fallbackText"] == "Groceries (7 words)")
+    }
+
+    @Test("a long body fills five lines and ends with an ellipsis; a long word is cut")
+    func truncates() async throws {
+        let body = "Supercalifragilisticexpialidocious " + String(repeating: "word ", count: 200)
+        let chip = try await chip(title: "A very long title that does not fit", body: body)
+        let text = lines(try thumbnailSVG(chip))
+        #expect(text.count == 6)
+        #expect(text[0] == "A very long …")
+        #expect(text[1] == "Supercalifra…")
+        #expect(text[2] == "word word")
+        #expect(text[5] == "word word …")
+    }
+
+    @Test("markup in the note is escaped; control characters are dropped (the SVG stays well-formed)")
+    func escapes() async throws {
+        let chip = try await chip(title: "<b>&\"x\"", body: "a<script>\u{1}b & c")
+        let svg = try thumbnailSVG(chip)
+        #expect(!svg.contains("<b>"))
+        #expect(!svg.contains("<script>"))
+        #expect(lines(svg) == ["&lt;b&gt;&amp;&quot;x&quot;", "a&lt;script&gt;b &amp;", "c"])
+    }
+}
