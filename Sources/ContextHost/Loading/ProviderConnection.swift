@@ -184,7 +184,8 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     private let instance: UnsafeMutableRawPointer?
     /// Requests run on a thread of their own, in order: the reader goes on reading while the
     /// provider works (two cores share a pipelined load), and a provider stuck inside `call` holds
-    /// up only its own requests, which then time out, instead of the whole host.
+    /// up only its own requests, which then time out, instead of the whole host. (A second thread
+    /// per provider was measured: lock contention made it slower on two cores.)
     private let calls = CallThread()
 
     /// Opens an instance with the init JSON.

@@ -107,15 +107,38 @@ package final class ProviderRegistry: Sendable {
     }
 
     /// Loads and opens every discovered provider and checks its availability for this client.
+    ///
+    /// Providers load side by side (up to `maximumParallelLoads` at once): most of a load is
+    /// waiting — for a worker process to start, for an availability check — so start-up costs
+    /// about the slowest provider rather than the sum of all.
     package func load(client: ClientInfo) {
-        let count = state.withLock { $0.count }
-        for index in 0..<count {
-            let entry = state.withLock { $0[index] }
-            guard entry.status == .discovered, let manifest = entry.manifest else { continue }
-            let loaded = load(entry, manifest: manifest, client: client)
-            state.withLock { $0[index] = loaded }
+        let work: [(index: Int, entry: ProviderEntry, manifest: Manifest)] = state.withLock { entries in
+            entries.indices.compactMap { index in
+                let entry = entries[index]
+                guard entry.status == .discovered, let manifest = entry.manifest else { return nil }
+                return (index, entry, manifest)
+            }
         }
+        let next = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for _ in 0..<min(work.count, Self.maximumParallelLoads) {
+            group.enter()
+            startThread { [self] in
+                while true {
+                    let position = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard position < work.count else { break }
+                    let item = work[position]
+                    let loaded = load(item.entry, manifest: item.manifest, client: client)
+                    state.withLock { $0[item.index] = loaded }
+                }
+                group.leave()
+            }
+        }
+        group.wait()
     }
+
+    /// How many providers load at the same time.
+    static let maximumParallelLoads = 8
 
     func load(_ entry: ProviderEntry, manifest: Manifest, client: ClientInfo) -> ProviderEntry {
         var entry = entry

@@ -219,7 +219,12 @@ package struct JSONReader {
         }
         if bytes[position] < 0x20 { throw error("Unescaped control character in string") }
         // Slow path: escapes.
-        var scalars = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
+        var scalars: [UInt8] = []
+        // Room for the whole string at once (escapes only shrink it): find its end first.
+        var probe = self
+        probe.position = start - 1
+        if (try? probe.skipString()) != nil { scalars.reserveCapacity(probe.position - start) }
+        scalars.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
         while position < bytes.count {
             let byte = bytes[position]
             switch byte {
