@@ -131,33 +131,41 @@ enum NoteThumbnail {
 
     static func dataURI(title: String, body: String) -> String {
         var svg = header
+        svg.reserveCapacity(640)
         appendEscaped(clipped(Array(title.utf8)), to: &svg)
         svg += closeLine
         var body = body
-        let lines = body.withUTF8 { Self.lines(UnsafeRawBufferPointer($0)) }
-        for (index, line) in lines.enumerated() {
-            svg += lineOpeners[index]
-            appendEscaped(line, to: &svg)
-            svg += closeLine
-        }
+        body.withUTF8 { appendLines(UnsafeRawBufferPointer($0), to: &svg) }
         svg += footer
-        return "data:image/svg+xml;base64," + Base64.encode(svg)
+        var uri = prefix
+        Base64.append(svg, to: &uri)
+        return String(decoding: uri, as: UTF8.self)
     }
 
     // The fixed parts, built once.
+    private static let prefix = Array("data:image/svg+xml;base64,".utf8)
     private static let header = Array(##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(width)" height="\##(height)" viewBox="0 0 \##(width) \##(height)"><rect x="0.5" y="0.5" width="\##(width - 1)" height="\##(height - 1)" rx="4" fill="#fffbe6" stroke="#d9c77a"/><text font-family="sans-serif" font-size="6" fill="#3a3a3a"><tspan x="4" y="10" font-weight="bold">"##.utf8)
     private static let lineOpeners = (0..<bodyLines).map { Array(##"<tspan x="4" y="\##(19 + 8 * $0)">"##.utf8) }
     private static let closeLine = Array("</tspan>".utf8)
     private static let footer = Array("</text></svg>".utf8)
 
     /// The body's first words, without Markdown markers (leading `#`, `>`, `-`; `*` and `` ` ``
-    /// anywhere), filled into up to `bodyLines` lines of `lineLength` characters; the last line
-    /// ends with "…" when words are left over. Reads only as much of the body as it needs.
-    static func lines(_ body: UnsafeRawBufferPointer) -> [[UInt8]] {
-        var lines: [[UInt8]] = []
+    /// anywhere), filled into up to `bodyLines` lines of `lineLength` characters, each appended
+    /// to `svg` as a `<tspan>`; the last line ends with "…" when words are left over. Reads only
+    /// as much of the body as it needs, into two reused buffers.
+    static func appendLines(_ body: UnsafeRawBufferPointer, to svg: inout [UInt8]) {
+        var lineCount = 0
         var line: [UInt8] = []
+        line.reserveCapacity(64)
         var lineCharacters = 0
         var word: [UInt8] = []
+        word.reserveCapacity(64)
+        func emit(_ text: [UInt8]) {
+            svg += lineOpeners[lineCount]
+            appendEscaped(text, to: &svg)
+            svg += closeLine
+            lineCount += 1
+        }
         var index = 0
         while index < body.count {
             // One word: skip white space, then read up to the next.
@@ -179,16 +187,17 @@ enum NoteThumbnail {
                 lineCharacters += 1 + characters
                 continue
             }
-            if !line.isEmpty { lines.append(line) }
-            if lines.count == bodyLines {
-                lines[bodyLines - 1] = clipped(lines[bodyLines - 1] + " …".utf8)
-                return lines
+            if !line.isEmpty {
+                if lineCount == bodyLines - 1 {  // the last line is full and words are left
+                    emit(clipped(line + " …".utf8))
+                    return
+                }
+                emit(line)
             }
             line = clipped(word)
             lineCharacters = min(characters, lineLength)
         }
-        if !line.isEmpty { lines.append(line) }
-        return lines
+        if !line.isEmpty { emit(line) }
     }
 
     @inline(__always)

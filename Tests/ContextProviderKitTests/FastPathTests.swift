@@ -74,6 +74,9 @@ struct FastPathTests {
             let text = Base64.encode(bytes)
             #expect(text.utf8.count == (length + 2) / 3 * 4)
             #expect(Base64.decode(text) == bytes)
+            var appended = Array("data:,".utf8)
+            Base64.append(bytes, to: &appended)
+            #expect(appended == Array(("data:," + text).utf8))
         }
     }
 }

@@ -19,33 +19,51 @@ public enum Base64 {
         return Array(bytes).withUnsafeBytes { encode($0) }
     }
 
+    /// Appends the Base64 text of `bytes` to `output` (e.g. after a `data:` URI's prefix, without
+    /// an intermediate string).
+    public static func append(_ bytes: [UInt8], to output: inout [UInt8]) {
+        let start = output.count
+        let count = (bytes.count + 2) / 3 * 4
+        output.append(contentsOf: repeatElement(0, count: count))
+        output.withUnsafeMutableBufferPointer { buffer in
+            bytes.withUnsafeBytes { input in
+                encode(input, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+            }
+        }
+    }
+
+    /// Writes the Base64 text of `bytes` into `output`, which has room for exactly that.
+    private static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var input = 0
+            var index = 0
+            while input + 3 <= bytes.count {
+                let value = UInt32(bytes[input]) << 16 | UInt32(bytes[input + 1]) << 8 | UInt32(bytes[input + 2])
+                output[index] = alphabet[Int(value >> 18 & 0x3F)]
+                output[index + 1] = alphabet[Int(value >> 12 & 0x3F)]
+                output[index + 2] = alphabet[Int(value >> 6 & 0x3F)]
+                output[index + 3] = alphabet[Int(value & 0x3F)]
+                input += 3
+                index += 4
+            }
+            let rest = bytes.count - input
+            if rest > 0 {
+                let value = UInt32(bytes[input]) << 16 | (rest == 2 ? UInt32(bytes[input + 1]) << 8 : 0)
+                output[index] = alphabet[Int(value >> 18 & 0x3F)]
+                output[index + 1] = alphabet[Int(value >> 12 & 0x3F)]
+                output[index + 2] = rest == 2 ? alphabet[Int(value >> 6 & 0x3F)] : UInt8(ascii: "=")
+                output[index + 3] = UInt8(ascii: "=")
+            }
+        }
+    }
+
     /// Encodes bytes as Base64 text.
     public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
         let count = (bytes.count + 2) / 3 * 4
         guard count > 0 else { return "" }
-        return alphabet.withUnsafeBufferPointer { alphabet in
-            String(unsafeUninitializedCapacity: count) { output in
-                var input = 0
-                var index = 0
-                while input + 3 <= bytes.count {
-                    let value = UInt32(bytes[input]) << 16 | UInt32(bytes[input + 1]) << 8 | UInt32(bytes[input + 2])
-                    output[index] = alphabet[Int(value >> 18 & 0x3F)]
-                    output[index + 1] = alphabet[Int(value >> 12 & 0x3F)]
-                    output[index + 2] = alphabet[Int(value >> 6 & 0x3F)]
-                    output[index + 3] = alphabet[Int(value & 0x3F)]
-                    input += 3
-                    index += 4
-                }
-                let rest = bytes.count - input
-                if rest > 0 {
-                    let value = UInt32(bytes[input]) << 16 | (rest == 2 ? UInt32(bytes[input + 1]) << 8 : 0)
-                    output[index] = alphabet[Int(value >> 18 & 0x3F)]
-                    output[index + 1] = alphabet[Int(value >> 12 & 0x3F)]
-                    output[index + 2] = rest == 2 ? alphabet[Int(value >> 6 & 0x3F)] : UInt8(ascii: "=")
-                    output[index + 3] = UInt8(ascii: "=")
-                }
-                return count
-            }
+        return String(unsafeUninitializedCapacity: count) { output in
+            encode(bytes, into: UnsafeMutableBufferPointer(rebasing: output[0..<count]))
+            return count
         }
     }
 
