@@ -19,6 +19,20 @@ struct ContextHostCommand: ParsableCommand {
         subcommands: [Serve.self, List.self, Validate.self, Conformance.self, Compose.self, Gallery.self, New.self, Worker.self, ConformanceProbe.self],
         defaultSubcommand: Serve.self
     )
+
+    /// Starts the command; a worker started by the host skips ArgumentParser (see
+    /// `Worker.fastParse`), since six of them start with every host in process isolation.
+    static func main() {
+        if let worker = Worker.fastParse(CommandLine.arguments.dropFirst()) {
+            do {
+                try worker.run()
+            } catch {
+                exit(withError: error)
+            }
+            return
+        }
+        main(nil)
+    }
 }
 
 /// Options every subcommand that reads manifests shares.

@@ -35,3 +35,48 @@ extension ContextHostCommand {
         }
     }
 }
+
+extension ContextHostCommand.Worker {
+    /// Parses the exact argument list the host writes when it starts a worker (`worker --library
+    /// PATH --parent-pid PID --provider-id ID [--sha256 HEX] [--allow-outside-library-paths]
+    /// [--memory-limit BYTES]`, options in any order), without ArgumentParser: its first parse
+    /// resolves protocol conformances by reflection, about 2 ms of every worker's start-up.
+    /// Anything else (help, a typo, a missing value) returns nil and goes through ArgumentParser,
+    /// which explains the problem.
+    static func fastParse(_ arguments: ArraySlice<String>) -> Self? {
+        guard arguments.first == "worker" else { return nil }
+        // Every property is set: an ArgumentParser property that was neither parsed nor assigned
+        // cannot be read.
+        var worker = Self()
+        worker.sha256 = nil
+        worker.parentPid = nil
+        worker.memoryLimit = nil
+        worker.providerId = nil
+        worker.allowOutsideLibraryPaths = false
+        var library: String?
+        var rest = arguments.dropFirst()
+        while let name = rest.popFirst() {
+            if name == "--allow-outside-library-paths" {
+                worker.allowOutsideLibraryPaths = true
+                continue
+            }
+            guard let value = rest.popFirst(), !value.hasPrefix("--") else { return nil }
+            switch name {
+            case "--library": library = value
+            case "--sha256": worker.sha256 = value
+            case "--provider-id": worker.providerId = value
+            case "--parent-pid":
+                guard let pid = Int32(value) else { return nil }
+                worker.parentPid = pid
+            case "--memory-limit":
+                guard let bytes = Int(value) else { return nil }
+                worker.memoryLimit = bytes
+            default: return nil
+            }
+        }
+        guard let library else { return nil }
+        worker.library = library
+        return worker
+    }
+}
+

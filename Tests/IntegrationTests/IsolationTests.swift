@@ -568,4 +568,20 @@ struct IsolationTests {
         #expect(!process.isRunning)
         #expect(process.terminationStatus == 0)
     }
+
+    @Test("a worker command line the host did not write goes through the full parser and its errors")
+    func workerCommandLineErrors() throws {
+        let unknown = try CommandRunner.run(["worker", "--library", "/nowhere/lib.so", "--bogus", "1"])
+        #expect(unknown.status == 64)
+        #expect(unknown.standardError.contains("Unknown option '--bogus'"))
+        let missing = try CommandRunner.run(["worker", "--library"])
+        #expect(missing.status == 64)
+        #expect(missing.standardError.contains("Missing value for '--library <path>'"))
+        let badPID = try CommandRunner.run(["worker", "--library", "/nowhere/lib.so", "--parent-pid", "x"])
+        #expect(badPID.status == 64)
+        #expect(badPID.standardError.contains("--parent-pid"))
+        let help = try CommandRunner.run(["worker", "--help"])
+        #expect(help.status == 0)
+        #expect(help.standardOutput.contains("Run one provider library for a host"))
+    }
 }
