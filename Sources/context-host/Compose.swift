@@ -90,6 +90,7 @@ extension HostOptions {
         if allowOutsideLibraryPaths { arguments.append("--allow-outside-library-paths") }
         arguments += ["--max-message-bytes", String(maxMessageBytes), "--log-level", logLevel]
         if let configFile { arguments += ["--config", configFile] }
+        if let registryCache { arguments += ["--registry-cache", registryCache] }
         let isolation = isolationOptions
         arguments += [
             "--isolation", isolation.isolation,

@@ -57,8 +57,17 @@ struct HostOptions: ParsableArguments {
         valueName: "dir"))
     var stateDir: String?
 
-    @Flag(help: "Keep drafts in memory only (nothing is written to disk).")
+    @Flag(help: "Keep drafts in memory only and use no registry cache (nothing is written to disk).")
     var noState = false
+
+    @Option(help: ArgumentHelp(
+        "Folder of the registry cache, which lets a start skip parsing manifests that did not change; 'none' turns it off. Default: $CONTEXT_HOST_REGISTRY_CACHE, else $XDG_CACHE_HOME/context-host, else ~/.cache/context-host; none with --no-state.",
+        valueName: "dir|none"))
+    var registryCache: String?
+
+    @Option(help: ArgumentHelp(
+        "Most composers open at once (drafts restored at start count; docs/security.md §6).", valueName: "n"))
+    var maxComposers: Int = InputLimits().maximumComposers
 
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "notice"
@@ -74,6 +83,12 @@ struct HostOptions: ParsableArguments {
         guard maxMessageBytes >= 1024 else {
             throw ValidationError("--max-message-bytes must be at least 1024 (got \(maxMessageBytes)).")
         }
+        guard maxComposers >= 1 else {
+            throw ValidationError("--max-composers must be at least 1 (got \(maxComposers)).")
+        }
+        if let registryCache, registryCache.isEmpty {
+            throw ValidationError("--registry-cache needs a folder, or 'none' to turn the cache off.")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevel)').")
         }
@@ -88,9 +103,25 @@ struct HostOptions: ParsableArguments {
             allowOutsideLibraryPaths: allowOutsideLibraryPaths,
             maximumMessageBytes: maxMessageBytes,
             stateDirectory: noState ? nil : (stateDir ?? HostConfiguration.defaultStateDirectory()))
+        configuration.registryCacheDirectory = registryCacheDirectory()
+        configuration.inputLimits.maximumComposers = maxComposers
         configuration.configFile = loadConfigFile()  // exits on a bad file
         isolationOptions.apply(to: &configuration)
         return configuration
+    }
+
+    /// Environment variable naming the registry cache folder (or `none`).
+    static let registryCacheVariable = "CONTEXT_HOST_REGISTRY_CACHE"
+
+    /// `--registry-cache`, else nothing with `--no-state`, else `$CONTEXT_HOST_REGISTRY_CACHE`,
+    /// else the default folder; `none` turns the cache off.
+    func registryCacheDirectory() -> String? {
+        if let registryCache { return registryCache == "none" ? nil : registryCache }
+        if noState { return nil }
+        if let value = getenv(Self.registryCacheVariable).map({ String(cString: $0) }), !value.isEmpty {
+            return value == "none" ? nil : value
+        }
+        return HostConfiguration.defaultRegistryCacheDirectory()
     }
 
     /// Sends logs to stderr at the chosen level.

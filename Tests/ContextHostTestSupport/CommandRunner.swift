@@ -8,9 +8,12 @@ public struct CommandResult: Sendable {
 }
 
 public enum CommandRunner {
-    /// Runs `context-host` with these arguments in `directory` (default: the package root).
-    public static func run(_ arguments: [String], directory: String? = nil, timeout: Double = 30) throws -> CommandResult {
-        let host = try HostProcess(arguments: arguments, directory: directory)
+    /// Runs `context-host` with these arguments in `directory` (default: the package root), with
+    /// extra `environment` variables.
+    public static func run(
+        _ arguments: [String], directory: String? = nil, environment: [String: String] = [:], timeout: Double = 30
+    ) throws -> CommandResult {
+        let host = try HostProcess(arguments: arguments, directory: directory, environment: environment)
         host.closeInput()
         guard let status = host.waitForExit(timeout: timeout) else {
             host.terminate()

@@ -19,8 +19,11 @@ public final class HostProcess: @unchecked Sendable {
         process.currentDirectoryURL = URL(fileURLWithPath: directory ?? BuildProducts.packageRoot)
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "CONTEXT_HOST_MANIFESTS")
-        // Drafts of test hosts go to a private folder, never the user's.
-        env["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-state-\(UUID().uuidString)").path
+        // Drafts and the registry cache of test hosts go to a private folder, never the user's.
+        let privateFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-state-\(UUID().uuidString)")
+        env["XDG_STATE_HOME"] = privateFolder.path
+        env["XDG_CACHE_HOME"] = privateFolder.appendingPathComponent("cache").path
+        env.removeValue(forKey: "CONTEXT_HOST_REGISTRY_CACHE")
         for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardInput = stdinPipe

@@ -1,4 +1,11 @@
 import ContextProviderKit
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One draft message: the items attached to it and its limits (DESIGN §7).
 ///
@@ -38,37 +45,197 @@ package struct Composer: Sendable, Equatable {
 }
 
 /// An item in a composer, with the encoding made when it was attached.
+///
+/// A composer may hold many items for a long time (1,000 composers × 100 items fit in ≤ 200 MB,
+/// Benchmarks/results/composer.md), so each is kept as compact bytes in one buffer rather than as
+/// trees of `JSONValue`: the item's JSON text, the encoding's JSON text around its `data` member,
+/// the encoded bytes themselves (Base64-decoded, a quarter smaller), and the id and display name.
+/// Provider ids and types are shared strings. The trees are rebuilt only when asked for (`item`,
+/// `encoding`).
 package struct AttachedItem: Sendable, Equatable {
-    /// The item as the provider made it (`id`, `providerId`, `type`, `displayName`, `content`…).
-    package var item: JSONObject
-    /// The provider's `item/encode` result at attach time.
-    package var encoding: JSONObject
+    /// `item JSON | encoding JSON before data | encoding JSON after data | [data] | id | displayName`.
+    /// The encoded data is often the item's content as JSON (a note's is): then it is not stored
+    /// twice, and `dataStart..<dataEnd` points into the item's JSON.
+    private let storage: [UInt8]
+    private let itemEnd: Int32
+    private let prefixEnd: Int32
+    private let suffixEnd: Int32
+    private let dataStart: Int32
+    private let dataEnd: Int32
+    private let idStart: Int32
+    private let idEnd: Int32
+    /// Whether `data` holds the Base64 text as the provider sent it (it was not canonical Base64),
+    /// rather than the decoded bytes.
+    private let dataIsText: Bool
+    /// Whether the encoding has a `data` string at all.
+    private let hasData: Bool
+    /// The item's `providerId`.
+    package let providerID: String
+    /// The item's `type`.
+    package let type: String
+    /// Size of the encoded content (the decoded `data`).
+    package let encodedBytes: Int
 
-    package var id: String { item["id"]?.stringValue ?? "" }
-    package var providerID: String { item["providerId"]?.stringValue ?? "" }
-    package var displayName: String { item["displayName"]?.stringValue ?? "" }
-    package var type: String { item["type"]?.stringValue ?? "" }
+    /// An item as the provider made it (`id`, `providerId`, `type`, `displayName`, `content`…) and
+    /// the provider's `item/encode` result for it.
+    package init(item: JSONObject, encoding: JSONObject) {
+        var bytes: [UInt8] = []
+        JSONWriter.append(.object(item), to: &bytes)
+        let itemEnd = bytes.count
+        // The encoding, split around the value of `data`.
+        let text = encoding["data"]?.stringValue
+        var decoded: [UInt8]?
+        if let text, let bytes = Base64.decode(text), Base64.encode(bytes) == text { decoded = bytes }
+        var prefixEnd = 0
+        bytes.append(UInt8(ascii: "{"))
+        for (index, (key, value)) in encoding.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONWriter.appendString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            if key == "data", text != nil {
+                prefixEnd = bytes.count
+            } else {
+                JSONWriter.append(value, to: &bytes)
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+        if text == nil {  // no data member: everything is the prefix, and the suffix is empty
+            prefixEnd = bytes.count
+        }
+        let suffixEnd = bytes.count
+        let dataIsText = decoded == nil && text != nil
+        var dataRange = bytes.count..<bytes.count
+        if let decoded, let inItem = Self.range(of: decoded, in: bytes, before: itemEnd) {
+            dataRange = inItem
+        } else {
+            if let decoded { bytes.append(contentsOf: decoded) } else if let text { bytes.append(contentsOf: text.utf8) }
+            dataRange = dataRange.lowerBound..<bytes.count
+        }
+        let idStart = bytes.count
+        bytes.append(contentsOf: (item["id"]?.stringValue ?? "").utf8)
+        let idEnd = bytes.count
+        bytes.append(contentsOf: (item["displayName"]?.stringValue ?? "").utf8)
+        // An exact-size copy: the buffer grew by doubling, and a composer keeps it for long.
+        self.storage = bytes.withUnsafeBufferPointer { Array($0) }
+        self.itemEnd = Int32(itemEnd)
+        self.prefixEnd = Int32(prefixEnd)
+        self.suffixEnd = Int32(suffixEnd)
+        self.dataStart = Int32(dataRange.lowerBound)
+        self.dataEnd = Int32(dataRange.upperBound)
+        self.idStart = Int32(idStart)
+        self.idEnd = Int32(idEnd)
+        self.dataIsText = dataIsText
+        self.hasData = text != nil
+        self.providerID = Self.shared(item["providerId"]?.stringValue ?? "")
+        self.type = Self.shared(item["type"]?.stringValue ?? "")
+        if let decoded {
+            encodedBytes = decoded.count
+        } else if let text {  // as before: the size the Base64 text stands for
+            let padding = text.hasSuffix("==") ? 2 : (text.hasSuffix("=") ? 1 : 0)
+            encodedBytes = max(0, text.utf8.count / 4 * 3 - padding)
+        } else {
+            encodedBytes = 0
+        }
+    }
 
-    /// Size of the decoded encoded content, from the base64 text.
-    package var encodedBytes: Int {
-        guard let base64 = encoding["data"]?.stringValue else { return 0 }
-        let padding = base64.hasSuffix("==") ? 2 : (base64.hasSuffix("=") ? 1 : 0)
-        return base64.utf8.count / 4 * 3 - padding
+    package var id: String { String(decoding: storage[Int(idStart)..<Int(idEnd)], as: UTF8.self) }
+    package var displayName: String { String(decoding: storage[Int(idEnd)...], as: UTF8.self) }
+
+    /// Whether the item's id is `id`, without making a String.
+    package func hasID(_ id: String) -> Bool {
+        storage[Int(idStart)..<Int(idEnd)].elementsEqual(id.utf8)
+    }
+
+    /// The item's JSON text.
+    package var itemJSON: ArraySlice<UInt8> { storage[..<Int(itemEnd)] }
+
+    /// Appends the encoding's JSON text (with `data` as Base64 again).
+    package func appendEncodingJSON(to output: inout [UInt8]) {
+        output.append(contentsOf: storage[Int(itemEnd)..<Int(prefixEnd)])
+        guard hasData else { return }
+        let data = storage[Int(dataStart)..<Int(dataEnd)]
+        if dataIsText {
+            JSONWriter.appendString(String(decoding: data, as: UTF8.self), to: &output)
+        } else {
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: Base64.encode(data).utf8)
+            output.append(UInt8(ascii: "\""))
+        }
+        output.append(contentsOf: storage[Int(prefixEnd)..<Int(suffixEnd)])
+    }
+
+    /// The item, decoded.
+    package var item: JSONObject {
+        (try? itemJSON.withUnsafeBytes { try JSONReader.parse($0) })?.objectValue ?? JSONObject()
+    }
+
+    /// The provider's `item/encode` result at attach time, decoded.
+    package var encoding: JSONObject {
+        var bytes: [UInt8] = []
+        appendEncodingJSON(to: &bytes)
+        return (try? bytes.withUnsafeBytes { try JSONReader.parse($0) })?.objectValue ?? JSONObject()
+    }
+
+    /// Where `needle` occurs in `bytes[..<end]`, if it does (and is not empty).
+    private static func range(of needle: [UInt8], in bytes: [UInt8], before end: Int) -> Range<Int>? {
+        guard !needle.isEmpty, needle.count <= end else { return nil }
+        let offset: Int? = bytes.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { pattern in
+                let first = pattern[0]
+                var position = 0
+                while position + pattern.count <= end {
+                    if haystack[position] == first,
+                        memcmp(haystack.baseAddress! + position, pattern.baseAddress!, pattern.count) == 0
+                    {
+                        return position
+                    }
+                    position += 1
+                }
+                return nil
+            }
+        }
+        return offset.map { $0..<($0 + needle.count) }
+    }
+
+    /// Provider ids and types repeat across items: keep one copy of each.
+    private static let sharedStrings = Mutex<Set<String>>([])
+
+    private static func shared(_ text: String) -> String {
+        sharedStrings.withLock { strings in
+            if let existing = strings.firstIndex(of: text) { return strings[existing] }
+            strings.insert(text)
+            return text
+        }
     }
 }
 
 // MARK: JSON (drafts on disk)
 
 extension Composer {
-    package var json: JSONValue {
-        [
-            "draftVersion": 1,
-            "id": .string(id),
-            "maximumItems": .number(Double(maximumItems)),
-            "byteBudget": .number(Double(byteBudget)),
-            "createdAt": .number(createdAt),
-            "items": .array(items.map { ["item": .object($0.item), "encoding": .object($0.encoding)] }),
-        ]
+    /// The draft file: `{"draftVersion":1,"id","maximumItems","byteBudget","createdAt","items":[{"item","encoding"}…]}`,
+    /// written from the items' stored JSON text.
+    package var draftBytes: [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(256 + items.reduce(0) { $0 + $1.itemJSON.count + $1.encodedBytes * 4 / 3 + 256 })
+        output.append(contentsOf: #"{"draftVersion":1,"id":"#.utf8)
+        JSONWriter.appendString(id, to: &output)
+        output.append(contentsOf: #","maximumItems":"#.utf8)
+        JSONWriter.appendInteger(Int64(maximumItems), to: &output)
+        output.append(contentsOf: #","byteBudget":"#.utf8)
+        JSONWriter.appendInteger(Int64(byteBudget), to: &output)
+        output.append(contentsOf: #","createdAt":"#.utf8)
+        JSONWriter.appendNumber(createdAt, to: &output)
+        output.append(contentsOf: #","items":["#.utf8)
+        for (index, item) in items.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(contentsOf: #"{"item":"#.utf8)
+            output.append(contentsOf: item.itemJSON)
+            output.append(contentsOf: #","encoding":"#.utf8)
+            item.appendEncodingJSON(to: &output)
+            output.append(UInt8(ascii: "}"))
+        }
+        output.append(contentsOf: "]}".utf8)
+        return output
     }
 
     /// Reads a saved draft; nil if it is not one this host wrote.

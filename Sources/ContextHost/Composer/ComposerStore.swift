@@ -42,6 +42,9 @@ package final class ComposerStore: Sendable {
         return composer
     }
 
+    /// How many composers are open.
+    package var count: Int { composers.withLock { $0.count } }
+
     /// Every composer, oldest first.
     package func all() -> [Composer] {
         composers.withLock { Array($0.values) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
@@ -76,7 +79,7 @@ package final class ComposerStore: Sendable {
     package func remove(itemID: String, from composerID: String) throws(RPCError) -> AttachedItem {
         try composers.withLock { table throws(RPCError) in
             guard var composer = table[composerID] else { throw Self.notFound(composerID) }
-            guard let index = composer.items.firstIndex(where: { $0.id == itemID }) else {
+            guard let index = composer.items.firstIndex(where: { $0.hasID(itemID) }) else {
                 throw RPCError(
                     .itemNotFound, "Composer '\(composerID)' has no item '\(itemID)'.",
                     data: ["composerId": .string(composerID), "itemId": .string(itemID)])
@@ -127,7 +130,7 @@ package final class ComposerStore: Sendable {
         guard let directory else { return }
         let path = "\(directory)/\(composer.id).json"
         let temporary = "\(path).tmp-\(getpid())"
-        let bytes = composer.json.jsonBytes
+        let bytes = composer.draftBytes
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw writeFailure(path, "cannot create \(temporary)") }
         var ok = bytes.withUnsafeBytes { writeAll(fd, $0) }

@@ -1,4 +1,6 @@
 import ContextProviderKit
+import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -50,26 +52,122 @@ extension Host {
         ]
     }
 
-    /// A composer with each item and its chip. An item whose provider is gone or failing keeps
-    /// its place and gets the default text chip, with the reason.
-    package func listing(of composer: Composer) async -> JSONValue {
-        var items: [JSONValue] = []
-        for attached in composer.items {
-            var entry: JSONObject = ["item": .object(attached.item), "encodedBytes": .number(Double(attached.encodedBytes))]
-            do {
-                let provider = try provider(attached.providerID, for: .item)
-                entry["chip"] = try await request(provider, method: "item/preview", params: ["item": .object(attached.item)])
-                entry["providerAvailable"] = true
-            } catch {
-                entry["chip"] = defaultChip(for: attached)
-                entry["providerAvailable"] = false
-                entry["providerProblem"] = ["code": .number(Double(error.code.rawValue)), "message": .string(error.message)]
+    /// `composer/list {composerId}`: the summary and each item with its chip, as JSON text. An item
+    /// whose provider is gone or failing keeps its place and gets the default text chip, with the
+    /// reason.
+    ///
+    /// Every chip is asked for at once (one timer per provider, not per item), and the items' stored
+    /// JSON and the providers' checked chips are copied into the answer as they are, so listing
+    /// costs little beyond the providers' own `item/preview` calls (Benchmarks/results/composer.md).
+    package func listingBytes(of composer: Composer) async -> [UInt8] {
+        let items = composer.items
+        let batch = PreviewBatch(count: items.count)
+        var providers: [String: Result<LiveProvider, RPCError>] = [:]
+        var pendingByProvider: [String: [(slot: Int, request: Int64)]] = [:]
+        for (slot, attached) in items.enumerated() {
+            let lookup = providers[attached.providerID] ?? Result { () throws(RPCError) in try self.provider(attached.providerID, for: .item) }
+            providers[attached.providerID] = lookup
+            let live: LiveProvider
+            switch lookup {
+            case .success(let found): live = found
+            case .failure(let error):
+                batch.finish(slot, .failure(error))
+                continue
             }
-            items.append(.object(entry))
+            let providerID = live.manifest.id
+            let limits = configuration.outputLimits
+            let messageLimit = configuration.maximumMessageBytes
+            let itemJSON = attached.itemJSON
+            let request = live.connection.send(
+                method: "item/preview",
+                params: { params in
+                    params.append(contentsOf: #"{"item":"#.utf8)
+                    params.append(contentsOf: itemJSON)
+                    params.append(UInt8(ascii: "}"))
+                }
+            ) { response in
+                batch.finish(slot, Self.checkedChip(response, providerID: providerID, limits: limits, messageLimit: messageLimit))
+            }
+            if !batch.isFinished(slot) { pendingByProvider[providerID, default: []].append((slot, request)) }
         }
-        var result = summary(of: composer)
-        result["items"] = .array(items)
-        return .object(result)
+        // Answers that have not come in by the provider's preview timeout get the default chip.
+        for (providerID, pending) in pendingByProvider {
+            guard case .success(let live) = providers[providerID] else { continue }
+            let timeout = Self.timeout(for: "item/preview", in: live.manifest.timeouts)
+            let connection = live.connection
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) {
+                for (slot, request) in pending where !batch.isFinished(slot) {
+                    batch.finish(slot, .failure(RPCError(
+                        .providerTimedOut, "Provider '\(providerID)' did not answer item/preview within \(timeout) ms.",
+                        data: ["providerId": .string(providerID), "method": "item/preview", "timeoutMs": .number(Double(timeout))])))
+                    connection.timedOut(request)
+                }
+            }
+        }
+        let chips = await batch.results()
+
+        var output: [UInt8] = []
+        output.reserveCapacity(512 + items.reduce(0) { $0 + $1.itemJSON.count + 512 })
+        JSONWriter.append(.object(summary(of: composer)), to: &output)
+        output.removeLast()  // the summary's closing brace
+        output.append(contentsOf: #","items":["#.utf8)
+        for (slot, attached) in items.enumerated() {
+            if slot > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(contentsOf: #"{"item":"#.utf8)
+            output.append(contentsOf: attached.itemJSON)
+            output.append(contentsOf: #","encodedBytes":"#.utf8)
+            JSONWriter.appendInteger(Int64(attached.encodedBytes), to: &output)
+            switch chips[slot] {
+            case .success(let chip):
+                output.append(contentsOf: #","chip":"#.utf8)
+                output.append(contentsOf: chip)
+                output.append(contentsOf: #","providerAvailable":true}"#.utf8)
+            case .failure(let error):
+                output.append(contentsOf: #","chip":"#.utf8)
+                JSONWriter.append(defaultChip(for: attached), to: &output)
+                output.append(contentsOf: #","providerAvailable":false,"providerProblem":"#.utf8)
+                JSONWriter.append(["code": .number(Double(error.code.rawValue)), "message": .string(error.message)], to: &output)
+                output.append(UInt8(ascii: "}"))
+            }
+        }
+        output.append(contentsOf: "]}".utf8)
+        return output
+    }
+
+    /// A provider's `item/preview` answer, checked like `forward` checks it, as JSON text to copy
+    /// into an answer (re-printed only if it holds raw line breaks, which would break NDJSON).
+    static func checkedChip(
+        _ response: ProviderResponse, providerID: String, limits: OutputLimits, messageLimit: Int
+    ) -> Result<[UInt8], RPCError> {
+        if let error = response.error {
+            return .failure(hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: "item/preview"))
+        }
+        guard let bytes = response.resultBytes else {
+            return .failure(RPCError(
+                .providerBadReply, "Provider '\(providerID)' answered item/preview without a result.",
+                data: ["providerId": .string(providerID), "method": "item/preview"]))
+        }
+        do throws(RPCError) {
+            try OutputValidation.validate(
+                bytes, as: .chip, providerID: providerID, method: "item/preview", limits: limits, messageLimit: messageLimit)
+        } catch {
+            return .failure(error)
+        }
+        if bytes.contains(0x0A) || bytes.contains(0x0D), let value = try? JSONReader.parse(bytes) {
+            return .success(value.jsonBytes)
+        }
+        return .success(Array(bytes))
+    }
+
+    /// Runs `work` in a task that answers `reply` with the JSON text it returns; `$/cancelRequest`
+    /// cancels the task.
+    package func respondRaw(_ reply: Reply, server: RPCServer, _ work: @escaping @Sendable () async -> [UInt8]) {
+        let pending = server.track(reply)
+        let task = Task {
+            let bytes = await work()
+            bytes.withUnsafeBytes { reply.sendResult(raw: $0) }
+        }
+        pending.setCancel { task.cancel() }
     }
 
     /// The chip a client shows when the provider cannot make one (DESIGN §8 default).
@@ -92,12 +190,13 @@ extension Host {
             var encoding = attached.encoding
             var description = attached.displayName
             if let provider = try? provider(attached.providerID, for: .item) {
-                if let fresh = try? await request(provider, method: "item/encode", params: ["item": .object(attached.item)]),
+                let item = JSONValue.object(attached.item)
+                if let fresh = try? await request(provider, method: "item/encode", params: ["item": item]),
                     case .object(let object) = fresh, object["data"]?.stringValue != nil
                 {
                     encoding = object
                 }
-                if let described = try? await request(provider, method: "item/describe", params: ["item": .object(attached.item)]),
+                if let described = try? await request(provider, method: "item/describe", params: ["item": item]),
                     let text = described["text"]?.stringValue
                 {
                     description = text
@@ -141,5 +240,47 @@ extension Host {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
+
+/// The chips of one `composer/list`, filled in by provider completions (any thread) and timers.
+final class PreviewBatch: Sendable {
+    private struct State {
+        var results: [Result<[UInt8], RPCError>?]
+        var remaining: Int
+        var waiter: CheckedContinuation<[Result<[UInt8], RPCError>], Never>?
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int) {
+        state = Mutex(State(results: Array(repeating: nil, count: count), remaining: count))
+    }
+
+    /// Records the outcome of `slot`; only the first one counts.
+    func finish(_ slot: Int, _ result: Result<[UInt8], RPCError>) {
+        let resume = state.withLock { state -> (CheckedContinuation<[Result<[UInt8], RPCError>], Never>, [Result<[UInt8], RPCError>])? in
+            guard state.results[slot] == nil else { return nil }
+            state.results[slot] = result
+            state.remaining -= 1
+            guard state.remaining == 0, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return (waiter, state.results.map { $0! })
+        }
+        if let (waiter, results) = resume { waiter.resume(returning: results) }
+    }
+
+    func isFinished(_ slot: Int) -> Bool { state.withLock { $0.results[slot] != nil } }
+
+    /// Every outcome, once all are in.
+    func results() async -> [Result<[UInt8], RPCError>] {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> [Result<[UInt8], RPCError>]? in
+                if state.remaining == 0 { return state.results.map { $0! } }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }

@@ -25,6 +25,10 @@ public struct HostConfiguration: Sendable {
     public var isolation = IsolationConfiguration()
     /// Where drafts (composers) are saved so they survive a crash; nil keeps them in memory only.
     public var stateDirectory: String?
+    /// Folder of the registry cache (`registry-<hash of the manifest folders>.cache`), which lets a
+    /// start skip parsing manifests that did not change (docs/configuration.md); nil disables it.
+    /// `context-host` defaults to `defaultRegistryCacheDirectory()`; embedders opt in.
+    public var registryCacheDirectory: String?
     /// Watch the manifest folders and apply changes while serving (`providers/changed`).
     /// Off by default for embedders; `context-host serve` turns it on unless `--no-watch`.
     public var watchManifests: Bool = false
@@ -63,6 +67,17 @@ extension HostConfiguration {
             allowOutsidePaths: allowOutsideLibraryPaths)
     }
 
+    /// The registry cache file for the current manifest folders, or nil when the cache is off.
+    package func registryCacheFile() -> String? {
+        registryCacheFile(for: manifestSearchPaths())
+    }
+
+    /// The registry cache file for these manifest folders, or nil when the cache is off.
+    package func registryCacheFile(for searchPaths: [ManifestSearchPath]) -> String? {
+        guard let directory = registryCacheDirectory, !directory.isEmpty else { return nil }
+        return directory + "/" + ManifestCache.fileName(folders: searchPaths.map(\.path))
+    }
+
     /// The manifest folders to search, with where each came from.
     package func manifestSearchPaths() -> [ManifestSearchPath] {
         var environment: [String: String] = [:]
@@ -83,5 +98,15 @@ extension HostConfiguration {
         }
         guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else { return nil }
         return home + "/.local/state/context-host"
+    }
+
+    /// The default registry cache folder: `$XDG_CACHE_HOME/context-host`, else
+    /// `~/.cache/context-host`.
+    public static func defaultRegistryCacheDirectory() -> String? {
+        if let cache = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), cache.hasPrefix("/") {
+            return cache + "/context-host"
+        }
+        guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else { return nil }
+        return home + "/.cache/context-host"
     }
 }

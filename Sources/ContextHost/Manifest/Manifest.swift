@@ -2,7 +2,7 @@ import ContextProviderKit
 
 /// A validated provider manifest (DESIGN §4). Build one with `Manifest.load(file:)` or
 /// `Manifest.parse(_:file:)`, or find all of them with `ManifestCatalog.discover(_:)`.
-package struct Manifest: Sendable {
+package struct Manifest: Sendable, Equatable {
     /// The manifest format version; this host reads `1`.
     package var manifestVersion: Int
     /// Reverse-DNS identifier, unique across the catalog.

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A folder to search for manifests.
 package struct ManifestSearchPath: Sendable, Hashable {
     package enum Source: String, Sendable, Hashable {
@@ -59,8 +67,8 @@ package enum ManifestSearchPaths {
 }
 
 /// Every manifest found in the search folders: accepted ones and rejected ones with their reasons.
-package struct ManifestCatalog: Sendable {
-    package enum Entry: Sendable {
+package struct ManifestCatalog: Sendable, Equatable {
+    package enum Entry: Sendable, Equatable {
         case accepted(Manifest)
         case rejected(ManifestRejection)
 
@@ -115,6 +123,24 @@ package struct ManifestCatalog: Sendable {
     /// A bad manifest is rejected without affecting the others; a later manifest whose id an
     /// accepted one already uses is rejected with `duplicate-id`.
     package static func discover(_ searchPaths: [ManifestSearchPath]) -> ManifestCatalog {
+        discover(searchPaths) { file in loadResult(file) }
+    }
+
+    /// A manifest file found in a search folder.
+    struct FoundFile {
+        var absolutePath: String
+        /// As the user named it.
+        var file: String
+        /// The absolute search folder.
+        var directory: String
+        var stamp: FileStamp
+    }
+
+    /// The discovery walk: `result` parses (or looks up) each file; duplicate ids are rejected
+    /// here, after it, so a cached result never hides one.
+    static func discover(
+        _ searchPaths: [ManifestSearchPath], result: (FoundFile) -> Result<Manifest, ManifestRejection>
+    ) -> ManifestCatalog {
         var entries: [Entry] = []
         var diagnostics: [ManifestDiagnostic] = []
         var firstFileForID: [String: String] = [:]
@@ -136,17 +162,20 @@ package struct ManifestCatalog: Sendable {
                 continue
             }
             let display = searchPath.displayPath.hasSuffix("/") ? searchPath.displayPath : searchPath.displayPath + "/"
-            for name in names.filter(isManifestFileName).sorted(by: { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }) {
+            let folderFD = open(searchPath.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            defer { if folderFD >= 0 { close(folderFD) } }
+            for name in names.filter(isManifestFileName).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                 let absolute = searchPath.path == "/" ? "/" + name : searchPath.path + "/" + name
-                guard ManifestFileSystem.kind(of: absolute) == .file else { continue }
-                let file = display + name
-                do {
-                    let manifest = try load(absolute: absolute, display: file, directory: searchPath.path)
+                let found = folderFD >= 0 ? FileStamp.of(name, relativeTo: folderFD) : FileStamp.of(absolute)
+                guard let (stamp, isRegularFile) = found, isRegularFile else { continue }
+                let file = FoundFile(absolutePath: absolute, file: display + name, directory: searchPath.path, stamp: stamp)
+                switch result(file) {
+                case .success(let manifest):
                     if let first = firstFileForID[manifest.id] {
                         entries.append(
                             .rejected(
                                 ManifestRejection(
-                                    path: file, id: manifest.id,
+                                    path: file.file, id: manifest.id,
                                     diagnostics: [
                                         manifest.diagnostic(
                                             .duplicateId, at: "id",
@@ -155,11 +184,11 @@ package struct ManifestCatalog: Sendable {
                                                 + "(the first one found wins)")
                                     ])))
                     } else {
-                        firstFileForID[manifest.id] = file
+                        firstFileForID[manifest.id] = file.file
                         entries.append(.accepted(manifest))
                     }
-                } catch {
-                    entries.append(.rejected(error))
+                case .failure(let rejection):
+                    entries.append(.rejected(rejection))
                 }
             }
         }
@@ -185,21 +214,25 @@ package struct ManifestCatalog: Sendable {
     /// Same as `diagnostics`.
     package var problems: [ManifestDiagnostic] { diagnostics }
 
-    private static func load(absolute: String, display: String, directory: String) throws(ManifestRejection)
-        -> Manifest
-    {
-        switch ManifestFileSystem.readFile(absolute) {
+    /// Reads and validates one found file.
+    static func loadResult(_ found: FoundFile) -> Result<Manifest, ManifestRejection> {
+        switch ManifestFileSystem.readFile(found.absolutePath) {
         case .success(let bytes):
-            return try Manifest.parse(bytes: bytes, file: display, directory: directory)
+            do {
+                return .success(try Manifest.parse(bytes: bytes, file: found.file, directory: found.directory))
+            } catch {
+                return .failure(error)
+            }
         case .failure(let error):
-            throw ManifestRejection(
-                path: display, id: nil,
-                diagnostics: [
-                    ManifestDiagnostic(
-                        file: display, line: 0, column: 0, fieldPath: "", code: .unreadableFile,
-                        message: "cannot read the manifest: \(error.message)",
-                        hint: "check the file's permissions")
-                ])
+            return .failure(
+                ManifestRejection(
+                    path: found.file, id: nil,
+                    diagnostics: [
+                        ManifestDiagnostic(
+                            file: found.file, line: 0, column: 0, fieldPath: "", code: .unreadableFile,
+                            message: "cannot read the manifest: \(error.message)",
+                            hint: "check the file's permissions")
+                    ]))
         }
     }
 }

@@ -117,7 +117,7 @@ package struct ManifestDiagnostic: Error, Sendable, Hashable, CustomStringConver
 }
 
 /// A manifest that was not accepted, with every reason.
-package struct ManifestRejection: Error, Sendable, CustomStringConvertible {
+package struct ManifestRejection: Error, Sendable, Equatable, CustomStringConvertible {
     /// The manifest file as the user named it.
     package var path: String
     /// The manifest's `id`, when it could be read.

@@ -48,7 +48,7 @@ extension ProviderRegistry {
     /// Without a client (before `initialize`), new entries stay `discovered`. Call from one thread
     /// at a time (the manifest watcher's).
     package func reload(client: ClientInfo?) -> ProviderChanges {
-        let catalog = ManifestCatalog.discover(configuration.manifestSearchPaths())
+        let catalog = Self.discoverCatalog(configuration, logger: logger)
         let fresh = Self.entries(from: catalog, configFile: configuration.configFile)
         let current = state.withLock { $0 }
         recordLibraryStamps(current)

@@ -67,7 +67,7 @@ package final class ProviderRegistry: Sendable {
     package init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        let catalog = ManifestCatalog.discover(configuration.manifestSearchPaths())
+        let catalog = Self.discoverCatalog(configuration, logger: logger)
         var entries: [ProviderEntry] = []
         for entry in catalog.entries {
             switch entry {
@@ -80,6 +80,24 @@ package final class ProviderRegistry: Sendable {
         for index in entries.indices { entries[index].applyHostConfiguration(configuration.configFile) }
         self.catalogProblems = catalog.diagnostics.map(\.description) + Self.configurationWarnings(configuration, catalog)
         self.state = Mutex(entries)
+    }
+
+    /// The manifests of the configured folders, through the registry cache when it is on.
+    static func discoverCatalog(_ configuration: HostConfiguration, logger: Logger) -> ManifestCatalog {
+        let searchPaths = configuration.manifestSearchPaths()
+        guard let cacheFile = configuration.registryCacheFile(for: searchPaths) else {
+            return ManifestCatalog.discover(searchPaths)
+        }
+        let (catalog, report) = ManifestCatalog.discover(searchPaths, cacheFile: cacheFile)
+        if let reason = report.ignoredCache {
+            logger.notice("Ignoring the registry cache \(cacheFile): \(reason); rebuilding it.")
+        }
+        if let reason = report.writeError {
+            logger.warning("Could not save the registry cache: \(reason). Manifests will be parsed again on the next start.")
+        }
+        logger.debug(
+            "Registry cache \(cacheFile): \(report.reused) manifest(s) reused, \(report.parsed) parsed\(report.written ? ", cache saved" : "").")
+        return catalog
     }
 
     /// All entries: available and unavailable providers by priority (higher first, ties by title

@@ -15,7 +15,7 @@ package enum ComposerOpenMethod: MethodHandler {
         guard (1...Composer.byteBudgetCap).contains(byteBudget) else {
             throw .invalidParams("params.byteBudget must be between 1 and \(Composer.byteBudgetCap) bytes, got \(byteBudget)")
         }
-        try server.host.configuration.inputLimits.checkCanOpenComposer(current: server.host.composers.all().count)
+        try server.host.configuration.inputLimits.checkCanOpenComposer(current: server.host.composers.count)
         let composer = try server.host.composers.open(maximumItems: maximumItems, byteBudget: byteBudget, now: Host.now())
         reply.sendResult(.object(server.host.summary(of: composer)))
     }
@@ -35,9 +35,7 @@ package enum ComposerListMethod: MethodHandler {
             return
         }
         let composer = try host.composers.get(composerID)
-        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-            await host.listing(of: composer)
-        }
+        host.respondRaw(reply, server: server) { await host.listingBytes(of: composer) }
     }
 }
 

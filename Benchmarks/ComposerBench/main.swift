@@ -1,0 +1,318 @@
+// Composer scale benchmark (issue 9: 100,000 items across 1,000 composers held in memory ≤ 200 MB,
+// `composer/list` p99 ≤ 1 ms).
+//
+// Starts the real release `context-host serve` (Note provider, in-process) and talks to it over
+// its stdin/stdout pipes with a minimal client (blocking reads, no polling). It opens C composers,
+// attaches I notes to each through `collect/start` + `collect/submit` with `composerId` (pipelined,
+// 50 sessions at a time; bodies 100–1,000 bytes of Markdown-ish text), then reports the host's
+// VmRSS and VmHWM and the round-trip latency of `composer/list {composerId}` (closed loop, random
+// composers) and of `composer/list` without params (every composer's summary).
+//
+//     swift build -c release --product composer-bench --product context-host --product NoteProvider
+//     .build/release/composer-bench [--composers 1000] [--items 100] [--lists 5000] [--settle 31] [--state-dir DIR]
+//
+// Without --state-dir the host runs with --no-state (drafts in memory only); with it, every attach
+// saves its draft there (use a tmpfs folder such as /dev/shm/x to leave the disk out of it), and at
+// the end a second host is started on the same drafts and measured again (restored from disk).
+// Memory is read right after the burst of attaches and again after --settle seconds idle (each
+// collection's timers hold memory until they expire).
+// The Note manifest is copied with `maximumAttachmentCount: 100` (the bundled one allows 5) and the
+// host gets `--max-composers` (default 64).
+import ContextProviderKit
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Options {
+    var composers = 1000
+    var items = 100
+    var lists = 5000
+    var stateDirectory: String?
+    /// Seconds to wait after attaching before measuring again (the collection timers of a burst of
+    /// attaches are released when they expire, after the 30 s collect timeout).
+    var settle = 31
+
+    init(_ arguments: [String]) {
+        var index = 1
+        func value() -> String {
+            index += 1
+            guard index < arguments.count else { fatalError("\(arguments[index - 1]) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--composers": composers = Int(value()) ?? composers
+            case "--items": items = Int(value()) ?? items
+            case "--lists": lists = Int(value()) ?? lists
+            case "--state-dir": stateDirectory = value()
+            case "--settle": settle = Int(value()) ?? settle
+            default: fatalError("unknown argument \(arguments[index]); see the comment at the top of main.swift")
+            }
+            index += 1
+        }
+    }
+}
+
+/// A JSON-RPC connection over the host's pipes: newline-delimited, blocking reads.
+final class Connection {
+    let process = Process()
+    private let input: Int32
+    private let output: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var nextID = 0
+
+    init(executable: String, arguments: [String]) throws {
+        let stdinPipe = Pipe()
+        let stdoutPipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        try process.run()
+        input = stdinPipe.fileHandleForWriting.fileDescriptor
+        output = stdoutPipe.fileHandleForReading.fileDescriptor
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    /// Sends a request; returns its id.
+    @discardableResult
+    func send(_ method: String, _ params: JSONValue) -> Int {
+        nextID += 1
+        let message: JSONValue = ["jsonrpc": "2.0", "id": .number(Double(nextID)), "method": .string(method), "params": params]
+        write(message.jsonBytes + [0x0A])
+        return nextID
+    }
+
+    func notify(_ method: String, _ params: JSONValue) {
+        let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]
+        write(message.jsonBytes + [0x0A])
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let count = Glibc.write(input, raw.baseAddress! + offset, raw.count - offset)
+                if count < 0, errno == EINTR { continue }
+                precondition(count > 0, "writing to the host failed: \(String(cString: strerror(errno)))")
+                offset += count
+            }
+        }
+    }
+
+    /// The next line from the host (raw bytes).
+    func readLine() -> ArraySlice<UInt8> {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+                let line = buffer[start..<newline]
+                start = newline + 1
+                return line
+            }
+            if start > 0 {
+                buffer.removeFirst(start)
+                start = 0
+            }
+            var chunk = [UInt8](repeating: 0, count: 1 << 18)
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            precondition(count > 0, "the host closed its output")
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// The next response, parsed; fails on an error response.
+    func result() -> JSONValue {
+        let line = readLine()
+        guard let message = try? line.withUnsafeBytes({ try JSONValue(parsing: $0) }) else {
+            fatalError("the host wrote something that is not JSON: \(String(decoding: line, as: UTF8.self))")
+        }
+        if message["id"] == nil { return result() }  // a notification
+        if let error = message["error"] { fatalError("the host answered an error: \(error)") }
+        return message["result"] ?? .null
+    }
+
+    func call(_ method: String, _ params: JSONValue) -> JSONValue {
+        send(method, params)
+        return result()
+    }
+
+    func close() {
+        Glibc.close(input)
+        process.waitUntilExit()
+    }
+}
+
+/// SplitMix64: reproducible text.
+struct Random {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+let words = [
+    "milk", "eggs", "bread", "coffee", "meeting", "project", "deadline", "review", "notes", "idea", "draft", "plan",
+    "budget", "travel", "Berlin", "Tokyo", "call", "**important**", "_maybe_", "`code`", "list", "check", "follow-up",
+    "question", "answer", "summary", "chapter", "garden", "recipe", "Café", "naïve", "über", "résumé", "✓",
+]
+
+func noteBody(_ random: inout Random) -> String {
+    let length = 100 + random.below(901)  // 100…1,000 bytes
+    var text = "# " + words[random.below(words.count)] + "\n\n"
+    while text.utf8.count < length {
+        if random.below(12) == 0 { text += "\n- " } else if !text.hasSuffix(" ") && !text.hasSuffix("\n") { text += " " }
+        text += words[random.below(words.count)]
+    }
+    return text
+}
+
+func status(_ pid: Int32) -> (rss: Double, hwm: Double) {
+    let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    func field(_ name: String) -> Double {
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+        return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0").map { $0 / 1024 } ?? 0
+    }
+    return (field("VmRSS"), field("VmHWM"))
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+func percentiles(_ name: String, _ samples: [Double]) -> String {
+    let sorted = samples.sorted()
+    func at(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+    return String(
+        format: "%@: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms (%d calls)", name, at(0.5), at(0.9), at(0.99),
+        sorted.last ?? 0, sorted.count)
+}
+
+let options = Options(CommandLine.arguments)
+let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let manifests = FileManager.default.temporaryDirectory.appendingPathComponent("composer-bench-\(getpid())")
+try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: manifests) }
+let note = try String(contentsOfFile: root + "/manifests/note.yaml", encoding: .utf8)
+    .replacingOccurrences(of: "maximumAttachmentCount: 5", with: "maximumAttachmentCount: \(max(options.items, 1))")
+try note.write(to: manifests.appendingPathComponent("note.yaml"), atomically: true, encoding: .utf8)
+
+var arguments = [
+    "serve", "--manifests", manifests.path, "--library-path", binaries, "--no-watch", "--registry-cache", "none",
+    "--max-composers", String(options.composers),
+]
+arguments += options.stateDirectory.map { ["--state-dir", $0] } ?? ["--no-state"]
+let host = try Connection(executable: binaries + "/context-host", arguments: arguments)
+let pid = host.process.processIdentifier
+_ = host.call("initialize", ["clientInfo": ["name": "composer-bench"], "locale": "en-US"])
+host.notify("initialized", [:])
+let baseline = status(pid)
+print("context-host \(arguments.joined(separator: " "))")
+print(String(format: "after initialize: VmRSS %.1f MB", baseline.rss))
+
+// Open the composers.
+var composerIDs: [String] = []
+for _ in 0..<options.composers {
+    host.send("composer/open", ["maximumItems": .number(Double(options.items)), "byteBudget": .number(Double(64 << 20))])
+}
+for _ in 0..<options.composers { composerIDs.append(host.result()["composerId"]?.stringValue ?? "") }
+
+// Attach the notes, 50 collections at a time (the host allows 64 open sessions).
+var random = Random(state: 20_261_121)
+var bodyBytes = 0
+let attachStart = now()
+let batch = 50
+for composerID in composerIDs {
+    var remaining = options.items
+    while remaining > 0 {
+        let count = min(batch, remaining)
+        for _ in 0..<count {
+            host.send("collect/start", ["providerId": "com.contexthost.note", "composerId": .string(composerID)])
+        }
+        var sessions: [String] = []
+        for _ in 0..<count { sessions.append(host.result()["sessionId"]?.stringValue ?? "") }
+        for session in sessions {
+            let body = noteBody(&random)
+            bodyBytes += body.utf8.count
+            host.send(
+                "collect/submit",
+                ["sessionId": .string(session), "values": ["title": .string("Note \(random.below(100_000))"), "body": .string(body)]])
+        }
+        for _ in 0..<count {
+            let outcome = host.result()
+            precondition(outcome["outcome"] == "item", "submit did not attach: \(outcome)")
+        }
+        remaining -= count
+    }
+}
+let attachSeconds = Double(now() - attachStart) / 1e9
+let items = options.composers * options.items
+let loaded = status(pid)
+print(String(
+    format: "attached %d notes (bodies %.1f MB, mean %d bytes) to %d composers in %.1f s (%.0f items/s)", items,
+    Double(bodyBytes) / 1e6, items > 0 ? bodyBytes / items : 0, options.composers, attachSeconds,
+    Double(items) / attachSeconds))
+print(String(format: "holding every item: VmRSS %.1f MB, VmHWM %.1f MB", loaded.rss, loaded.hwm))
+
+if options.settle > 0 {
+    sleep(UInt32(options.settle))
+    let settled = status(pid)
+    print(String(format: "after %d s idle: VmRSS %.1f MB", options.settle, settled.rss))
+}
+
+/// `composer/list {composerId}` (closed loop over random composers) and `composer/list`.
+func measureLists(_ host: Connection, _ composerIDs: [String], random: inout Random) throws {
+    let check = host.call("composer/list", ["composerId": .string(composerIDs[0])])
+    precondition(check["items"]?.arrayValue?.count == options.items, "composer/list did not list every item")
+    precondition(check["items"]?.arrayValue?.first?["providerAvailable"] == true, "the Note provider did not make the chips")
+    var latencies: [Double] = []
+    for index in 0..<(options.lists + 200) {
+        let id = composerIDs[random.below(composerIDs.count)]
+        let start = now()
+        host.send("composer/list", ["composerId": .string(id)])
+        _ = host.readLine()
+        if index >= 200 { latencies.append(Double(now() - start) / 1e6) }  // the first 200 warm up
+    }
+    print(percentiles("composer/list {composerId} (\(options.items) items with chips)", latencies))
+
+    var summaries: [Double] = []
+    for index in 0..<220 {
+        let start = now()
+        host.send("composer/list", [:])
+        let line = host.readLine()
+        if index == 0 {
+            let value = try line.withUnsafeBytes { try JSONValue(parsing: $0) }
+            precondition(value["result"]?["composers"]?.arrayValue?.count == options.composers, "composer/list missed composers")
+        }
+        if index >= 20 { summaries.append(Double(now() - start) / 1e6) }
+    }
+    print(percentiles("composer/list (summaries of \(options.composers) composers)", summaries))
+}
+
+try measureLists(host, composerIDs, random: &random)
+let end = status(pid)
+print(String(format: "at the end: VmRSS %.1f MB, VmHWM %.1f MB", end.rss, end.hwm))
+host.close()
+
+// The same drafts, restored from disk by a new host.
+if options.stateDirectory != nil {
+    let start = now()
+    let restarted = try Connection(executable: binaries + "/context-host", arguments: arguments)
+    _ = restarted.call("initialize", ["clientInfo": ["name": "composer-bench"], "locale": "en-US"])
+    restarted.notify("initialized", [:])
+    let restoreMilliseconds = Double(now() - start) / 1e6
+    let restored = status(restarted.process.processIdentifier)
+    print(String(
+        format: "restarted on the saved drafts: initialize answered after %.0f ms; VmRSS %.1f MB, VmHWM %.1f MB",
+        restoreMilliseconds, restored.rss, restored.hwm))
+    try measureLists(restarted, composerIDs, random: &random)
+    let after = status(restarted.process.processIdentifier)
+    print(String(format: "at the end: VmRSS %.1f MB, VmHWM %.1f MB", after.rss, after.hwm))
+    restarted.close()
+}

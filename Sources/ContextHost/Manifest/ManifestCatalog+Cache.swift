@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a discovery with the registry cache did: for the log, the tests and the benchmark.
+package struct CachedDiscoveryReport: Sendable, Equatable {
+    /// Files whose cached result was used (no YAML read).
+    package var reused = 0
+    /// Files read and parsed (new, changed, or not cacheable).
+    package var parsed = 0
+    /// Why an existing cache file was not used (corrupt, truncated, another format or host build,
+    /// other folders, not private), if it was not.
+    package var ignoredCache: String?
+    /// Whether the cache file was (re)written.
+    package var written = false
+    /// Why writing the cache failed, if it did.
+    package var writeError: String?
+}
+
+extension ManifestCatalog {
+    /// A file changed this recently (mtime or ctime, in nanoseconds) is parsed but not cached: a
+    /// second write within the file system's timestamp granularity could leave its stamp unchanged
+    /// (git's "racy clean" problem). One second also covers coarse and skewed clocks.
+    package static let defaultRacyWindowNanoseconds: Int64 = 1_000_000_000
+
+    /// `discover(_:)` with the registry cache at `cacheFile` (see `ManifestCache`): each file whose
+    /// stamp (size, mtime, ctime, inode, device) and naming match its cache entry takes the cached
+    /// result without being read; other files are parsed; entries of files no longer found are
+    /// dropped. The cache is rewritten (atomically) only if that changed anything. A cache that
+    /// cannot be used is ignored and rebuilt; a cache that cannot be written is reported, never
+    /// fatal. The result is the same as `discover(_:)`'s.
+    package static func discover(
+        _ searchPaths: [ManifestSearchPath], cacheFile: String,
+        racyWindowNanoseconds: Int64 = defaultRacyWindowNanoseconds
+    ) -> (catalog: ManifestCatalog, report: CachedDiscoveryReport) {
+        let folders = searchPaths.map(\.path)
+        var report = CachedDiscoveryReport()
+        var previous: ManifestCache?
+        switch ManifestCache.read(path: cacheFile, folders: folders) {
+        case .loaded(let cache): previous = cache
+        case .missing: break
+        case .unusable(let reason): report.ignoredCache = reason
+        }
+        let storableBefore = Self.realTimeNanoseconds() - racyWindowNanoseconds
+        var kept: [ManifestCache.Entry] = []  // the next cache's entries; a dictionary only if it is written
+        kept.reserveCapacity(previous?.entries.count ?? 0)
+        var added = 0
+        let catalog = discover(searchPaths) { found in
+            if let entry = previous?.result(
+                absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp)
+            {
+                report.reused += 1
+                kept.append(entry)
+                return entry.result
+            }
+            report.parsed += 1
+            let result = loadResult(found)
+            if case .failure(let rejection) = result, rejection.diagnostics.contains(where: { $0.code == .unreadableFile }) {
+                return result  // permissions may change without touching the stamp we keep
+            }
+            if max(found.stamp.modifiedNanoseconds, found.stamp.changedNanoseconds) < storableBefore {
+                kept.append(ManifestCache.Entry(
+                    absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp,
+                    result: result))
+                added += 1
+            }
+            return result
+        }
+        let unchanged = previous != nil && added == 0 && report.reused == previous?.entries.count
+        if !unchanged {
+            var next = ManifestCache(folders: folders)
+            for entry in kept { next.entries[entry.absolutePath] = entry }
+            do {
+                try next.write(to: cacheFile)
+                report.written = true
+            } catch {
+                report.writeError = error.reason
+            }
+        }
+        return (catalog, report)
+    }
+
+    static func realTimeNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}

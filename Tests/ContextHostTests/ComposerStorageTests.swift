@@ -1,0 +1,75 @@
+import ContextProviderKit
+import Testing
+
+@testable import ContextHost
+
+/// `AttachedItem` keeps items as compact bytes; what comes back out must be exactly what went in.
+@Suite("Composer item storage")
+struct ComposerStorageTests {
+    private let item: JSONObject = [
+        "id": "4588697d-f14c-419d-8983-95182453a9d8", "providerId": "com.contexthost.note", "type": "note",
+        "displayName": "Groceries ☕",
+        "content": ["title": "Groceries ☕", "body": "Milk, \"eggs\"\nand **bread**.", "wordCount": 5],
+        "createdAt": "2026-11-21T19:53:41Z",
+    ]
+
+    private func encoding(data: JSONValue?) -> JSONObject {
+        var encoding: JSONObject = ["representation": "json", "contentType": "application/json"]
+        if let data { encoding["data"] = data }
+        encoding["metadata"] = ["title": "Groceries ☕", "wordCount": "5"]
+        return encoding
+    }
+
+    @Test(
+        "item and encoding round-trip whatever the data is",
+        arguments: [
+            "the item's content", "other bytes", "empty", "not canonical Base64", "not Base64", "absent", "not a string",
+        ])
+    func roundTrip(data kind: String) throws {
+        let content = try #require(item["content"]).jsonBytes
+        let data: JSONValue? =
+            switch kind {
+            case "the item's content": .string(Base64.encode(content))
+            case "other bytes": .string(Base64.encode(Array("plain text, not in the item".utf8)))
+            case "empty": ""
+            case "not canonical Base64": "QQ"  // "A" without padding
+            case "not Base64": "%%%"
+            case "not a string": 42
+            default: nil
+            }
+        let encoding = encoding(data: data)
+        let attached = AttachedItem(item: item, encoding: encoding)
+        #expect(attached.item == item)
+        #expect(attached.encoding == encoding)
+        #expect(attached.id == "4588697d-f14c-419d-8983-95182453a9d8")
+        #expect(attached.hasID("4588697d-f14c-419d-8983-95182453a9d8"))
+        #expect(!attached.hasID("4588697d"))
+        #expect(attached.displayName == "Groceries ☕")
+        #expect(attached.providerID == "com.contexthost.note")
+        #expect(attached.type == "note")
+        let expectedBytes =
+            switch kind {
+            case "the item's content": content.count
+            case "other bytes": "plain text, not in the item".utf8.count
+            case "not canonical Base64": 0  // what the Base64 text's length says (2 / 4 * 3)
+            case "not Base64": 0
+            default: 0
+            }
+        #expect(attached.encodedBytes == expectedBytes)
+        #expect(try JSONValue(parsing: attached.itemJSON.withUnsafeBytes { Array($0) }) == .object(item))
+    }
+
+    @Test("a draft written from stored bytes reads back as the same composer")
+    func draftRoundTrip() throws {
+        let items = (0..<3).map { index -> AttachedItem in
+            var item = item
+            item["id"] = .string("item-\(index)")
+            return AttachedItem(item: item, encoding: encoding(data: .string(Base64.encode(Array("data \(index)".utf8)))))
+        }
+        let composer = Composer(id: "c1", maximumItems: 10, byteBudget: 1 << 20, items: items, createdAt: 1_763_750_000.25)
+        let bytes = composer.draftBytes
+        let restored = try #require(Composer(json: try JSONValue(parsing: bytes)))
+        #expect(restored == composer)
+        #expect(restored.bytesUsed == "data 0".utf8.count * 3)
+    }
+}
