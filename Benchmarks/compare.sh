@@ -212,9 +212,11 @@ WALL=$(awk -v a="$T_START" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }
 
 if [[ "${DISCOVERY:-1}" != 0 && -x "$BIN/discovery-bench" ]]; then
     echo "== discovery" >&2
-    disc=$("$BIN/discovery-bench" 1000 15 2>&1 | tail -n 1) || true
-    echo "  $disc" >&2
-    echo "discovery_line=$(echo "$disc" | tr ' ' '_') $(echo "$disc" | sed -n 's/.*median \([0-9.]*\) ms.*/discovery_median_ms=\1/p')" >> "$SUM"
+    disc=$("$BIN/discovery-bench" 1000 15 2>&1) || true
+    echo "$disc" | sed 's/^/  /' >&2
+    cold=$(echo "$disc" | sed -n 's/^ *cold .*median \([0-9.]*\) ms.*/\1/p')
+    cached=$(echo "$disc" | sed -n 's/^ *cached .*median \([0-9.]*\) ms.*/\1/p')
+    echo "discovery_line=cold_${cold:-NA}_ms,_cached_${cached:-NA}_ms discovery_median_ms=${cold:-NA} discovery_cached_ms=${cached:-NA}" >> "$SUM"
 fi
 
 TOT=$(( (u1+n1+s1+i1+w1+q1+sq1+st1) - (u0+n0+s0+i0+w0+q0+sq0+st0) ))
