@@ -42,7 +42,40 @@ package struct Manifest: Sendable, Equatable {
     package var schemaReference: String?
     /// 1-based positions of the values of fields, keyed by field path (`id`, `library`, `sha256`,
     /// `settings.x`, …), so later stages can point at them.
-    package var sourceLocations: [String: SourceLocation]
+    package var sourceLocations: SourceLocations
+
+    /// Field paths and where their values are, sorted by path: built once per manifest (and read
+    /// back from the registry cache without hashing a string), looked up only for diagnostics.
+    package struct SourceLocations: Sendable, Hashable {
+        package private(set) var fields: [String] = []
+        package private(set) var locations: [SourceLocation] = []
+
+        package init(_ dictionary: [String: SourceLocation] = [:]) {
+            for (field, location) in dictionary.sorted(by: { $0.key < $1.key }) {
+                fields.append(field)
+                locations.append(location)
+            }
+        }
+
+        /// From pairs already in ascending field order; nil if they are not.
+        package init?(sortedFields fields: [String], locations: [SourceLocation]) {
+            guard fields.count == locations.count, zip(fields, fields.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
+            self.fields = fields
+            self.locations = locations
+        }
+
+        package var count: Int { fields.count }
+
+        package subscript(field: String) -> SourceLocation? {
+            var low = 0
+            var high = fields.count
+            while low < high {
+                let middle = (low + high) / 2
+                if fields[middle] < field { low = middle + 1 } else { high = middle }
+            }
+            return low < fields.count && fields[low] == field ? locations[low] : nil
+        }
+    }
 
     package struct SourceLocation: Sendable, Hashable {
         package var line: Int

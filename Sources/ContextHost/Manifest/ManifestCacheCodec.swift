@@ -320,7 +320,7 @@ extension CacheEncoder {
         string(manifest.directory)
         optionalString(manifest.schemaReference)
         varint(UInt64(manifest.sourceLocations.count))
-        for (field, location) in manifest.sourceLocations.sorted(by: { $0.key < $1.key }) {
+        for (field, location) in zip(manifest.sourceLocations.fields, manifest.sourceLocations.locations) {
             string(field)
             int(location.line)
             int(location.column)
@@ -402,12 +402,17 @@ extension CacheDecoder {
         let manifestPath = try string()
         let directory = try string()
         let schemaReference = try optionalString()
-        var locations: [String: Manifest.SourceLocation] = [:]
         let locationCount = try count()
-        locations.reserveCapacity(locationCount)
+        var fields: [String] = []
+        var positions: [Manifest.SourceLocation] = []
+        fields.reserveCapacity(locationCount)
+        positions.reserveCapacity(locationCount)
         for _ in 0..<locationCount {
-            let field = try string()
-            locations[field] = Manifest.SourceLocation(line: try int(), column: try int())
+            fields.append(try string())
+            positions.append(Manifest.SourceLocation(line: try int(), column: try int()))
+        }
+        guard let locations = Manifest.SourceLocations(sortedFields: fields, locations: positions) else {
+            throw CacheFormatError(reason: "source locations are not in order")
         }
         return Manifest(
             manifestVersion: manifestVersion, id: id, title: title, iconName: iconName, version: version,

@@ -371,7 +371,7 @@ struct ManifestValidator {
             library: library, sha256: sha256, priority: priority, maximumAttachmentCount: maximumAttachmentCount,
             usesContainerPanel: usesContainerPanel, collection: collection, isolation: isolation,
             availability: availability, settings: settings, timeouts: timeouts, manifestPath: file,
-            directory: directory, schemaReference: schemaReference, sourceLocations: locations)
+            directory: directory, schemaReference: schemaReference, sourceLocations: Manifest.SourceLocations(locations))
     }
 
     static let requiredFieldHints: [String: String] = [
