@@ -128,3 +128,25 @@ struct CallThreadTests {
         #expect(done.withLock { $0 } == ["slow", "next"])
     }
 }
+
+@Suite("CallThread: stopping")
+struct CallThreadStopTests {
+    @Test("stop lets the queued jobs run, then the thread ends; a never-started one counts as ended")
+    func stopAfterJobs() {
+        let thread = CallThread()
+        let ran = Atomic<Int>(0)
+        for _ in 0..<10 {
+            thread.submit {
+                usleep(2_000)
+                ran.add(1, ordering: .relaxed)
+            }
+        }
+        thread.stop()
+        #expect(wait { thread.hasExited })
+        let count = ran.load(ordering: .relaxed)
+        #expect(count == 10)
+        let idle = CallThread()
+        idle.stop()
+        #expect(idle.hasExited)
+    }
+}

@@ -27,7 +27,8 @@ extension Host {
                 finish(.failure(RPCError(
                     .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
                     data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])))
-                if let id = providerRequest.withLock({ $0 }) { connection.cancel(id) }
+                // Off the timer's thread, like `forward`.
+                if let id = providerRequest.withLock({ $0 }) { DispatchQueue.global().async { connection.cancel(id) } }
             }
             let id = connection.send(method: method, params: { JSONWriter.append(params, to: &$0) }) { response in
                 DeadlineTimer.shared.cancel(timer)

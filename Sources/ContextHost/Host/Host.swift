@@ -185,8 +185,9 @@ package final class Host: Sendable {
                 "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
                 data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
             // Tell the provider to stop; its late answer, if any, is dropped. A worker that does
-            // not stop within the grace period is killed and restarted.
-            if let id = providerRequest.withLock({ $0 }) { connection.timedOut(id) }
+            // not stop within the grace period is killed and restarted. Not on the timer's thread:
+            // an in-process provider's `call` could block it, and every other timeout with it.
+            if let id = providerRequest.withLock({ $0 }) { DispatchQueue.global().async { connection.timedOut(id) } }
         }
         let id = connection.send(method: method, params: params) { response in
             DeadlineTimer.shared.cancel(timer)

@@ -198,6 +198,10 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         inProcessReplyLimit.store(maximumReplyBytes, ordering: .relaxed)
     }
 
+    deinit {
+        calls.stop()
+    }
+
     /// Calls the provider's `open`; its reported error becomes a `provider-open-failed` LoadError.
     package static func openInstance(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) -> UnsafeMutableRawPointer? {
         let box = OpenErrorBox()

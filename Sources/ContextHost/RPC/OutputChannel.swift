@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -60,8 +61,10 @@ package final class OutputChannel: Sendable {
                 // A batch may stay open for long (a provider stuck inside a call thread's batch):
                 // buffered replies go out within a few milliseconds regardless.
                 state.lateFlushArmed = true
+                // (The write happens off the timer's thread: a full pipe must not hold up timeouts.)
                 DeadlineTimer.shared.schedule(afterMilliseconds: Self.lateFlushMilliseconds) { [weak self] in
-                    self?.lateFlush()
+                    guard let self else { return }
+                    DispatchQueue.global().async { self.lateFlush() }
                 }
             }
         }

@@ -17,6 +17,8 @@ package final class CallThread: @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
     private var sleeping = false
     private var started = false
+    private var stopping = false
+    private var exited = false
 
     /// Wraps each batch of jobs (the server sets it to buffer replies: one write per batch).
     static let groupSize = 32
@@ -41,13 +43,35 @@ package final class CallThread: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
+    /// Lets the jobs already queued run, then ends the thread (the owner is going away: a provider
+    /// replaced by a hot reload).
+    package func stop() {
+        pthread_mutex_lock(mutex)
+        stopping = true
+        if sleeping { pthread_cond_signal(condition) }
+        if !started { exited = true }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Whether the thread has ended after `stop` (for tests).
+    package var hasExited: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return exited
+    }
+
     private func run() {
         var batch: [@Sendable () -> Void] = []
         while true {
             pthread_mutex_lock(mutex)
-            while jobs.isEmpty {
+            while jobs.isEmpty, !stopping {
                 sleeping = true
                 pthread_cond_wait(condition, mutex)
+            }
+            if jobs.isEmpty {  // stopping, and nothing left
+                exited = true
+                pthread_mutex_unlock(mutex)
+                return
             }
             sleeping = false
             swap(&batch, &jobs)
