@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContextClient
+import ContextHost
 import ContextProviderKit
 
 #if canImport(Glibc)
@@ -93,12 +94,8 @@ enum GalleryWriter {
 
     /// `mkdir -p`.
     static func makeDirectories(_ path: String) throws {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw Failure(description: "cannot create the folder '\(current)': \(String(cString: strerror(errno))); choose another folder.")
-            }
+        if let failure = Directories.make(path, mode: 0o755) {
+            throw Failure(description: "cannot create the folder '\(failure.folder)': \(String(cString: strerror(failure.errno))); choose another folder.")
         }
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {

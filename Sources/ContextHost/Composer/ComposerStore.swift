@@ -29,7 +29,7 @@ package final class ComposerStore: Sendable {
         }
         let directory = stateDirectory + "/composers"
         self.directory = directory
-        if !Self.makeDirectories(directory) {
+        if !Directories.makePrivate(directory) {
             logger.error("Cannot create the state folder '\(directory)': \(String(cString: strerror(errno))). Drafts will not survive a restart.")
         }
         composers.withLock { $0 = restore(from: directory) }
@@ -160,14 +160,6 @@ package final class ComposerStore: Sendable {
         }
     }
 
-    private static func makeDirectories(_ path: String) -> Bool {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST { return false }
-        }
-        return true
-    }
 
     /// Loads every saved draft; removes leftovers of interrupted writes; sets aside unreadable files.
     private func restore(from directory: String) -> [String: Composer] {

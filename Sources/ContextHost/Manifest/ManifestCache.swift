@@ -259,7 +259,7 @@ package struct ManifestCache: Sendable, Equatable {
     /// folder (mode 0700) if needed. No fsync: a torn file fails its checksum and is rebuilt.
     package func write(to path: String) throws(CacheFormatError) {
         let folder = ManifestFileSystem.directoryName(path)
-        guard Self.makeDirectories(folder) else {
+        guard Directories.makePrivate(folder) else {
             throw CacheFormatError(reason: "cannot create the folder \(folder): \(ManifestFileSystem.errorText(errno))")
         }
         let temporary = "\(path).tmp-\(getpid())"
@@ -288,12 +288,4 @@ package struct ManifestCache: Sendable, Equatable {
         throw CacheFormatError(reason: "cannot write \(path): \(reason)")
     }
 
-    private static func makeDirectories(_ path: String) -> Bool {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST { return false }
-        }
-        return true
-    }
 }

@@ -208,13 +208,8 @@ enum ScaffoldWriter {
     }
 
     static func makeDirectories(_ path: String) throws {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
-            prefix += component
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-                throw Failure(description: "cannot create \(prefix): \(String(cString: strerror(errno)))")
-            }
-            prefix += "/"
+        if let failure = Directories.make(path, mode: 0o755) {
+            throw Failure(description: "cannot create \(failure.folder): \(String(cString: strerror(failure.errno)))")
         }
     }
 
