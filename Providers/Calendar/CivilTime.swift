@@ -1,47 +1,24 @@
+import ContextProviderKit
+
 /// Proleptic Gregorian calendar arithmetic on plain integers, without Foundation.
 ///
 /// Days are counted from 1970-01-01 (day 0); "local seconds" are wall-clock seconds counted the
 /// same way (`days * 86400 + seconds of the day`) and carry no time zone.
 enum Civil {
     /// Days since 1970-01-01 of a calendar date (month 1…12; the day may overflow the month).
-    static func days(year: Int, month: Int, day: Int) -> Int {
-        // Howard Hinnant's days_from_civil.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
+    static func days(year: Int, month: Int, day: Int) -> Int { GregorianDays.days(year: year, month: month, day: day) }
 
     /// The calendar date of a day number.
-    static func date(days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    static func date(days: Int) -> (year: Int, month: Int, day: Int) { GregorianDays.date(days: days) }
 
     /// The weekday of a day number: 0 = Monday … 6 = Sunday.
-    static func weekday(days: Int) -> Int { ((days + 3) % 7 + 7) % 7 }
+    static func weekday(days: Int) -> Int { GregorianDays.weekday(days: days) }
 
     /// Whether `year` has a 29 February.
-    static func isLeap(_ year: Int) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
+    static func isLeap(_ year: Int) -> Bool { GregorianDays.isLeapYear(year) }
 
     /// The number of days in a month.
-    static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
+    static func daysInMonth(year: Int, month: Int) -> Int { GregorianDays.daysInMonth(year: year, month: month) }
 
     /// Floor division.
     static func floorDiv(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }

@@ -1,44 +1,22 @@
+import ContextProviderKit
+
 /// Calendar arithmetic on proleptic Gregorian days, without Foundation.
 ///
 /// A day is the number of days since 1970-01-01 (negative before). Records keep the local date
 /// they were written with (`2024-01-02 08:00:00 +0100` is on 2024-01-02), which is how the Health
 /// app groups them.
 enum CivilDate {
-    /// The day number of a calendar date (Howard Hinnant's `days_from_civil`).
-    static func day(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let monthIndex = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
+    /// The day number of a calendar date.
+    static func day(year: Int, month: Int, day: Int) -> Int { GregorianDays.days(year: year, month: month, day: day) }
 
     /// The calendar date of a day number.
-    static func components(_ day: Int) -> (year: Int, month: Int, day: Int) {
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, dayOfMonth)
-    }
+    static func components(_ day: Int) -> (year: Int, month: Int, day: Int) { GregorianDays.date(days: day) }
 
     /// The number of days in a month.
-    static func daysInMonth(year: Int, month: Int) -> Int {
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-    }
+    static func daysInMonth(year: Int, month: Int) -> Int { GregorianDays.daysInMonth(year: year, month: month) }
 
     /// 0 for Monday … 6 for Sunday.
-    static func weekday(_ day: Int) -> Int {
-        // 1970-01-01 was a Thursday (3).
-        ((day % 7) + 7 + 3) % 7
-    }
+    static func weekday(_ day: Int) -> Int { GregorianDays.weekday(days: day) }
 
     /// The short English weekday name.
     static func weekdayName(_ day: Int) -> String {

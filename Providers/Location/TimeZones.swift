@@ -1,3 +1,5 @@
+import ContextProviderKit
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -288,29 +290,12 @@ struct PosixTZ {
 
 /// Proleptic Gregorian calendar arithmetic (days since 1970-01-01).
 enum Calendar {
-    /// Days since 1970-01-01 for a civil date (H. Hinnant's algorithm).
-    static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146097 + dayOfEra - 719468
-    }
+    /// Days since 1970-01-01 for a civil date.
+    static func days(year: Int, month: Int, day: Int) -> Int { GregorianDays.days(year: year, month: month, day: day) }
 
-    static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
-        let z = z0 + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let dayOfEra = z - era * 146097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) { GregorianDays.date(days: days) }
 
-    static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
+    static func isLeap(_ year: Int) -> Bool { GregorianDays.isLeapYear(year) }
 
     /// The day (since 1970) a POSIX rule names in `year`.
     static func days(of rule: PosixTZ.Rule, year: Int) -> Int {
@@ -322,7 +307,7 @@ enum Calendar {
             let first = days(year: year, month: month, day: 1)
             let firstWeekday = ((first % 7) + 7 + 4) % 7  // 1970-01-01 was a Thursday (4)
             var day = first + (weekday - firstWeekday + 7) % 7 + (week - 1) * 7
-            let monthLength = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+            let monthLength = GregorianDays.daysInMonth(year: year, month: month)
             while day >= first + monthLength { day -= 7 }
             return day
         }

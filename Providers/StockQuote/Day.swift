@@ -1,3 +1,5 @@
+import ContextProviderKit
+
 /// A calendar day (proleptic Gregorian), stored as days since 1970-01-01.
 ///
 /// Price files carry dates only; the provider never needs time zones or Foundation's `Date`.
@@ -7,29 +9,13 @@ struct Day: Comparable, Hashable, Sendable {
 
     /// The day for a valid year, month (1–12) and day of month.
     init(year: Int, month: Int, day: Int) {
-        // Howard Hinnant's days_from_civil.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        ordinal = era * 146_097 + dayOfEra - 719_468
+        ordinal = GregorianDays.days(year: year, month: month, day: day)
     }
 
     init(ordinal: Int) { self.ordinal = ordinal }
 
     /// Year, month and day of month.
-    var components: (year: Int, month: Int, day: Int) {
-        let z = ordinal + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    var components: (year: Int, month: Int, day: Int) { GregorianDays.date(days: ordinal) }
 
     /// `YYYY-MM-DD`.
     var iso: String {
@@ -49,10 +35,7 @@ struct Day: Comparable, Hashable, Sendable {
 
     static func < (lhs: Day, rhs: Day) -> Bool { lhs.ordinal < rhs.ordinal }
 
-    static func daysIn(year: Int, month: Int) -> Int {
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-    }
+    static func daysIn(year: Int, month: Int) -> Int { GregorianDays.daysInMonth(year: year, month: month) }
 
     /// Parses `YYYY-MM-DD` (optionally followed by a time, as pandas/yfinance write
     /// `2024-01-31 00:00:00-05:00`), `YYYY/MM/DD`, or Stooq's `YYYYMMDD`.

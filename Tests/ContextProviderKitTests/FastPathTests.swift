@@ -80,3 +80,43 @@ struct FastPathTests {
         }
     }
 }
+
+@Suite("GregorianDays")
+struct GregorianDaysTests {
+    @Test("day numbers match counting day by day from 1600 to 2400, both ways; known weekdays")
+    func countDays() {
+        // Walk backwards and forwards from 1970-01-01, one day at a time.
+        var mismatches: [String] = []
+        func check(_ number: Int, _ year: Int, _ month: Int, _ day: Int) {
+            if GregorianDays.days(year: year, month: month, day: day) != number || GregorianDays.date(days: number) != (year, month, day) {
+                mismatches.append("\(number) ~ \(year)-\(month)-\(day)")
+            }
+        }
+        var (year, month, day) = (1970, 1, 1)
+        for number in 0...(430 * 366) {
+            check(number, year, month, day)
+            day += 1
+            if day > GregorianDays.daysInMonth(year: year, month: month) {
+                (month, day) = (month + 1, 1)
+                if month > 12 { (year, month) = (year + 1, 1) }
+            }
+        }
+        (year, month, day) = (1970, 1, 1)
+        for number in stride(from: 0, through: -(370 * 366), by: -1) {
+            check(number, year, month, day)
+            day -= 1
+            if day == 0 {
+                (year, month) = month == 1 ? (year - 1, 12) : (year, month - 1)
+                day = GregorianDays.daysInMonth(year: year, month: month)
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        #expect(year == 1599)  // the walk really went back to before 1600
+        #expect(GregorianDays.isLeapYear(2000) && GregorianDays.isLeapYear(2024))
+        #expect(!GregorianDays.isLeapYear(1900) && !GregorianDays.isLeapYear(2023))
+        #expect(GregorianDays.weekday(days: 0) == 3)  // 1970-01-01, Thursday
+        #expect(GregorianDays.weekday(days: GregorianDays.days(year: 2026, month: 11, day: 21)) == 5)  // Saturday
+        #expect(GregorianDays.weekday(days: GregorianDays.days(year: 1969, month: 12, day: 29)) == 0)  // Monday
+        #expect(GregorianDays.days(year: 2024, month: 1, day: 32) == GregorianDays.days(year: 2024, month: 2, day: 1))
+    }
+}
