@@ -72,4 +72,19 @@ struct ComposerStorageTests {
         #expect(restored == composer)
         #expect(restored.bytesUsed == "data 0".utf8.count * 3)
     }
+
+    @Test("the summary written as text is the summary")
+    func summaryText() throws {
+        let items = (0..<2).map { index -> AttachedItem in
+            var item = item
+            item["id"] = .string("item-\(index)")
+            return AttachedItem(item: item, encoding: encoding(data: .string(Base64.encode(Array("data \(index)".utf8)))))
+        }
+        let composer = Composer(id: "c\"1", maximumItems: 7, byteBudget: 4096, items: items, createdAt: 1)
+        var bytes: [UInt8] = []
+        composer.appendSummary(to: &bytes)
+        #expect(
+            try JSONValue(parsing: bytes)
+                == ["composerId": "c\"1", "maximumItems": 7, "byteBudget": 4096, "bytesUsed": 12, "itemCount": 2])
+    }
 }

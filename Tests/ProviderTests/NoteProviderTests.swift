@@ -60,3 +60,57 @@ struct NoteProviderTests {
         #expect(lines(svg) == ["&lt;b&gt;&amp;&quot;x&quot;", "a&lt;script&gt;b &amp;", "c"])
     }
 }
+
+/// `item/previewMany`, which `composer/list` uses: the SDK answers it for every Swift provider.
+@Suite("SDK: item/previewMany (Note, Fixture)")
+struct NotePreviewManyTests {
+    @Test("one chip per item, in order, each the same as item/preview's; a bad item gets its own error")
+    func matchesPreview() async throws {
+        let note = try ProviderHarness(product: "NoteProvider", providerID: "com.contexthost.note")
+        var items: [JSONValue] = []
+        for (title, body) in [("Groceries", "milk, eggs"), ("Plan", "# Q4\n- ship"), ("Short", "ok")] {
+            items.append(try #require(try await note.collect(steps: [["title": .string(title), "body": .string(body)]])["item"]))
+        }
+        var batch = items
+        batch.insert(["id": "x", "providerId": "com.contexthost.note"], at: 1)  // no type, displayName, content
+        let answer = try await note.call("item/previewMany", ["items": .array(batch)])
+        let previews = try #require(answer["previews"]?.arrayValue)
+        #expect(previews.count == 4)
+        var expected: [JSONValue] = []
+        for item in items { expected.append(["chip": try await note.call("item/preview", ["item": item])]) }
+        #expect([previews[0], previews[2], previews[3]] == expected)
+        #expect(previews[1]["error"]?["code"] == -32602)
+        #expect(previews[1]["error"]?["message"]?.stringValue?.hasPrefix("params.items[1].") == true)
+    }
+
+    @Test("previews that may suspend run side by side, answered in item order; one failure stays its own")
+    func sideBySide() async throws {
+        let fixture = try ProviderHarness(product: "FixtureProviders", providerID: "com.contexthost.fixture")
+        let contents: [JSONValue] = [["delayMs": 300], ["fail": "no chip", "code": -32050], [:], ["delayMs": 100]]
+        let items: [JSONValue] = contents.enumerated().map { index, content in
+            [
+                "id": .string("00000000-0000-4000-8000-00000000000\(index)"), "providerId": "com.contexthost.fixture",
+                "type": "fixture", "displayName": .string("item \(index)"), "content": content,
+            ]
+        }
+        let previews = try #require(try await fixture.call("item/previewMany", ["items": .array(items)])["previews"]?.arrayValue)
+        #expect(previews.map { $0["chip"]?["title"] } == ["item 0", nil, "item 2", "item 3"])
+        #expect(previews[1]["error"]?["code"] == -32050)
+        #expect(previews[1]["error"]?["message"] == "no chip")
+    }
+
+    @Test("params that are not a list of at most 256 items answer -32602 naming the member")
+    func badParams() async throws {
+        let note = try ProviderHarness(product: "NoteProvider", providerID: "com.contexthost.note")
+        for (params, member) in [
+            (JSONValue.object([:]), "params.items"), (["items": 42], "params.items"),
+            (["items": .array(Array(repeating: .null, count: 257))], "params.items"),
+        ] {
+            let error = await #expect(throws: ProviderHarness.CallError.self) { try await note.call("item/previewMany", params) }
+            #expect(error?.code == -32602)
+            #expect(error?.message.hasPrefix(member) == true)
+        }
+        let empty = try await note.call("item/previewMany", ["items": []])
+        #expect(empty == ["previews": []])
+    }
+}

@@ -38,6 +38,22 @@ package struct Composer: Sendable, Equatable {
     /// Encoded bytes used by the attached items.
     package var bytesUsed: Int { items.reduce(0) { $0 + $1.encodedBytes } }
 
+    /// Appends the summary (`composerId`, `maximumItems`, `byteBudget`, `bytesUsed`,
+    /// `itemCount`) as JSON text: `composer/list` without an id writes a thousand of them.
+    package func appendSummary(to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"composerId":"#.utf8)
+        JSONWriter.appendString(id, to: &output)
+        output.append(contentsOf: #","maximumItems":"#.utf8)
+        JSONWriter.appendInteger(Int64(maximumItems), to: &output)
+        output.append(contentsOf: #","byteBudget":"#.utf8)
+        JSONWriter.appendInteger(Int64(byteBudget), to: &output)
+        output.append(contentsOf: #","bytesUsed":"#.utf8)
+        JSONWriter.appendInteger(Int64(bytesUsed), to: &output)
+        output.append(contentsOf: #","itemCount":"#.utf8)
+        JSONWriter.appendInteger(Int64(items.count), to: &output)
+        output.append(UInt8(ascii: "}"))
+    }
+
     /// How many items of one provider are attached.
     package func count(of providerID: String) -> Int {
         items.reduce(0) { $0 + ($1.providerID == providerID ? 1 : 0) }

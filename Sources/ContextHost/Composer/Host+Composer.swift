@@ -52,63 +52,33 @@ extension Host {
         ]
     }
 
+    /// `composer/list` without an id: every open composer's summary, oldest first.
+    package func listingBytes(of composers: [Composer]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(16 + composers.count * 128)
+        output.append(contentsOf: #"{"composers":["#.utf8)
+        for (index, composer) in composers.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            composer.appendSummary(to: &output)
+        }
+        output.append(contentsOf: "]}".utf8)
+        return output
+    }
+
     /// `composer/list {composerId}`: the summary and each item with its chip, as JSON text. An item
     /// whose provider is gone or failing keeps its place and gets the default text chip, with the
     /// reason.
     ///
-    /// Every chip is asked for at once (one timer per provider, not per item), and the items' stored
-    /// JSON and the providers' checked chips are copied into the answer as they are, so listing
-    /// costs little beyond the providers' own `item/preview` calls (Benchmarks/results/composer.md).
+    /// The chips come from `ChipListing` (one `item/previewMany` call per provider), and the items'
+    /// stored JSON and the providers' checked chips are copied into the answer as they are, so
+    /// listing costs little beyond the providers' own work (Benchmarks/results/composer.md).
     package func listingBytes(of composer: Composer) async -> [UInt8] {
         let items = composer.items
-        let batch = PreviewBatch(count: items.count)
-        var providers: [String: Result<LiveProvider, RPCError>] = [:]
-        var pendingByProvider: [String: [(slot: Int, request: Int64)]] = [:]
-        for (slot, attached) in items.enumerated() {
-            let lookup = providers[attached.providerID] ?? Result { () throws(RPCError) in try self.provider(attached.providerID, for: .item) }
-            providers[attached.providerID] = lookup
-            let live: LiveProvider
-            switch lookup {
-            case .success(let found): live = found
-            case .failure(let error):
-                batch.finish(slot, .failure(error))
-                continue
-            }
-            let providerID = live.manifest.id
-            let limits = configuration.outputLimits
-            let messageLimit = configuration.maximumMessageBytes
-            let itemJSON = attached.itemJSON
-            let request = live.connection.send(
-                method: "item/preview",
-                params: { params in
-                    params.append(contentsOf: #"{"item":"#.utf8)
-                    params.append(contentsOf: itemJSON)
-                    params.append(UInt8(ascii: "}"))
-                }
-            ) { response in
-                batch.finish(slot, Self.checkedChip(response, providerID: providerID, limits: limits, messageLimit: messageLimit))
-            }
-            if !batch.isFinished(slot) { pendingByProvider[providerID, default: []].append((slot, request)) }
-        }
-        // Answers that have not come in by the provider's preview timeout get the default chip.
-        for (providerID, pending) in pendingByProvider {
-            guard case .success(let live) = providers[providerID] else { continue }
-            let timeout = Self.timeout(for: "item/preview", in: live.manifest.timeouts)
-            let connection = live.connection
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) {
-                for (slot, request) in pending where !batch.isFinished(slot) {
-                    batch.finish(slot, .failure(RPCError(
-                        .providerTimedOut, "Provider '\(providerID)' did not answer item/preview within \(timeout) ms.",
-                        data: ["providerId": .string(providerID), "method": "item/preview", "timeoutMs": .number(Double(timeout))])))
-                    connection.timedOut(request)
-                }
-            }
-        }
-        let chips = await batch.results()
+        let chips = await ChipListing.chips(for: items, host: self)
 
         var output: [UInt8] = []
-        output.reserveCapacity(512 + items.reduce(0) { $0 + $1.itemJSON.count + 512 })
-        JSONWriter.append(.object(summary(of: composer)), to: &output)
+        output.reserveCapacity(512 + items.reduce(0) { $0 + $1.itemJSON.count + 1536 })
+        composer.appendSummary(to: &output)
         output.removeLast()  // the summary's closing brace
         output.append(contentsOf: #","items":["#.utf8)
         for (slot, attached) in items.enumerated() {

@@ -129,6 +129,12 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         case "item/preview":
             let item = try Self.item(params)
             run(id, target, .preview) { try await provider.preview(item).json }
+        case "item/previewMany":
+            let items = try Self.items(params)
+            // Always in a task of its own, never on the calling thread: a host that splits a long
+            // list into several calls gets them previewed side by side, one per core.
+            let inTurn = immediateMethods.contains(.preview)
+            run(id, target) { try await Self.previews(of: items, provider: provider, inTurn: inTurn) }
         case "item/detail":
             let item = try Self.item(params)
             run(id, target, .detail) { try await provider.detail(item).json }
@@ -196,6 +202,54 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     private static func item(_ params: JSONValue) throws(JSONDecodeError) -> ContextItem {
         try JSONObjectReader(params, path: "params").decode("item", as: ContextItem.self)
+    }
+
+    /// The most items one `item/previewMany` may carry (docs/provider-abi.md).
+    static var maximumPreviewBatch: Int { 256 }
+
+    /// `item/previewMany` params: each item decoded on its own, so one bad item costs only its
+    /// own chip.
+    private static func items(_ params: JSONValue) throws(JSONDecodeError) -> [Result<ContextItem, JSONDecodeError>] {
+        let items = try JSONObjectReader(params, path: "params").array("items") { value, path in
+            Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) }
+        }
+        guard items.count <= maximumPreviewBatch else {
+            throw JSONDecodeError(path: "params.items", message: "\(items.count) items; at most \(maximumPreviewBatch) per call")
+        }
+        return items
+    }
+
+    /// `item/previewMany`: `{"previews": [{"chip": …} | {"error": …}, …]}`, one per item, in order.
+    /// An item whose preview fails gets the error `item/preview` would have answered; cancelling
+    /// the request stops the batch. Previews the provider declared immediate (computed from the
+    /// item) run one after another on this task; others run side by side, as separate
+    /// `item/preview` requests would.
+    private static func previews(
+        of items: [Result<ContextItem, JSONDecodeError>], provider: P, inTurn: Bool
+    ) async throws -> JSONValue {
+        @Sendable func preview(_ item: Result<ContextItem, JSONDecodeError>) async -> JSONValue {
+            do {
+                return ["chip": try await provider.preview(try item.get()).json]
+            } catch {
+                return ["error": ProviderError.from(error).json]
+            }
+        }
+        var previews: [JSONValue] = Array(repeating: .null, count: items.count)
+        if inTurn {
+            for (index, item) in items.enumerated() {
+                try Task.checkCancellation()
+                previews[index] = await preview(item)
+            }
+        } else {
+            await withTaskGroup(of: (Int, JSONValue).self) { group in
+                for (index, item) in items.enumerated() {
+                    group.addTask { (index, await preview(item)) }
+                }
+                for await (index, value) in group { previews[index] = value }
+            }
+        }
+        try Task.checkCancellation()
+        return ["previews": .array(previews)]
     }
 
     // MARK: Requests in flight

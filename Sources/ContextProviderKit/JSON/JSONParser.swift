@@ -63,6 +63,9 @@ package struct JSONReader {
 
     var current: UInt8 { bytes[position] }
 
+    /// The byte at `position`, or nil at the end.
+    package var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
+
     package mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {

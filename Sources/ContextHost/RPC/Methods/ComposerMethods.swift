@@ -31,7 +31,7 @@ package enum ComposerListMethod: MethodHandler {
         let params = try request.params()
         let host = server.host
         guard let composerID = try params.optionalString("composerId") else {
-            reply.sendResult(["composers": .array(host.composers.all().map { .object(host.summary(of: $0)) })])
+            host.listingBytes(of: host.composers.all()).withUnsafeBytes { reply.sendResult(raw: $0) }
             return
         }
         let composer = try host.composers.get(composerID)

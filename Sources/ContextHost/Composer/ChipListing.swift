@@ -1,0 +1,330 @@
+import ContextProviderKit
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import Synchronization
+
+/// The chips of one `composer/list`: every item's checked chip, or the reason it has none.
+///
+/// Items of one provider go to it together, in `item/previewMany` calls of up to `batchSize`
+/// items, so a listing of 100 notes costs one provider call instead of 100 (the per-call cost —
+/// the message, the SDK's request handling, the reply check — was most of a listing's time;
+/// Benchmarks/results/composer.md). A provider that does not answer `item/previewMany` as
+/// docs/provider-abi.md says (a C provider that predates it answers `-32601`) gets one
+/// `item/preview` per item, from then on; nothing is lost either way. Every call is sent at once,
+/// and each is timed with the provider's preview timeout.
+final class ChipListing: Sendable {
+    /// The most items in one `item/previewMany` call (the SDK takes up to 256).
+    static let batchSize = 128
+
+    private let items: [AttachedItem]
+    private let results: PreviewBatch
+    private let limits: OutputLimits
+    private let messageLimit: Int
+    private let logger: Logger
+    /// Timers still armed; cancelled once every chip is in.
+    private let timers = Mutex<[DeadlineTimer.Token]>([])
+
+    private init(items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger) {
+        self.items = items
+        self.results = PreviewBatch(count: items.count)
+        self.limits = limits
+        self.messageLimit = messageLimit
+        self.logger = logger
+    }
+
+    /// The outcome for each of `items`, in order.
+    static func chips(for items: [AttachedItem], host: Host) async -> [Result<[UInt8], RPCError>] {
+        await chips(
+            for: items, limits: host.configuration.outputLimits, messageLimit: host.configuration.maximumMessageBytes,
+            logger: host.logger
+        ) { providerID throws(RPCError) in try host.provider(providerID, for: .item) }
+    }
+
+    /// The outcome for each of `items`, in order, from the providers `provider` finds.
+    static func chips(
+        for items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger,
+        provider: (String) throws(RPCError) -> Host.LiveProvider
+    ) async -> [Result<[UInt8], RPCError>] {
+        let listing = ChipListing(items: items, limits: limits, messageLimit: messageLimit, logger: logger)
+        var slotsByProvider: [String: [Int]] = [:]
+        var providerOrder: [String] = []
+        for (slot, item) in items.enumerated() {
+            if slotsByProvider[item.providerID] == nil { providerOrder.append(item.providerID) }
+            slotsByProvider[item.providerID, default: []].append(slot)
+        }
+        for providerID in providerOrder {
+            let slots = slotsByProvider[providerID]!
+            let live: Host.LiveProvider
+            do {
+                live = try provider(providerID)
+            } catch {
+                for slot in slots { listing.results.finish(slot, .failure(error)) }
+                continue
+            }
+            if slots.count > 1, PreviewManySupport.mayUse(live.connection) {
+                for range in calls(for: slots.count) { listing.previewMany(Array(slots[range]), live: live) }
+            } else {
+                listing.previewEach(slots, live: live)
+            }
+        }
+        let chips = await listing.results.results()
+        for token in listing.timers.withLock({ $0 }) { DeadlineTimer.shared.cancel(token) }
+        return chips
+    }
+
+    /// How `count` items of one provider are split into `item/previewMany` calls: one per core
+    /// when there are enough items to be worth it (the SDK runs each call in a task of its own, so
+    /// the calls are previewed side by side), never more than `batchSize` items in one call.
+    static func calls(for count: Int, cores: Int = ChipListing.cores) -> [Range<Int>] {
+        let perCore = (count + max(cores, 1) - 1) / max(cores, 1)
+        let size = min(batchSize, max(perCore, minimumSplit))
+        return stride(from: 0, to: count, by: size).map { $0..<min($0 + size, count) }
+    }
+
+    /// Items below which a call is not split further.
+    static let minimumSplit = 16
+
+    static let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+
+    // MARK: Calls
+
+    /// One `item/preview` per slot.
+    private func previewEach(_ slots: [Int], live: Host.LiveProvider) {
+        let providerID = live.manifest.id
+        let connection = live.connection
+        var pending: [(slot: Int, request: Int64)] = []
+        for slot in slots {
+            let itemJSON = items[slot].itemJSON
+            let request = connection.send(method: "item/preview", params: { params in
+                params.append(contentsOf: #"{"item":"#.utf8)
+                params.append(contentsOf: itemJSON)
+                params.append(UInt8(ascii: "}"))
+            }) { [self] response in
+                results.finish(slot, Host.checkedChip(response, providerID: providerID, limits: limits, messageLimit: messageLimit))
+            }
+            if !results.isFinished(slot) { pending.append((slot, request)) }
+        }
+        guard !pending.isEmpty else { return }
+        arm(live: live, method: "item/preview") { [self, pending] timeoutError in
+            for (slot, request) in pending where !results.isFinished(slot) {
+                results.finish(slot, .failure(timeoutError))
+                DispatchQueue.global().async { connection.timedOut(request) }
+            }
+        }
+    }
+
+    /// One `item/previewMany` for all of `slots`.
+    private func previewMany(_ slots: [Int], live: Host.LiveProvider) {
+        let connection = live.connection
+        let request = connection.send(method: "item/previewMany", params: { [items] params in
+            params.append(contentsOf: #"{"items":["#.utf8)
+            for (position, slot) in slots.enumerated() {
+                if position > 0 { params.append(UInt8(ascii: ",")) }
+                params.append(contentsOf: items[slot].itemJSON)
+            }
+            params.append(contentsOf: "]}".utf8)
+        }) { [self] response in
+            receive(response, for: slots, live: live)
+        }
+        guard slots.contains(where: { !results.isFinished($0) }) else { return }
+        arm(live: live, method: "item/previewMany") { [self] timeoutError in
+            guard slots.contains(where: { !results.isFinished($0) }) else { return }
+            for slot in slots { results.finish(slot, .failure(timeoutError)) }
+            DispatchQueue.global().async { connection.timedOut(request) }
+        }
+    }
+
+    /// Sorts an `item/previewMany` answer into the slots' outcomes, or falls back to
+    /// `item/preview` when the provider does not answer the method as documented.
+    private func receive(_ response: ProviderResponse, for slots: [Int], live: Host.LiveProvider) {
+        let providerID = live.manifest.id
+        if let error = response.error {
+            // Timed out, cancelled, crashed, unreadable: the same for every item.
+            if response.errorIsFromHost || error.code == .requestCancelled {
+                let error = Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: "item/preview")
+                for slot in slots { results.finish(slot, .failure(error)) }
+                return
+            }
+            fallBack(slots, live: live, because: "it answered item/previewMany with error \(error.code.rawValue): \(error.message)")
+            return
+        }
+        guard let bytes = response.resultBytes, let previews = PreviewManyReply.parse(bytes, count: slots.count) else {
+            fallBack(slots, live: live, because: "its item/previewMany result is not {\"previews\": [...]} with one entry per item")
+            return
+        }
+        for (slot, preview) in zip(slots, previews) {
+            switch preview {
+            case .chip(let range):
+                let chip = ProviderResponse(bytes: bytes, result: range, error: nil)
+                results.finish(slot, Host.checkedChip(chip, providerID: providerID, limits: limits, messageLimit: messageLimit))
+            case .error(let error):
+                results.finish(slot, .failure(Host.hostError(error, fromHost: false, providerID: providerID, method: "item/preview")))
+            }
+        }
+    }
+
+    private func fallBack(_ slots: [Int], live: Host.LiveProvider, because reason: String) {
+        if PreviewManySupport.markUnsupported(live.connection) {
+            logger.info("Provider '\(live.manifest.id)' gets item/preview per item from now on: \(reason).")
+        }
+        // Not on the thread that delivered the answer: a worker's reader must not wait on its writes.
+        DispatchQueue.global().async { [self] in
+            let waiting = slots.filter { !results.isFinished($0) }
+            if !waiting.isEmpty { previewEach(waiting, live: live) }
+        }
+    }
+
+    /// Arms the provider's preview timeout for a call; `action` gets the error to answer with.
+    private func arm(live: Host.LiveProvider, method: String, _ action: @escaping @Sendable (RPCError) -> Void) {
+        let providerID = live.manifest.id
+        let timeout = Host.timeout(for: "item/preview", in: live.manifest.timeouts)
+        let error = RPCError(
+            .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
+            data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])
+        let token = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { action(error) }
+        timers.withLock { $0.append(token) }
+    }
+}
+
+/// Which provider connections answer `item/previewMany`. Assumed until one answers it with an
+/// error or a malformed result; remembered per connection (a reloaded provider is asked again).
+enum PreviewManySupport {
+    private struct Entry {
+        weak var connection: AnyObject?
+    }
+
+    private static let unsupported = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    static func mayUse(_ connection: any ProviderConnection) -> Bool {
+        unsupported.withLock { table in table[ObjectIdentifier(connection)]?.connection !== connection }
+    }
+
+    /// Records that `connection` does not answer `item/previewMany`; true the first time.
+    static func markUnsupported(_ connection: any ProviderConnection) -> Bool {
+        unsupported.withLock { table in
+            if table[ObjectIdentifier(connection)]?.connection === connection { return false }
+            table = table.filter { $0.value.connection != nil }
+            table[ObjectIdentifier(connection)] = Entry(connection: connection)
+            return true
+        }
+    }
+}
+
+/// The `result` of `item/previewMany`: `{"previews": [{"chip": {…}} | {"error": {…}}, …]}`.
+enum PreviewManyReply {
+    enum Preview {
+        /// The byte range of the chip in the result.
+        case chip(Range<Int>)
+        /// The provider's error for this item.
+        case error(RPCError)
+    }
+
+    /// The previews, or nil when `bytes` does not have that shape or holds other than `count`.
+    /// Chips are only located here; the caller checks each like an `item/preview` result.
+    static func parse(_ bytes: UnsafeRawBufferPointer, count: Int) -> [Preview]? {
+        var reader = JSONReader(bytes)
+        var previews: [Preview]?
+        do {
+            try readObject(&reader) { key, reader throws(JSONParseError) in
+                guard key == "previews" else { return try reader.skipValue() }
+                previews = try readPreviews(&reader)
+            }
+            reader.skipWhitespace()
+            guard reader.position == bytes.count else { return nil }
+        } catch {
+            return nil
+        }
+        guard let previews, previews.count == count else { return nil }
+        return previews
+    }
+
+    private static func readPreviews(_ reader: inout JSONReader) throws(JSONParseError) -> [Preview]? {
+        var previews: [Preview] = []
+        var wellFormed = true
+        try readArray(&reader) { reader throws(JSONParseError) in
+            var chip: Range<Int>?
+            var error: RPCError?
+            var members = 0
+            try readObject(&reader) { key, reader throws(JSONParseError) in
+                members += 1
+                switch key {
+                case "chip":
+                    let start = reader.position
+                    try reader.skipValue()
+                    chip = start..<reader.position
+                case "error":
+                    let value = try reader.readValue()
+                    if let code = value["code"]?.intValue, let message = value["message"]?.stringValue {
+                        error = RPCError(ErrorCode(rawValue: code), message, data: value["data"])
+                    }
+                default:
+                    try reader.skipValue()
+                }
+            }
+            switch (chip, error) {
+            case (let chip?, nil) where members == 1: previews.append(.chip(chip))
+            case (nil, let error?) where members == 1: previews.append(.error(error))
+            default: wellFormed = false
+            }
+        }
+        return wellFormed ? previews : nil
+    }
+
+    /// Reads `{ "key": value, … }`, handing each key to `member`, which must read the value.
+    private static func readObject(
+        _ reader: inout JSONReader, _ member: (String, inout JSONReader) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
+        reader.skipWhitespace()
+        try reader.expect(UInt8(ascii: "{"), "'{'")
+        reader.skipWhitespace()
+        if reader.peek == UInt8(ascii: "}") {
+            reader.position += 1
+            return
+        }
+        while true {
+            reader.skipWhitespace()
+            guard reader.peek == UInt8(ascii: "\"") else { throw reader.unexpected("a string key") }
+            let key = try reader.readString()
+            reader.skipWhitespace()
+            try reader.expect(UInt8(ascii: ":"), "':'")
+            reader.skipWhitespace()
+            try member(key, &reader)
+            reader.skipWhitespace()
+            if reader.peek == UInt8(ascii: ",") {
+                reader.position += 1
+                continue
+            }
+            try reader.expect(UInt8(ascii: "}"), "',' or '}'")
+            return
+        }
+    }
+
+    /// Reads `[ value, … ]`, calling `element` to read each value.
+    private static func readArray(
+        _ reader: inout JSONReader, _ element: (inout JSONReader) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
+        reader.skipWhitespace()
+        try reader.expect(UInt8(ascii: "["), "'['")
+        reader.skipWhitespace()
+        if reader.peek == UInt8(ascii: "]") {
+            reader.position += 1
+            return
+        }
+        while true {
+            reader.skipWhitespace()
+            try element(&reader)
+            reader.skipWhitespace()
+            if reader.peek == UInt8(ascii: ",") {
+                reader.position += 1
+                continue
+            }
+            try reader.expect(UInt8(ascii: "]"), "',' or ']'")
+            return
+        }
+    }
+}
