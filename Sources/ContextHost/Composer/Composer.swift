@@ -23,7 +23,11 @@ package struct Composer: Sendable, Equatable {
     package var maximumItems: Int
     /// At most this many bytes of encoded content across all items.
     package var byteBudget: Int
-    package var items: [AttachedItem]
+    package var items: [AttachedItem] {
+        didSet { bytesUsed = Self.bytesUsed(by: items) }
+    }
+    /// Encoded bytes used by the attached items (kept with them: summaries are listed often).
+    package private(set) var bytesUsed: Int
     /// Seconds since 1970 when it was opened.
     package var createdAt: Double
 
@@ -32,11 +36,11 @@ package struct Composer: Sendable, Equatable {
         self.maximumItems = maximumItems
         self.byteBudget = byteBudget
         self.items = items
+        self.bytesUsed = Self.bytesUsed(by: items)
         self.createdAt = createdAt
     }
 
-    /// Encoded bytes used by the attached items.
-    package var bytesUsed: Int { items.reduce(0) { $0 + $1.encodedBytes } }
+    private static func bytesUsed(by items: [AttachedItem]) -> Int { items.reduce(0) { $0 + $1.encodedBytes } }
 
     /// Appends the summary (`composerId`, `maximumItems`, `byteBudget`, `bytesUsed`,
     /// `itemCount`) as JSON text: `composer/list` without an id writes a thousand of them.
