@@ -17,7 +17,8 @@
 # which reaps and measures the host's worker processes too. On a VM an idle vCPU sleeps and takes
 # tens of µs to wake, which dominates closed-loop latency; so the AWAKE_ROWS also run closed-loop
 # `ping` once more with a nice-19 busy loop keeping the vCPUs awake (it yields to any other task).
-# Then the manifest discovery benchmark.
+# Then the manifest discovery benchmark and the composer benchmark (composer-bench: memory held by
+# 100,000 attached notes and `composer/list` latency).
 #
 # Environment [defaults]:
 #   REPS [3]  LAT_N [20000]  THR_N [200000]  THR_W [64]  STARTUP_RUNS [20]
@@ -29,6 +30,7 @@
 #   QUICK=1      REPS=1, a tenth of every N, 5 spawns (each still overridable)
 #   NOBUILD=1    use the binaries already built
 #   DISCOVERY=0  skip the manifest discovery benchmark
+#   COMPOSER=0   skip the composer benchmark (100,000 notes in 1,000 composers; COMPOSER_LISTS [3000])
 #   AWAKE=0      skip the extra closed-loop ping run with the vCPUs kept awake (see below)
 #   AWAKE_ROWS [host-in-process host-worker limit]
 #   OUT          where the tables are written [Benchmarks/results/compare.md; QUICK: the raw folder]
@@ -80,7 +82,7 @@ build_step() { # name command...
 PROVIDER_PRODUCTS=$(sed -n 's/^library: *lib\(.*\)\.so *$/\1/p' "$ROOT"/manifests/*.yaml | sort -u)
 if [[ -z "${NOBUILD:-}" ]]; then
     echo "== build (release; logs in $RAW)" >&2
-    for product in context-host $PROVIDER_PRODUCTS discovery-bench; do
+    for product in context-host $PROVIDER_PRODUCTS discovery-bench composer-bench; do
         build_step "$product" swift build -c release --product "$product" || exit 1
     done
     mkdir -p "$BIN_TOOLS"
@@ -217,6 +219,18 @@ if [[ "${DISCOVERY:-1}" != 0 && -x "$BIN/discovery-bench" ]]; then
     cold=$(echo "$disc" | sed -n 's/^ *cold .*median \([0-9.]*\) ms.*/\1/p')
     cached=$(echo "$disc" | sed -n 's/^ *cached .*median \([0-9.]*\) ms.*/\1/p')
     echo "discovery_line=cold_${cold:-NA}_ms,_cached_${cached:-NA}_ms discovery_median_ms=${cold:-NA} discovery_cached_ms=${cached:-NA}" >> "$SUM"
+fi
+
+if [[ "${COMPOSER:-1}" != 0 && -x "$BIN/composer-bench" ]]; then
+    echo "== composer" >&2
+    lists=${COMPOSER_LISTS:-$([[ -n "${QUICK:-}" ]] && echo 500 || echo 3000)}
+    comp=$("$BIN/composer-bench" --lists "$lists" --settle 0 2>&1) || true
+    echo "$comp" | sed 's/^/  /' >&2
+    held=$(echo "$comp" | sed -n 's/^holding every item: VmRSS \([0-9.]*\) MB.*/\1/p')
+    peak=$(echo "$comp" | sed -n 's/^at the end: .*VmHWM \([0-9.]*\) MB.*/\1/p')
+    one=$(echo "$comp" | sed -n 's/^composer\/list {composerId}.*p50 \([0-9.]*\) ms, p90 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1_\2_\3/p')
+    all=$(echo "$comp" | sed -n 's/^composer\/list (summaries.*p50 \([0-9.]*\) ms, p90 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1_\2_\3/p')
+    echo "composer_line=1 composer_held_mb=${held:-NA} composer_peak_mb=${peak:-NA} composer_list_one_ms=${one:-NA} composer_list_all_ms=${all:-NA} composer_lists=$lists" >> "$SUM"
 fi
 
 TOT=$(( (u1+n1+s1+i1+w1+q1+sq1+st1) - (u0+n0+s0+i0+w0+q0+sq0+st0) ))

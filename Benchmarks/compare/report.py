@@ -5,7 +5,7 @@
 
 SUMMARY has one line per rpcload run (`peer=ID kind=ping|call|idle rep=N rc=N [tree_*=...]`
 followed by rpcload's own key=value output), one `peer=ID probe=...` line per size probe and an
-optional `discovery_...` line. Every cell is the median over the reps.
+optional `discovery_...` and `composer_...` line. Every cell is the median over the reps.
 """
 import datetime
 import statistics
@@ -18,6 +18,8 @@ PING_RPS = 200_000
 PREVIEW_RPS = {"host-in-process": 100_000, "host-worker": 30_000}
 DISCOVERY_MS = 100.0
 DISCOVERY_CACHED_MS = 10.0
+COMPOSER_MB = 200.0
+COMPOSER_LIST_P99_MS = 1.0
 
 
 def parse(path):
@@ -52,6 +54,7 @@ def main():
     runs = [r for r in rows if "mode" in r and "peer" in r]
     probes = {(r["peer"], r["probe"]): r for r in rows if "probe" in r}
     discovery = next((r for r in rows if "discovery_line" in r), None)
+    composer = next((r for r in rows if "composer_line" in r), None)
 
     def sel(row_id, mode, kind=None):
         return [r for r in runs if r["peer"] == row_id and r["mode"] == mode and (kind is None or r["kind"] == kind)]
@@ -278,6 +281,22 @@ def main():
         budget_rows.append(("manifest discovery, 1,000 manifests, registry cache", "—",
                             f"≤ {DISCOVERY_CACHED_MS:g} ms", f"{fmt(v)} ms", v <= DISCOVERY_CACHED_MS, "—", "—",
                             "listing the folders, one `fstatat` per file and decoding the cache file"))
+    if composer and composer.get("composer_held_mb", "NA") != "NA":
+        held, peak = float(composer["composer_held_mb"]), composer.get("composer_peak_mb", "NA")
+        budget_rows.append(("100,000 notes in 1,000 composers held in memory (`composer-bench`)", "—",
+                            f"≤ {COMPOSER_MB:g} MB", f"{fmt(held)} MB", held <= COMPOSER_MB, "—", "—",
+                            f"host VmRSS once every note is attached (16 MB of it is the host after `initialize`); "
+                            f"peak over the run {peak} MB"))
+    for key, what, bound in (
+        ("composer_list_one_ms", "`composer/list {composerId}` p99, 100 notes with ~1 KB chips",
+         "the Note provider making 100 chips (parse, preview, thumbnail), in one `item/previewMany` call per core"),
+        ("composer_list_all_ms", "`composer/list` p99, summaries of 1,000 composers",
+         "writing 1,000 summaries (~110 KB)"),
+    ):
+        if composer and composer.get(key, "NA") != "NA":
+            p50, p90, p99 = (float(x) for x in composer[key].split("_"))
+            budget_rows.append((what, "in-process", f"≤ {COMPOSER_LIST_P99_MS:g} ms", f"{p99:.2f} ms (p50 {p50:.2f})",
+                                p99 <= COMPOSER_LIST_P99_MS, "—", "—", bound))
     if budget_rows:
         say("Budgets (DESIGN §9, issue 9), measured in this run")
         say("")
@@ -314,6 +333,11 @@ def main():
         "is host + workers: treerun (Benchmarks/compare/treerun.c) becomes a child subreaper, so the workers, "
         "which the host never reaps (they die by PDEATHSIG when it exits), are reaped and counted there.")
     say("- The driver and the server share the 2 cores. Compare p50/p90 and medians, not max.")
+    if composer:
+        say(f"- Composers: `composer-bench --lists {composer.get('composer_lists')} --settle 0` (release, `--no-state`, "
+            "Note provider in-process): 1,000 composers × 100 notes of 100–1,000 bytes attached through "
+            "`collect/start` + `collect/submit`, then closed-loop `composer/list` of random composers "
+            "(Benchmarks/results/composer.md).")
     if discovery:
         say(f"- Manifest discovery: `{discovery['discovery_line'].replace('_', ' ')}` (medians of 15 runs).")
     say("")
