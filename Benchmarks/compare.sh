@@ -11,7 +11,8 @@
 #
 # What runs, for every row, interleaved (rep 1 of every row, then rep 2, ...; each cell is the
 # median over the reps): closed-loop latency and pipelined throughput of `ping` and of the row's
-# "call", then start-up (spawn -> initialize reply). The host's call is `items/preview` of a ~1 KB
+# "call", then start-up (spawn -> initialize reply; for the host also spawn -> `providers/list`
+# answered with every provider loaded, "ready"). The host's call is `items/preview` of a ~1 KB
 # note (Benchmarks/requests/); the peers' call is the kit's `tools/call` lookup with a ~1 KB result
 # (Benchmarks/peers/requests/). Throughput runs wrap the server in treerun (Benchmarks/compare/),
 # which reaps and measures the host's worker processes too. On a VM an idle vCPU sleeps and takes
@@ -165,7 +166,7 @@ run() { # id rep mode kind(ping|call|idle) extra-rpcload-args...
         -- "${wrap[@]}" "${SERVER[@]}") || rc=$?
     [[ -n "$treefile" && -f "$treefile" ]] && tree=$(cat "$treefile")
     echo "peer=$id kind=$kind rep=$rep rc=$rc $tree $line" >> "$SUM"
-    echo "  $id rep=$rep $mode $kind rc=$rc: $(echo "$line" | grep -o 'rps=[^ ]*\|p50_us=[^ ]*\|p99_us=[^ ]*\|errors=[^ ]*' | tr '\n' ' ')" >&2
+    echo "  $id rep=$rep $mode $kind rc=$rc: $(echo "$line" | grep -oE '(^| )(rps|p50_us|p99_us|ready_p50_us|errors)=[^ ]*' | tr '\n' ' ')" >&2
 }
 
 # One request of each template, to record the sizes in the notes (and catch a template the server rejects).
@@ -198,7 +199,11 @@ for rep in $(seq 1 "$REPS"); do
             run "$id" "$rep" latency "$kind" -n "$ln" -W "$lw"
             run "$id" "$rep" throughput "$kind" -n "$tn" -w "$THR_W" -W "$tw" -T 30
         done
-        run "$id" "$rep" startup ping -r "$STARTUP_RUNS"
+        # Host rows: also spawn -> `providers/list` answered with every provider loaded ("ready");
+        # `initialize` answers before the providers finish loading in the background.
+        ready=()
+        [[ $id == host-* ]] && ready=(-f "$HOST_REQ/providers-list.jsonl")
+        run "$id" "$rep" startup ping -r "$STARTUP_RUNS" "${ready[@]}"
         run "$id" "$rep" latency idle -n 1 -W 0
         if [[ " $AWAKE_ROWS " == *" $id "* ]]; then
             nice -n 19 sh -c 'while :; do :; done' &

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-# Only what the runs need: the host, the bundled providers it loads, the discovery benchmark.
+# Only what the runs need: the host and its worker, the bundled providers it loads, the discovery benchmark.
 for product in context-host NoteProvider LocationProvider CalendarProvider StockQuoteProvider HealthMetricProvider discovery-bench; do
   swift build -c release --product "$product" >&2
 done

@@ -63,6 +63,11 @@ def main():
         values = [float(r[key]) * scale for r in rs if r.get(key) not in (None, "NA", "")]
         return statistics.median(values) if values else None
 
+    def ready_ms(row_id):
+        """Spawn -> `providers/list` answered with every provider loaded (rpcload -f), host rows."""
+        rs = [r for r in sel(row_id, "startup") if "ready_p50_us" in r]
+        return med(rs, "ready_p50_us", 1e-3) if rs else None
+
     def idle_cpu_s(row_id):
         """CPU of an idle run of the row's server (spawn, preamble, one ping, exit), median over the reps."""
         return med(sel(row_id, "latency", "idle"), "tree_cpu_s") or 0.0
@@ -172,8 +177,8 @@ def main():
     startup_runs = None
     say("Start-up and memory")
     say("")
-    say("| row | spawn -> initialize reply, ms (median) | min / max ms | start-up + exit CPU ms | peak RSS MB, ping thr | peak RSS MB, call thr | processes | all processes' peak RSS MB, call thr |")
-    say("|---|---:|---:|---:|---:|---:|---:|---:|")
+    say("| row | spawn -> initialize reply, ms (median) | min / max ms | ready ms: spawn -> `providers/list` with all loaded (median) | start-up + exit CPU ms | peak RSS MB, ping thr | peak RSS MB, call thr | processes | all processes' peak RSS MB, call thr |")
+    say("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row_id in order:
         s = sel(row_id, "startup")
         if s:
@@ -184,11 +189,16 @@ def main():
         procs = med(sel(row_id, "throughput", "call"), "tree_processes")
         mn = min((float(r["min_us"]) for r in s), default=None)
         mx = max((float(r["max_us"]) for r in s), default=None)
+        ready = ready_ms(row_id)
         say(f"| {names[row_id]} | {fmt(med(s, 'p50_us', 1e-3), 2)} | "
             f"{fmt(mn / 1000 if mn is not None else None, 2)} / {fmt(mx / 1000 if mx is not None else None, 2)} | "
+            f"{fmt(ready, 2) if ready is not None else '—'} | "
             f"{fmt(med(sel(row_id, 'latency', 'idle'), 'tree_cpu_s', 1e3))} | {fmt(rp)} | {fmt(rc)} | {fmt(procs, 0)} | {fmt(tree)} |")
     say("")
     say(f"Start-up: {startup_runs or '?'} spawns per rep, the median of the per-rep medians; min / max over all spawns. "
+        "Ready (host rows): the host answers `initialize` before its providers finish loading in the background; "
+        "`providers/list`, sent as soon as `initialize` is answered, waits for every load, so its answer marks the "
+        "host fully loaded. "
         "Start-up + exit CPU: user+sys of all the server's processes in an idle run (spawn, preamble, one `ping`, "
         "exit). Peak RSS: the largest single process (getrusage), during the throughput runs; the last column adds "
         "up the peak RSS of every process of the server (host + workers), sampled every 100 ms by treerun.")
@@ -220,9 +230,10 @@ def main():
 
     def startup_context(row_id):
         parts = [f"start-up + exit CPU {fmt(idle_cpu_s(row_id) * 1e3)} ms"]
-        if row_id == "host-worker" and "host-in-process" in order:
-            parts.append(f"in-process start-up {fmt(startup_ms('host-in-process'), 2)} ms; the rest is spawning "
-                         f"the workers, which load their providers before `initialize` is answered")
+        if row_id.startswith("host-") and ready_ms(row_id) is not None:
+            parts.append(f"providers load in the background after the answer: `providers/list` with all of them "
+                         f"loaded after {fmt(ready_ms(row_id), 2)} ms"
+                         + (" (six worker processes started side by side)" if row_id == "host-worker" else ""))
         for peer, what in (("limit", "C, no runtime"), ("swift-foundation", "Swift runtime + Foundation, nothing loaded")):
             if peer in order:
                 parts.append(f"{peer} ({what}) {fmt(startup_ms(peer), 2)} ms")

@@ -21,6 +21,11 @@
  *                                                    (default 64)
  *   -W N       warmup requests, same mode, not measured (default 0)
  *   -r R       startup mode: number of spawns        (default 20)
+ *   -f FILE    startup mode: follow-up request (first line of FILE, which
+ *              needs an "id"), sent as soon as the first response arrives;
+ *              also reports spawn -> its response as ready_*_us (e.g. a
+ *              server that answers `initialize` before it is fully loaded:
+ *              the time until a request that needs everything loaded answers)
  *   -T SEC     abort if no byte arrives for SEC seconds while waiting (default 10)
  *   -g SEC     grace for the child to exit after its stdin is closed (default 5)
  *   -E FILE    redirect the child's stderr to FILE (default: inherited)
@@ -35,7 +40,8 @@
  *   startup     R times: spawn, immediately send the first request (first
  *               preamble request if -p, else first template line), time from
  *               just before spawn to the arrival of its response, close stdin,
- *               wait for exit. Prints median/min/max.
+ *               wait for exit. Prints median/min/max (and, with -f, the same
+ *               for spawn -> the follow-up's response).
  *
  * Output: one summary line on stdout, key=value pairs, e.g.
  *   label=x mode=throughput n=200000 w=64 warmup=2000 elapsed_s=1.23 rps=162000
@@ -593,16 +599,16 @@ static void usage(void) {
     fprintf(stderr,
             "usage: rpcload [-m latency|throughput|startup] -t TEMPLATE [-p PREAMBLE] [-n N] [-w W]\n"
             "               [-W WARMUP] [-r RUNS] [-T TIMEOUT_S] [-g GRACE_S] [-E CHILD_STDERR]\n"
-            "               [-l LABEL] [-L LATENCY_FILE] -- COMMAND [ARGS...]\n");
+            "               [-l LABEL] [-L LATENCY_FILE] [-f FOLLOW_UP] -- COMMAND [ARGS...]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
-    const char *mode = "latency", *tfile = NULL, *pfile = NULL, *label = "-", *latfile = NULL;
+    const char *mode = "latency", *tfile = NULL, *pfile = NULL, *label = "-", *latfile = NULL, *ffile = NULL;
     long n = 10000, warmup = 0, runs = 20;
     int window = 64;
     int c;
-    while ((c = getopt(argc, argv, "+m:t:p:n:w:W:r:T:g:E:l:L:h")) != -1) {
+    while ((c = getopt(argc, argv, "+m:t:p:n:w:W:r:T:g:E:l:L:f:h")) != -1) {
         switch (c) {
         case 'm': mode = optarg; break;
         case 't': tfile = optarg; break;
@@ -616,6 +622,7 @@ int main(int argc, char **argv) {
         case 'E': errfile = optarg; break;
         case 'l': label = optarg; break;
         case 'L': latfile = optarg; break;
+        case 'f': ffile = optarg; break;
         default: usage();
         }
     }
@@ -640,27 +647,45 @@ int main(int argc, char **argv) {
         const tmpl_t *first = &tl.v[0];
         for (size_t i = 0; i < pl.n; i++) if (pl.v[i].has_id) { first = &pl.v[i]; break; }
         tmpl_list_t one = {(tmpl_t *)first, 1};
+        tmpl_list_t follow = {0};
+        if (ffile) {
+            load_templates(ffile, &follow, 1);
+            if (follow.n == 0) die("%s: no request lines", ffile);
+            follow.n = 1;
+        }
         uint64_t *st = xrealloc(NULL, (size_t)runs * sizeof *st);
+        uint64_t *ready = xrealloc(NULL, (size_t)runs * sizeof *ready);
         long bad_exit = 0, fails = 0; long maxrss = 0;
         for (long r = 0; r < runs; r++) {
-            alloc_ids(1);
+            alloc_ids(ffile ? 2 : 1);
             uint64_t t0 = now_ns();
             spawn_child();
             size_t tc = 0;
             uint64_t dummy;
             int rc = run_phase(&one, &tc, 1, 1, 1, NULL, &dummy);
             st[r] = ph_last_recv - t0;
+            ready[r] = st[r];
+            if (ffile && !rc) {
+                tc = 0;
+                rc = run_phase(&follow, &tc, 2, 1, 1, NULL, &dummy);
+                ready[r] = ph_last_recv - t0;
+            }
             if (rc) { fails++; c_lost += outstanding; }
             child_end_t ce = finish_child();
             if (!(WIFEXITED(ce.status) && WEXITSTATUS(ce.status) == 0)) { bad_exit++; child_desc(&ce, cdesc, sizeof cdesc); }
             if (ce.ru.ru_maxrss > maxrss) maxrss = ce.ru.ru_maxrss;
         }
         qsort(st, (size_t)runs, sizeof *st, cmp_u64);
+        qsort(ready, (size_t)runs, sizeof *ready, cmp_u64);
         long long errors = c_bad_json + c_unknown_id + c_rpc_error + c_no_result + c_lost;
-        printf("label=%s mode=startup runs=%ld first=%s p50_us=%.1f min_us=%.1f max_us=%.1f "
+        char readybuf[200] = "";
+        if (ffile)
+            snprintf(readybuf, sizeof readybuf, " ready=%s ready_p50_us=%.1f ready_min_us=%.1f ready_max_us=%.1f",
+                     base(ffile), pct_us(ready, runs, 50), ready[0] / 1000.0, ready[runs - 1] / 1000.0);
+        printf("label=%s mode=startup runs=%ld first=%s p50_us=%.1f min_us=%.1f max_us=%.1f%s "
                "errors=%lld failed_runs=%ld bad_exits=%ld%s%s child_maxrss_kb=%ld\n",
                label, runs, npre ? base(pfile) : base(tfile), pct_us(st, runs, 50), st[0] / 1000.0,
-               st[runs - 1] / 1000.0, errors, fails, bad_exit, bad_exit ? " last_bad=" : "",
+               st[runs - 1] / 1000.0, readybuf, errors, fails, bad_exit, bad_exit ? " last_bad=" : "",
                bad_exit ? cdesc : "", maxrss);
         return (errors || fails || bad_exit) ? 1 : 0;
     }

@@ -33,6 +33,7 @@ extension ContextHostCommand {
             configuration.stateDirectory = nil  // listing never touches drafts
             let host = Host(configuration: configuration, logger: logger)
             host.initialize(client: ClientInfo(name: "context-host list", locale: locale, grantedPermissions: grantedPermissions))
+            host.registry.waitForLoads()
             let list = host.providersList()
             let text: String
             if json {

@@ -4,7 +4,7 @@ import ContextProviderKit
 /// the registry and send `providers/changed`; `providers/retry` ends a quarantine.
 extension Host {
     /// Subscribes to every worker connection's status changes. Idempotent; call after loading
-    /// (or reloading) providers.
+    /// (each provider's load, a reload).
     package func attachSupervision() {
         for (id, connection) in registry.workerConnections() {
             connection.setEventHandler { [weak self] event in self?.supervisionChanged(id: id, event) }
@@ -18,11 +18,14 @@ extension Host {
         case .recovered:
             registry.markRecovered(id: id)
         }
-        notifyProvidersChanged(changed: [id])
+        // The notification carries the whole list: while other providers still load at start-up,
+        // it waits for them, so the client never sees a half-loaded list.
+        registry.whenLoaded(nil) { [weak self] in self?.notifyProvidersChanged(changed: [id]) }
     }
 
     /// `providers/retry`: takes a quarantined provider out of quarantine and starts a worker.
-    /// Returns the provider as `providers/list` describes it.
+    /// Returns the provider as `providers/list` describes it. Call once its load finished
+    /// (`whenLoaded`).
     package func retryProvider(_ id: String) throws(RPCError) -> JSONValue {
         guard let entry = registry.entry(id: id), entry.manifest != nil else {
             throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])

@@ -32,11 +32,37 @@ package final class Host: Sendable {
 
     package var client: ClientInfo? { clientInfo.withLock { $0 } }
 
-    /// Records the client and loads the providers for it.
+    /// Records the client and starts loading the providers for it in the background
+    /// (`ProviderRegistry.startLoading`); returns at once. Whatever needs a provider's loaded state
+    /// waits for its load (`whenLoaded`); `registry.waitForLoads()` waits for all of them.
     package func initialize(client: ClientInfo) {
         clientInfo.withLock { $0 = client }
-        registry.load(client: client)
-        attachSupervision()
+        // Each worker connection reports crashes and quarantine from the moment it is stored.
+        registry.startLoading(client: client) { [weak self] in self?.attachSupervision() }
+    }
+
+    /// Runs `body` once provider `id` (nil: every provider) has finished loading.
+    ///
+    /// When it is not loading (always, once start-up loading is over), `body` runs at once on this
+    /// thread and its error goes to the caller, as if called directly. Otherwise this returns at
+    /// once, so the reader goes on with other requests, and `body` runs on a global queue when
+    /// the load finishes, its error answered on `reply`. While it waits the request is pending:
+    /// `$/cancelRequest` answers it (and `body` is skipped), and stdin EOF waits for it.
+    package func whenLoaded(
+        _ id: String?, reply: Reply?, server: RPCServer, _ body: @escaping @Sendable () throws(RPCError) -> Void
+    ) throws(RPCError) {
+        guard registry.isLoading(id) else { return try body() }
+        if let reply { server.track(reply) }
+        registry.whenLoaded(id) {
+            DispatchQueue.global().async {
+                if let reply, reply.isAnswered { return }
+                do throws(RPCError) {
+                    try body()
+                } catch {
+                    reply?.sendError(error)
+                }
+            }
+        }
     }
 
     /// The `initialize` result.
@@ -71,6 +97,10 @@ package final class Host: Sendable {
     }
 
     /// The live provider with this id, or an error that says why it cannot be used.
+    ///
+    /// Reads the registry as it is: while start-up loading runs, call it only once the provider's
+    /// load finished (`whenLoaded`, `registry.waitForLoad(of:)`); a provider found through a
+    /// collection session or an attached item's request already waited.
     package func provider(_ id: String, for use: Use) throws(RPCError) -> LiveProvider {
         guard let entry = registry.entry(id: id), let manifest = entry.manifest else {
             throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])

@@ -45,9 +45,11 @@ extension ProviderRegistry {
     /// disk, the new manifest is recorded but the old instance keeps serving existing items, and the
     /// provider is unavailable with reason `restart-required`.
     ///
-    /// Without a client (before `initialize`), new entries stay `discovered`. Call from one thread
-    /// at a time (the manifest watcher's).
+    /// Without a client (before `initialize`), new entries stay `discovered`. Waits for the loads
+    /// `startLoading` started first, so it compares loaded entries. Call from one thread at a time
+    /// (the manifest watcher's), never the RPC reader's.
     package func reload(client: ClientInfo?) -> ProviderChanges {
+        waitForLoads()
         let catalog = Self.discoverCatalog(configuration, logger: logger)
         let fresh = Self.entries(from: catalog, configFile: configuration.configFile)
         let current = state.withLock { $0 }

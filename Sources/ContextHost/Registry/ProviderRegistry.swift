@@ -54,6 +54,24 @@ package struct ProviderEntry: Sendable {
     package var isAvailable: Bool { status == .loaded && unavailability == nil }
 }
 
+/// Provider loads running in the background and the actions waiting for them.
+struct LoadProgress {
+    struct Waiter {
+        /// The provider waited for; nil: every provider.
+        let id: String?
+        let action: @Sendable () -> Void
+    }
+
+    /// Manifest path → provider id of each load not finished yet.
+    var pending: [String: String] = [:]
+    var waiters: [Waiter] = []
+
+    func isWaiting(for id: String?) -> Bool {
+        guard let id else { return !pending.isEmpty }
+        return pending.values.contains(id)
+    }
+}
+
 /// The set of providers: discovered from manifests, loaded, checked, and ordered.
 package final class ProviderRegistry: Sendable {
     package let configuration: HostConfiguration
@@ -62,8 +80,12 @@ package final class ProviderRegistry: Sendable {
     let state: Mutex<[ProviderEntry]>
     /// Problems with the catalog itself (e.g. a manifest folder that does not exist).
     package let catalogProblems: [String]
+    /// The loads `startLoading` started that have not finished, and who waits for them.
+    let loads = Mutex(LoadProgress())
+    /// How many loads have not finished (the lock-free check before `loads`).
+    let pendingLoadCount = Atomic<Int>(0)
 
-    /// Discovers manifests; nothing is loaded until `load(client:)`.
+    /// Discovers manifests; nothing is loaded until `startLoading(client:)` (or `load(client:)`).
     package init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
@@ -124,35 +146,109 @@ package final class ProviderRegistry: Sendable {
         state.withLock { entries in entries.first { $0.manifest?.id == id } }
     }
 
-    /// Loads and opens every discovered provider and checks its availability for this client.
+    /// Loads and opens every discovered provider and checks its availability for this client;
+    /// returns when all are loaded (`startLoading` and `waitForLoads`).
+    package func load(client: ClientInfo) {
+        startLoading(client: client)
+        waitForLoads()
+    }
+
+    /// Starts loading, opening and checking every discovered provider for this client in the
+    /// background and returns at once; the entries stay `discovered` until their load finishes.
+    /// Call once (at `initialize`).
     ///
     /// Providers load side by side (up to `maximumParallelLoads` at once): most of a load is
-    /// waiting — for a worker process to start, for an availability check — so start-up costs
-    /// about the slowest provider rather than the sum of all.
-    package func load(client: ClientInfo) {
-        let work: [(index: Int, entry: ProviderEntry, manifest: Manifest)] = state.withLock { entries in
-            entries.indices.compactMap { index in
-                let entry = entries[index]
+    /// waiting — for a worker process to start, for an availability check — so loading costs
+    /// about the slowest provider rather than the sum of all. Whatever needs a provider's loaded
+    /// state waits for it (`isLoading`, `whenLoaded`, `waitForLoad`); a load that hangs is bounded
+    /// by the worker start timeout and the availability check's timeout.
+    ///
+    /// - Parameter loaded: called after each provider's entry is stored, before anyone waiting for
+    ///   it is told (the host subscribes to its worker's supervision there).
+    package func startLoading(client: ClientInfo, loaded: @escaping @Sendable () -> Void = {}) {
+        let work: [(entry: ProviderEntry, manifest: Manifest)] = state.withLock { entries in
+            entries.compactMap { entry in
                 guard entry.status == .discovered, let manifest = entry.manifest else { return nil }
-                return (index, entry, manifest)
+                return (entry, manifest)
             }
         }
+        guard !work.isEmpty else { return }
+        pendingLoadCount.add(work.count, ordering: .releasing)
+        loads.withLock { progress in
+            for item in work { progress.pending[item.entry.manifestPath] = item.manifest.id }
+        }
         let next = Atomic<Int>(0)
-        let group = DispatchGroup()
         for _ in 0..<min(work.count, Self.maximumParallelLoads) {
-            group.enter()
             startThread { [self] in
                 while true {
                     let position = next.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard position < work.count else { break }
                     let item = work[position]
-                    let loaded = load(item.entry, manifest: item.manifest, client: client)
-                    state.withLock { $0[item.index] = loaded }
+                    let result = load(item.entry, manifest: item.manifest, client: client)
+                    // Replaced by manifest path: nothing else adds or removes entries while
+                    // loads run (`reload` waits for them), but the file is the stable key.
+                    state.withLock { entries in
+                        if let index = entries.firstIndex(where: { $0.manifestPath == result.manifestPath }) {
+                            entries[index] = result
+                        }
+                    }
+                    loaded()
+                    finishLoad(manifestPath: item.entry.manifestPath)
                 }
-                group.leave()
             }
         }
-        group.wait()
+    }
+
+    // MARK: Waiting for loads
+
+    /// Whether provider `id` (nil: any provider) is still loading. Cheap when nothing loads.
+    package func isLoading(_ id: String? = nil) -> Bool {
+        guard pendingLoadCount.load(ordering: .acquiring) > 0 else { return false }
+        return loads.withLock { $0.isWaiting(for: id) }
+    }
+
+    /// Runs `action` once provider `id` (nil: every provider) has finished loading: at once, on
+    /// this thread, if it is not loading; otherwise on the thread that finishes the load (keep
+    /// `action` short, or hop to a queue). A load never starts again once finished.
+    package func whenLoaded(_ id: String? = nil, _ action: @escaping @Sendable () -> Void) {
+        let now = pendingLoadCount.load(ordering: .acquiring) == 0 || loads.withLock { progress in
+            guard progress.isWaiting(for: id) else { return true }
+            progress.waiters.append(LoadProgress.Waiter(id: id, action: action))
+            return false
+        }
+        if now { action() }
+    }
+
+    /// Waits until provider `id` (nil: every provider) has finished loading.
+    package func waitForLoad(of id: String? = nil) async {
+        guard isLoading(id) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            whenLoaded(id) { continuation.resume() }
+        }
+    }
+
+    /// Blocks the calling thread until every provider has finished loading (the `list` command,
+    /// `reload`). Never call it on the RPC reader's thread.
+    package func waitForLoads() {
+        guard isLoading() else { return }
+        let done = DispatchSemaphore(value: 0)
+        whenLoaded(nil) { done.signal() }
+        done.wait()
+    }
+
+    private func finishLoad(manifestPath: String) {
+        let ready: [@Sendable () -> Void] = loads.withLock { progress in
+            progress.pending[manifestPath] = nil
+            var ready: [@Sendable () -> Void] = []
+            var waiting: [LoadProgress.Waiter] = []
+            for waiter in progress.waiters {
+                if progress.isWaiting(for: waiter.id) { waiting.append(waiter) } else { ready.append(waiter.action) }
+            }
+            progress.waiters = waiting
+            return ready
+        }
+        pendingLoadCount.subtract(1, ordering: .releasing)
+        for action in ready { action() }
     }
 
     /// How many providers load at the same time.

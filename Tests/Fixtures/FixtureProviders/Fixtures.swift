@@ -10,6 +10,7 @@ import ContextProviderKit
 /// Settings:
 /// - `failOpen: String` — `init` throws with that reason, so `open` fails.
 /// - `unavailableReason: String` — `provider/availability` answers unavailable with that reason.
+/// - `openDelayMs: Int` — `init` sleeps that long first (a provider that is slow to load).
 ///
 /// Item content selects what `item/preview`, `item/detail`, `item/describe` and `item/encode` do:
 /// - `{"delayMs": N}` — sleep N ms (cancellable), then answer.
@@ -34,6 +35,7 @@ public struct FixtureProvider: ContextProvider {
     let context: ProviderContext
 
     public init(context: ProviderContext) throws {
+        if let delay = context.settings.int("openDelayMs"), delay > 0 { usleep(useconds_t(delay) * 1000) }
         if let reason = context.settings.string("failOpen") {
             throw ProviderError(reason, hint: "Remove the failOpen setting.")
         }

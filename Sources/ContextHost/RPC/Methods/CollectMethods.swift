@@ -11,27 +11,32 @@ package enum CollectStartMethod: MethodHandler {
         let providerID = try params.string("providerId")
         let composerID = try params.optionalString("composerId")
         let host = server.host
-        let provider = try host.provider(providerID, for: .form)
-        if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
-        try host.configuration.inputLimits.checkCanOpenSession(current: host.sessions.count)
-        let session = host.sessions.open(providerID: providerID, composerID: composerID)
-        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-            do throws(RPCError) {
-                let form = try await host.request(provider, method: "collect/start", params: ["sessionId": .string(session.id)])
-                guard let stepID = form["stepId"]?.stringValue else {
-                    throw RPCError(.providerBadReply, "Provider '\(providerID)' answered collect/start without a form (an object with a 'stepId').")
+        try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
+            let provider = try host.provider(providerID, for: .form)
+            if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
+            try host.configuration.inputLimits.checkCanOpenSession(current: host.sessions.count)
+            let session = host.sessions.open(providerID: providerID, composerID: composerID)
+            host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+                do throws(RPCError) {
+                    let form = try await host.request(provider, method: "collect/start", params: ["sessionId": .string(session.id)])
+                    guard let stepID = form["stepId"]?.stringValue else {
+                        throw RPCError(.providerBadReply, "Provider '\(providerID)' answered collect/start without a form (an object with a 'stepId').")
+                    }
+                    host.sessions.update(session.id) { $0.stepID = stepID }
+                    var result: JSONObject = ["sessionId": .string(session.id), "providerId": .string(providerID), "form": form]
+                    if let composerID { result["composerId"] = .string(composerID) }
+                    return .object(result)
+                } catch {
+                    host.sessions.close(session.id)
+                    throw error
                 }
-                host.sessions.update(session.id) { $0.stepID = stepID }
-                var result: JSONObject = ["sessionId": .string(session.id), "providerId": .string(providerID), "form": form]
-                if let composerID { result["composerId"] = .string(composerID) }
-                return .object(result)
-            } catch {
-                host.sessions.close(session.id)
-                throw error
             }
         }
     }
 }
+
+// collect/query, collect/submit and collect/cancel name a session, which exists only once its
+// provider loaded (collect/start waited), so they look the provider up directly.
 
 /// `collect/query`: answers options for a `choice` field with a search source.
 package enum CollectQueryMethod: MethodHandler {
@@ -128,15 +133,17 @@ package enum CollectMakeMethod: MethodHandler {
         let providerID = try params.string("providerId")
         let composerID = try params.optionalString("composerId")
         let host = server.host
-        let provider = try host.provider(providerID, for: .programmatic)
-        if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
-        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-            let result = try await host.request(provider, method: "provider/makeContext", params: [:])
-            guard let item = result["item"], !item.isNull else { return ["item": nil] }
-            try host.checkItem(item, from: providerID)
-            guard let composerID else { return ["item": item] }
-            let composer = try await host.attach(item, from: provider, to: composerID)
-            return ["item": item, "composer": .object(host.summary(of: composer))]
+        try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
+            let provider = try host.provider(providerID, for: .programmatic)
+            if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
+            host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+                let result = try await host.request(provider, method: "provider/makeContext", params: [:])
+                guard let item = result["item"], !item.isNull else { return ["item": nil] }
+                try host.checkItem(item, from: providerID)
+                guard let composerID else { return ["item": item] }
+                let composer = try await host.attach(item, from: provider, to: composerID)
+                return ["item": item, "composer": .object(host.summary(of: composer))]
+            }
         }
     }
 }

@@ -35,7 +35,11 @@ package enum ComposerListMethod: MethodHandler {
             return
         }
         let composer = try host.composers.get(composerID)
-        host.respondRaw(reply, server: server) { await host.listingBytes(of: composer) }
+        host.respondRaw(reply, server: server) {
+            // Chips need the items' providers: at start-up (drafts restored), wait for their loads.
+            for providerID in Set(composer.items.map(\.providerID)) { await host.registry.waitForLoad(of: providerID) }
+            return await host.listingBytes(of: composer)
+        }
     }
 }
 
@@ -66,7 +70,11 @@ package enum ComposerSendMethod: MethodHandler {
         _ = try server.host.composers.get(composerID)
         let host = server.host
         host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-            try await host.send(composerID: composerID, text: text)
+            // Items are encoded again by their providers: at start-up, wait for their loads.
+            for providerID in Set(try host.composers.get(composerID).items.map(\.providerID)) {
+                await host.registry.waitForLoad(of: providerID)
+            }
+            return try await host.send(composerID: composerID, text: text)
         }
     }
 }

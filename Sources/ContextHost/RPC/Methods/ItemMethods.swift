@@ -42,6 +42,21 @@ extension ItemMethod {
             }
             return (item, providerID, extras)
         }
+        // At start-up the provider may still be loading: wait for it (off the reader).
+        if server.host.registry.isLoading(providerID) {
+            try server.host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
+                try forward(request, reply: reply, server: server, providerID: providerID, itemRange: itemRange, extras: extras)
+            }
+            return
+        }
+        try forward(request, reply: reply, server: server, providerID: providerID, itemRange: itemRange, extras: extras)
+    }
+
+    /// Passes the item (and the extra members) to its provider.
+    private static func forward(
+        _ request: Request, reply: Reply, server: RPCServer, providerID: String, itemRange: Range<Int>,
+        extras: [(String, Range<Int>)]
+    ) throws(RPCError) {
         let provider = try server.host.provider(providerID, for: .item)
         let message = request.message
         server.host.forward(reply: reply, server: server, provider: provider, method: providerMethod) { out in

@@ -1,7 +1,8 @@
 import ContextProviderKit
 
 /// `initialize`: the client says who it is, its locale and which permissions it grants; the host
-/// loads the providers and answers its capabilities.
+/// answers its capabilities and starts loading the providers in the background (requests that
+/// need a provider wait for its load).
 package enum InitializeMethod: MethodHandler {
     package static let method = "initialize"
     package static var allowedBeforeInitialize: Bool { true }
@@ -12,9 +13,12 @@ package enum InitializeMethod: MethodHandler {
         }
         let params = try request.params()
         let client = try ClientInfo(params: params)
-        server.host.initialize(client: client)
         server.transition(to: .running)
         request.reply?.sendResult(server.host.initializeResult(clientProtocolVersion: client.protocolVersion))
+        // The answer leaves before the loads compete for the CPU; requests after it in this
+        // batch are handled after `initialize(client:)` below, so they see the loads pending.
+        server.output.flush()
+        server.host.initialize(client: client)
         server.host.startWatchingManifests()
     }
 }

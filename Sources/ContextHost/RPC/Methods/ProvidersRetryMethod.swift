@@ -7,6 +7,9 @@ package enum ProvidersRetryMethod: MethodHandler {
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         let params = try request.params()
         let providerID = try params.string("providerId")
-        request.reply?.sendResult(try server.host.retryProvider(providerID))
+        let host = server.host
+        try host.whenLoaded(providerID, reply: request.reply, server: server) { () throws(RPCError) in
+            request.reply?.sendResult(try host.retryProvider(providerID))
+        }
     }
 }
