@@ -48,7 +48,8 @@ extension ScaffoldTemplates {
  *     -32800 (RequestCancelled) or not at all; the host no longer waits for it.
  *   - Methods (`provider/info`, `provider/availability`, `provider/makeContext`,
  *     `collect/start`, `collect/query`, `collect/submit`, `collect/cancel`, `item/preview`,
- *     `item/detail`, `item/describe`, `item/encode`) are described in docs/provider-abi.md.
+ *     `item/detail`, `item/describe`, `item/encode`, and the optional `item/previewMany`) are
+ *     described in docs/provider-abi.md. Answer any method you do not know with -32601.
  *
  * Threading
  *   - `call` may be invoked from several host threads at once; it must return promptly and must

@@ -37,7 +37,9 @@ package enum ComposerListMethod: MethodHandler {
         let composer = try host.composers.get(composerID)
         host.respondRaw(reply, server: server) {
             // Chips need the items' providers: at start-up (drafts restored), wait for their loads.
-            for providerID in Set(composer.items.map(\.providerID)) { await host.registry.waitForLoad(of: providerID) }
+            if host.registry.isLoading() {
+                for providerID in Set(composer.items.map(\.providerID)) { await host.registry.waitForLoad(of: providerID) }
+            }
             return await host.listingBytes(of: composer)
         }
     }
