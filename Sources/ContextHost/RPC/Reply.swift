@@ -30,12 +30,14 @@ package final class Reply: Sendable {
     package let id: [UInt8]
     private let output: OutputChannel
     private let answered = Atomic<Bool>(false)
-    private let onAnswer: Mutex<(@Sendable () -> Void)?>
+    /// What runs once the answer is written, and whether it was (so an action registered after
+    /// the answer runs at once instead of never).
+    private let onAnswer: Mutex<(action: (@Sendable () -> Void)?, done: Bool)>
 
     package init(id: [UInt8], output: OutputChannel) {
         self.id = id
         self.output = output
-        self.onAnswer = Mutex(nil)
+        self.onAnswer = Mutex((nil, false))
     }
 
     deinit {
@@ -50,9 +52,15 @@ package final class Reply: Sendable {
     /// Whether an answer was already sent.
     package var isAnswered: Bool { answered.load(ordering: .acquiring) }
 
-    /// Called once, after the answer is written (used to leave the pending table).
+    /// Called once, after the answer is written (used to leave the pending table); at once if the
+    /// answer was already written. A later call replaces an action that has not run yet.
     package func whenAnswered(_ action: @escaping @Sendable () -> Void) {
-        onAnswer.withLock { $0 = action }
+        let runNow = onAnswer.withLock { state -> Bool in
+            if state.done { return true }
+            state.action = action
+            return false
+        }
+        if runNow { action() }
     }
 
     /// Claims the right to answer. Returns false if an answer was already sent.
@@ -61,9 +69,9 @@ package final class Reply: Sendable {
     }
 
     private func finish() {
-        let action = onAnswer.withLock { action -> (@Sendable () -> Void)? in
-            defer { action = nil }
-            return action
+        let action = onAnswer.withLock { state -> (@Sendable () -> Void)? in
+            defer { state = (nil, true) }
+            return state.action
         }
         action?()
     }
