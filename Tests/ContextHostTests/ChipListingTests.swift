@@ -108,6 +108,50 @@ struct ChipListingTests {
         #expect(silent.timedOutIDs == silent.calls.map(\.id))
     }
 
+    @Test("a bad error entry costs only its own item, and the provider keeps item/previewMany")
+    func invalidErrorEntry() async throws {
+        let connection = ScriptedConnection { _ in
+            .result(#"{"previews":[{"chip":\#(chip(title: "fine"))},{"error":{"message":"no code"}}]}"#)
+        }
+        let items = (1...2).map { item("n\($0)", provider: "com.test.note") }
+        let results = await list(items, connections: ["com.test.note": connection])
+        #expect(try title(results[0]) == "fine")
+        #expect(try #require(failure(results[1])).code == .providerBadReply)
+        _ = await list(items, connections: ["com.test.note": connection])
+        #expect(connection.calls.map(\.method) == ["item/previewMany", "item/previewMany"])
+    }
+
+    @Test("a batch that times out: every item says so, and later listings go item by item")
+    func timeoutThenPerItem() async throws {
+        let connection = ScriptedConnection { call in
+            call.method == "item/previewMany" ? .never : .result(chip(title: call.params["item"]?["displayName"]?.stringValue ?? "?"))
+        }
+        let items = (1...2).map { item("n\($0)", provider: "com.test.note") }
+        let first = await list(items, connections: ["com.test.note": connection], previewTimeout: "100ms")
+        #expect(first.allSatisfy { failure($0)?.code == .providerTimedOut })
+        let second = await list(items, connections: ["com.test.note": connection], previewTimeout: "100ms")
+        #expect(try second.map(title) == ["Note n1", "Note n2"])
+        #expect(connection.calls.map(\.method) == ["item/previewMany", "item/preview", "item/preview"])
+    }
+
+    @Test("after a fallback, a hanging item/preview times out as item/preview and is told to stop")
+    func fallbackThenHang() async throws {
+        let connection = ScriptedConnection { call in
+            call.method == "item/previewMany" ? .error(-32601, "Method not found") : .never
+        }
+        let items = (1...2).map { item("n\($0)", provider: "com.test.note") }
+        let results = await list(items, connections: ["com.test.note": connection], previewTimeout: "100ms")
+        for result in results {
+            let error = try #require(failure(result))
+            #expect(error.code == .providerTimedOut)
+            #expect(error.data?["method"] == "item/preview")
+        }
+        let previewIDs = connection.calls.filter { $0.method == "item/preview" }.map(\.id)
+        #expect(previewIDs.count == 2)
+        for _ in 0..<200 where connection.timedOutIDs.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(Set(connection.timedOutIDs) == Set(previewIDs))
+    }
+
     @Test("more items than one call takes go in several calls, in order")
     func chunks() async throws {
         let connection = ScriptedConnection { call in
@@ -150,6 +194,7 @@ struct ChipListingTests {
             (#"{"previews":[{"chip":{"a":1}},{"error":{"code":-32000,"message":"m"}}]}"#, "chip:{\"a\":1} | error:-32000"),
             (" {\n \"other\": [1, {\"x\": null}], \"previews\" : [ { \"chip\" : [ ] } , {\"error\":{\"message\":\"m\",\"code\":7,\"data\":{}}} ] } ", "chip:[ ] | error:7"),
             (#"{"previews":[{"chip":"\"}{"}]}"#, #"chip:"\"}{""#),
+            (#"{"previews":[{"error":{"code":"x","message":"m"}},{"error":{"code":1}}]}"#, "invalid | invalid"),
         ])
     func parses(json: String, expected: String) throws {
         let bytes = Array(json.utf8)
@@ -159,6 +204,7 @@ struct ChipListingTests {
                     switch preview {
                     case .chip(let range): "chip:" + String(decoding: bytes[range], as: UTF8.self)
                     case .error(let error): "error:\(error.code.rawValue)"
+                    case .invalidError: "invalid"
                     }
                 }
             }
@@ -172,7 +218,6 @@ struct ChipListingTests {
             #"{"previews":[{"chip":{}}]}"#,  // count 2 expected
             #"{"previews":[{"chip":{}},{"chip":{},"error":{"code":1,"message":"m"}}]}"#,
             #"{"previews":[{"chip":{}},{}]}"#,
-            #"{"previews":[{"chip":{}},{"error":{"code":"x","message":"m"}}]}"#,
             #"{"previews":[{"chip":{}},{"chip":{}}]} trailing"#,
             #"{"previews":[{"chip":{}},{"chip":{}},]}"#,
             #"{"previews":[{"chip":{}},{"chip":{}}]"#,

@@ -83,20 +83,18 @@ struct NotePreviewManyTests {
         #expect(previews[1]["error"]?["message"]?.stringValue?.hasPrefix("params.items[1].") == true)
     }
 
-    @Test("previews that may suspend run side by side, answered in item order; one failure stays its own")
-    func sideBySide() async throws {
+    @Test("a provider whose previews are not declared immediate answers -32601 (the host previews each item)")
+    func notImmediate() async throws {
         let fixture = try ProviderHarness(product: "FixtureProviders", providerID: "com.contexthost.fixture")
-        let contents: [JSONValue] = [["delayMs": 300], ["fail": "no chip", "code": -32050], [:], ["delayMs": 100]]
-        let items: [JSONValue] = contents.enumerated().map { index, content in
-            [
-                "id": .string("00000000-0000-4000-8000-00000000000\(index)"), "providerId": "com.contexthost.fixture",
-                "type": "fixture", "displayName": .string("item \(index)"), "content": content,
-            ]
+        let item: JSONValue = [
+            "id": "00000000-0000-4000-8000-000000000001", "providerId": "com.contexthost.fixture", "type": "fixture",
+            "displayName": "item", "content": [:],
+        ]
+        let error = await #expect(throws: ProviderHarness.CallError.self) {
+            try await fixture.call("item/previewMany", ["items": [item, item]])
         }
-        let previews = try #require(try await fixture.call("item/previewMany", ["items": .array(items)])["previews"]?.arrayValue)
-        #expect(previews.map { $0["chip"]?["title"] } == ["item 0", nil, "item 2", "item 3"])
-        #expect(previews[1]["error"]?["code"] == -32050)
-        #expect(previews[1]["error"]?["message"] == "no chip")
+        #expect(error?.code == -32601)
+        #expect(try await fixture.call("item/preview", ["item": item])["title"] == "item")
     }
 
     @Test("params that are not a list of at most 256 items answer -32602 naming the member")

@@ -26,8 +26,9 @@ final class ChipListing: Sendable {
     private let limits: OutputLimits
     private let messageLimit: Int
     private let logger: Logger
-    /// Timers still armed; cancelled once every chip is in.
-    private let timers = Mutex<[DeadlineTimer.Token]>([])
+    /// Timers armed for this listing's calls, all cancelled once every chip is in (`done`: a call
+    /// armed after that, by a fallback, is cancelled at once).
+    private let timers = Mutex<(tokens: [DeadlineTimer.Token], done: Bool)>(([], false))
 
     private init(items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger) {
         self.items = items
@@ -73,7 +74,11 @@ final class ChipListing: Sendable {
             }
         }
         let chips = await listing.results.results()
-        for token in listing.timers.withLock({ $0 }) { DeadlineTimer.shared.cancel(token) }
+        let tokens = listing.timers.withLock { timers in
+            timers.done = true
+            return timers.tokens
+        }
+        for token in tokens { DeadlineTimer.shared.cancel(token) }
         return chips
     }
 
@@ -97,21 +102,22 @@ final class ChipListing: Sendable {
     private func previewEach(_ slots: [Int], live: Host.LiveProvider) {
         let providerID = live.manifest.id
         let connection = live.connection
-        var pending: [(slot: Int, request: Int64)] = []
+        var pending: [(slot: Int, request: Int64, call: Call)] = []
         for slot in slots {
             let itemJSON = items[slot].itemJSON
+            let call = Call()
             let request = connection.send(method: "item/preview", params: { params in
                 params.append(contentsOf: #"{"item":"#.utf8)
                 params.append(contentsOf: itemJSON)
                 params.append(UInt8(ascii: "}"))
             }) { [self] response in
+                guard call.end() else { return }
                 results.finish(slot, Host.checkedChip(response, providerID: providerID, limits: limits, messageLimit: messageLimit))
             }
-            if !results.isFinished(slot) { pending.append((slot, request)) }
+            pending.append((slot, request, call))
         }
-        guard !pending.isEmpty else { return }
         arm(live: live, method: "item/preview") { [self, pending] timeoutError in
-            for (slot, request) in pending where !results.isFinished(slot) {
+            for (slot, request, call) in pending where call.end() {
                 results.finish(slot, .failure(timeoutError))
                 DispatchQueue.global().async { connection.timedOut(request) }
             }
@@ -121,6 +127,7 @@ final class ChipListing: Sendable {
     /// One `item/previewMany` for all of `slots`.
     private func previewMany(_ slots: [Int], live: Host.LiveProvider) {
         let connection = live.connection
+        let call = Call()
         let request = connection.send(method: "item/previewMany", params: { [items] params in
             params.append(contentsOf: #"{"items":["#.utf8)
             for (position, slot) in slots.enumerated() {
@@ -129,12 +136,16 @@ final class ChipListing: Sendable {
             }
             params.append(contentsOf: "]}".utf8)
         }) { [self] response in
+            guard call.end() else { return }  // timed out already
             receive(response, for: slots, live: live)
         }
-        guard slots.contains(where: { !results.isFinished($0) }) else { return }
         arm(live: live, method: "item/previewMany") { [self] timeoutError in
-            guard slots.contains(where: { !results.isFinished($0) }) else { return }
+            guard call.end() else { return }  // answered meanwhile
             for slot in slots { results.finish(slot, .failure(timeoutError)) }
+            // A provider that does not answer the method at all gets item/preview from now on.
+            if PreviewManySupport.markUnsupported(connection) {
+                logger.info("Provider '\(live.manifest.id)' gets item/preview per item from now on: it did not answer item/previewMany in time.")
+            }
             DispatchQueue.global().async { connection.timedOut(request) }
         }
     }
@@ -164,6 +175,10 @@ final class ChipListing: Sendable {
                 results.finish(slot, Host.checkedChip(chip, providerID: providerID, limits: limits, messageLimit: messageLimit))
             case .error(let error):
                 results.finish(slot, .failure(Host.hostError(error, fromHost: false, providerID: providerID, method: "item/preview")))
+            case .invalidError(let problem):
+                results.finish(slot, .failure(RPCError(
+                    .providerBadReply, "Provider '\(providerID)' sent an invalid error for an item in item/previewMany: \(problem).",
+                    data: ["providerId": .string(providerID), "method": "item/previewMany"])))
             }
         }
     }
@@ -187,7 +202,21 @@ final class ChipListing: Sendable {
             .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
             data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])
         let token = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { action(error) }
-        timers.withLock { $0.append(token) }
+        let listed = timers.withLock { timers in
+            if !timers.done { timers.tokens.append(token) }
+            return timers.done
+        }
+        if listed { DeadlineTimer.shared.cancel(token) }
+    }
+
+    /// One provider call: ended by its answer or by its timer, whichever comes first.
+    private final class Call: Sendable {
+        private let ended = Atomic<Bool>(false)
+
+        /// Ends the call; true for the first caller only.
+        func end() -> Bool {
+            ended.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        }
     }
 }
 
@@ -222,6 +251,8 @@ enum PreviewManyReply {
         case chip(Range<Int>)
         /// The provider's error for this item.
         case error(RPCError)
+        /// An `error` entry that is not `{"code": integer, "message": string}`: what is wrong.
+        case invalidError(String)
     }
 
     /// The previews, or nil when `bytes` does not have that shape or holds other than `count`.
@@ -248,7 +279,7 @@ enum PreviewManyReply {
         var wellFormed = true
         try readArray(&reader) { reader throws(JSONParseError) in
             var chip: Range<Int>?
-            var error: RPCError?
+            var error: Preview?
             var members = 0
             try readObject(&reader) { key, reader throws(JSONParseError) in
                 members += 1
@@ -260,7 +291,9 @@ enum PreviewManyReply {
                 case "error":
                     let value = try reader.readValue()
                     if let code = value["code"]?.intValue, let message = value["message"]?.stringValue {
-                        error = RPCError(ErrorCode(rawValue: code), message, data: value["data"])
+                        error = .error(RPCError(ErrorCode(rawValue: code), message, data: value["data"]))
+                    } else {
+                        error = .invalidError("expected {\"code\": integer, \"message\": string}, got \(value.jsonString.prefix(200))")
                     }
                 default:
                     try reader.skipValue()
@@ -268,7 +301,7 @@ enum PreviewManyReply {
             }
             switch (chip, error) {
             case (let chip?, nil) where members == 1: previews.append(.chip(chip))
-            case (nil, let error?) where members == 1: previews.append(.error(error))
+            case (nil, let error?) where members == 1: previews.append(error)
             default: wellFormed = false
             }
         }

@@ -130,11 +130,17 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             let item = try Self.item(params)
             run(id, target, .preview) { try await provider.preview(item).json }
         case "item/previewMany":
+            // Only for previews computed from the item alone (declared immediate): those are made
+            // one after another in one task. Other providers' previews may be slow, and each is
+            // better off as its own item/preview with its own timeout: -32601 tells the host so.
+            guard immediateMethods.contains(.preview) else {
+                target.send(Wire.error(id: id, ProviderError(code: ProviderError.Code.methodNotFound, message: "Method not found: \(method) (previews are not declared immediate; use item/preview)")))
+                return
+            }
             let items = try Self.items(params)
-            // Always in a task of its own, never on the calling thread: a host that splits a long
-            // list into several calls gets them previewed side by side, one per core.
-            let inTurn = immediateMethods.contains(.preview)
-            run(id, target) { try await Self.previews(of: items, provider: provider, inTurn: inTurn) }
+            // In a task of its own, never on the calling thread: a host that splits a long list
+            // into several calls gets them previewed side by side, one per core.
+            run(id, target) { try await Self.previews(of: items, provider: provider) }
         case "item/detail":
             let item = try Self.item(params)
             run(id, target, .detail) { try await provider.detail(item).json }
@@ -221,34 +227,20 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     /// `item/previewMany`: `{"previews": [{"chip": …} | {"error": …}, …]}`, one per item, in order.
     /// An item whose preview fails gets the error `item/preview` would have answered; cancelling
-    /// the request stops the batch. Previews the provider declared immediate (computed from the
-    /// item) run one after another on this task; others run side by side, as separate
-    /// `item/preview` requests would.
-    private static func previews(
-        of items: [Result<ContextItem, JSONDecodeError>], provider: P, inTurn: Bool
-    ) async throws -> JSONValue {
-        @Sendable func preview(_ item: Result<ContextItem, JSONDecodeError>) async -> JSONValue {
+    /// the request stops the batch.
+    private static func previews(of items: [Result<ContextItem, JSONDecodeError>], provider: P) async throws -> JSONValue {
+        var previews: [JSONValue] = []
+        previews.reserveCapacity(items.count)
+        for item in items {
+            try Task.checkCancellation()
             do {
-                return ["chip": try await provider.preview(try item.get()).json]
+                previews.append(["chip": try await provider.preview(try item.get()).json])
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
-                return ["error": ProviderError.from(error).json]
+                previews.append(["error": ProviderError.from(error).json])
             }
         }
-        var previews: [JSONValue] = Array(repeating: .null, count: items.count)
-        if inTurn {
-            for (index, item) in items.enumerated() {
-                try Task.checkCancellation()
-                previews[index] = await preview(item)
-            }
-        } else {
-            await withTaskGroup(of: (Int, JSONValue).self) { group in
-                for (index, item) in items.enumerated() {
-                    group.addTask { (index, await preview(item)) }
-                }
-                for await (index, value) in group { previews[index] = value }
-            }
-        }
-        try Task.checkCancellation()
         return ["previews": .array(previews)]
     }
 
