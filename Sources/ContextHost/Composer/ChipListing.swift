@@ -141,11 +141,12 @@ final class ChipListing: Sendable {
         }
         arm(live: live, method: "item/previewMany") { [self] timeoutError in
             guard call.end() else { return }  // answered meanwhile
-            for slot in slots { results.finish(slot, .failure(timeoutError)) }
-            // A provider that does not answer the method at all gets item/preview from now on.
+            // A provider that does not answer the method at all gets item/preview from now on
+            // (recorded before the listing is answered, so the next one already knows).
             if PreviewManySupport.markUnsupported(connection) {
                 logger.info("Provider '\(live.manifest.id)' gets item/preview per item from now on: it did not answer item/previewMany in time.")
             }
+            for slot in slots { results.finish(slot, .failure(timeoutError)) }
             DispatchQueue.global().async { connection.timedOut(request) }
         }
     }

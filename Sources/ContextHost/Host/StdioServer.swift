@@ -37,7 +37,7 @@ public enum StdioServer {
         let output = OutputChannel(fileDescriptor: protocolFD)
         let host = Host(configuration: configuration, logger: logger)
         let server = RPCServer(host: host, output: output, logger: logger) { status in
-            Glibc.exit(status)
+            exitNow(status)
         }
         // In-process providers answer on their call threads; buffer each batch's replies too.
         CallThread.batchScope = { body in output.batch(body) }
@@ -68,6 +68,15 @@ public enum StdioServer {
         // stdin closed: let requests already sent to providers finish (each has a timeout).
         while server.pendingCount > 0 { usleep(1000) }
         output.flush()
-        Glibc.exit(0)
+        exitNow(0)
+    }
+
+    /// Ends the process without running exit-time handlers: a provider may still be loading on
+    /// another thread (inside its own code), and tearing down the process state under it could
+    /// crash it on the way out. The protocol output is flushed by then; the C streams are flushed
+    /// here (a provider's stray `print` went to stderr).
+    private static func exitNow(_ status: Int32) -> Never {
+        fflush(nil)  // every C stream
+        _exit(status)
     }
 }
