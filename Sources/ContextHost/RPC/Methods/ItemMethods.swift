@@ -14,8 +14,34 @@ extension ItemMethod {
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
-        // Find the item and its providerId without decoding the item.
-        let (itemRange, providerID, extras) = try request.withRawParams { bytes, range throws(RPCError) -> (Range<Int>, String, [(String, Range<Int>)]) in
+        let (itemRange, providerID, extras) = try locateItem(request)
+        let provider = try server.host.provider(providerID, for: .item)
+        let message = request.message
+        server.host.forward(reply: reply, server: server, provider: provider, method: providerMethod) { out in
+            out.append(contentsOf: #"{"item":"#.utf8)
+            out.append(contentsOf: message[itemRange])
+            for (key, range) in extras {
+                out.append(UInt8(ascii: ","))
+                JSONWriter.appendString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                out.append(contentsOf: message[range])
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+}
+
+extension ItemMethod {
+    /// Finds the item, its providerId and the forwarded members without decoding the item: from
+    /// where the input limits check saw them (`Request.itemLocation`), else by reading the params
+    /// again, which also names what is wrong.
+    static func locateItem(_ request: Request) throws(RPCError) -> (Range<Int>, String, [(String, Range<Int>)]) {
+        try request.withRawParams { bytes, range throws(RPCError) -> (Range<Int>, String, [(String, Range<Int>)]) in
+            if forwardedMembers.isEmpty, let item = request.itemLocation.item, let providerRange = request.itemLocation.providerID,
+                let providerID = RawObject.string(bytes, in: providerRange)
+            {
+                return (item, providerID, [])
+            }
             guard let range else { throw RPCError.invalidParams("params.item is required (an object)") }
             var item: Range<Int>?
             var extras: [(String, Range<Int>)] = []
@@ -41,19 +67,6 @@ extension ItemMethod {
                 throw RPCError.invalidParams("params.item.providerId: expected a string")
             }
             return (item, providerID, extras)
-        }
-        let provider = try server.host.provider(providerID, for: .item)
-        let message = request.message
-        server.host.forward(reply: reply, server: server, provider: provider, method: providerMethod) { out in
-            out.append(contentsOf: #"{"item":"#.utf8)
-            out.append(contentsOf: message[itemRange])
-            for (key, range) in extras {
-                out.append(UInt8(ascii: ","))
-                JSONWriter.appendString(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                out.append(contentsOf: message[range])
-            }
-            out.append(UInt8(ascii: "}"))
         }
     }
 }
