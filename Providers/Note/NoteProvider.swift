@@ -194,7 +194,9 @@ enum NoteThumbnail {
                 }
                 emit(line)
             }
-            line = clipped(word)
+            // Copied into `line`'s own buffer, so `word` keeps its buffer for the next word.
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: clipped(word))
             lineCharacters = min(characters, lineLength)
         }
         if !line.isEmpty { emit(line) }

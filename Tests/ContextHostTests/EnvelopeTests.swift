@@ -1,4 +1,5 @@
 @testable import ContextHost
+import Synchronization
 import Testing
 
 @Suite("Envelope scanning")
@@ -50,5 +51,153 @@ struct EnvelopeTests {
             let provider = try #require(try RawObject.member("providerId", of: buffer, in: item))
             #expect(RawObject.string(buffer, in: provider) == "com.x")
         }
+    }
+}
+
+@Suite("Input limits walk: where params.item is")
+struct ItemLocationTests {
+    private static func check(_ bytes: [UInt8], itemLimit: Int) -> Result<ItemLocation, RPCError> {
+        bytes.withUnsafeBytes { buffer in
+            do throws(RPCError) {
+                return .success(try InputLimits().checkParams(buffer, range: 0..<buffer.count, itemLimit: itemLimit))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    private func locate(_ params: String) throws -> Pair {
+        let bytes = Array(params.utf8)
+        let location = try Self.check(bytes, itemLimit: 1 << 20).get()
+        return Pair(location.item.map { String(decoding: bytes[$0], as: UTF8.self) }, location.providerID.map { String(decoding: bytes[$0], as: UTF8.self) })
+    }
+
+    struct Pair: Equatable {
+        var item: String?
+        var providerID: String?
+        init(_ item: String?, _ providerID: String?) {
+            self.item = item
+            self.providerID = providerID
+        }
+    }
+
+    @Test("the item and its providerId are found, escaped keys included")
+    func found() throws {
+        let item = #"{"id":"i","content":{"providerId":"inner"},"providerId":"com.example"}"#
+        #expect(try locate(#"{"item":\#(item)}"#) == Pair(item, "\"com.example\""))
+        #expect(try locate(#" { "x" : [1,{"item":{}}] , "item" : \#(item) } "#) == Pair(item, "\"com.example\""))
+        #expect(try locate(#"{"it\u0065m":{"provider\u0049d":"p"}}"#) == Pair(#"{"provider\u0049d":"p"}"#, "\"p\""))
+    }
+
+    @Test("repeated keys: the last item, its first providerId (as the items/* methods read them)")
+    func repeated() throws {
+        #expect(try locate(#"{"item":{"providerId":"a"},"item":{"providerId":"b","providerId":"c"}}"#) == Pair(#"{"providerId":"b","providerId":"c"}"#, "\"b\""))
+    }
+
+    @Test("no providerId, an item that is not an object, no item")
+    func absent() throws {
+        #expect(try locate(#"{"item":{"id":"i"}}"#) == Pair(#"{"id":"i"}"#, nil))
+        #expect(try locate(#"{"item":[{"providerId":"p"}]}"#) == Pair(#"[{"providerId":"p"}]"#, nil))
+        #expect(try locate(#"{"items":{"providerId":"p"}}"#) == Pair(nil, nil))
+        #expect(try locate(#"[{"item":{"providerId":"p"}}]"#) == Pair(nil, nil))
+        #expect(try locate(#"{"x":{"item":{"providerId":"p"}}}"#) == Pair(nil, nil))
+    }
+
+    @Test("the whole item still counts against the item limit")
+    func itemLimit() {
+        let params = Array(#"{"it\u0065m":{"providerId":"p","content":"0123456789"}}"#.utf8)
+        guard case .failure(let error) = Self.check(params, itemLimit: 20) else {
+            Issue.record("an item over the limit was accepted")
+            return
+        }
+        #expect(error.message.hasPrefix("params.item: an item of 41 bytes exceeds the limit of 20 bytes"))
+    }
+}
+
+@Suite("Provider replies: the chip fast path")
+struct ChipReplyTests {
+    struct Seen: Equatable {
+        var result: String?
+        var error: RPCError?
+        var errorIsFromHost: Bool
+        var scannedChip: Bool
+    }
+
+    private static func deliver(_ text: String, id: Int64 = 7, expectsChip: Bool) -> Seen {
+        let bytes = Array(text.utf8)
+        let seen = Mutex<Seen?>(nil)
+        bytes.withUnsafeBytes { buffer in
+            ReplyRouter.deliver(buffer, to: { response in
+                seen.withLock {
+                    $0 = Seen(
+                        result: response.resultBytes.map { String(decoding: $0, as: UTF8.self) }, error: response.error,
+                        errorIsFromHost: response.errorIsFromHost, scannedChip: response.resultIsScannedChip)
+                }
+            }, expectedID: id, expectsChip: expectsChip)
+        }
+        return seen.withLock { $0! }
+    }
+
+    static let chip = #"{"ctxui":1,"icon":"note.text","title":"T","tone":"neutral","thumbnail":"data:image/svg+xml;base64,PHN2Zz4=","accessibilityLabel":"a","fallbackText":"f"}"#
+
+    @Test("a chip written the SDK's way is passed on after one scan")
+    func fastPath() {
+        let seen = Self.deliver(#"{"jsonrpc":"2.0","id":7,"result":\#(Self.chip)}"#, expectsChip: true)
+        #expect(seen == Seen(result: Self.chip, error: nil, errorIsFromHost: false, scannedChip: true))
+        let large = Self.deliver(#"{"jsonrpc":"2.0","id":1234567,"result":\#(Self.chip)}"#, id: 1_234_567, expectsChip: true)
+        #expect(large.scannedChip)
+    }
+
+    /// Every other reply is read as before: the same response with or without the fast path.
+    static let others: [String] = [
+        #"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"T","tone":"blue","fallbackText":"f"}}"#,
+        #"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"T","fallbackText":"f","accessory":{"kind":"sparkline","values":[1]}}}"#,
+        #"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"T","fallbackText":"f"} }"#,
+        #"{"jsonrpc":"2.0","id":7,"result":\#(chip),"extra":1}"#,
+        #"{"jsonrpc":"2.0","id":7,"result": \#(chip)}"#,
+        #"{"jsonrpc":"2.0","id":07,"result":\#(chip)}"#,
+        #"{"jsonrpc":"2.0","id":8,"result":\#(chip)}"#,
+        #"{"jsonrpc":"2.0","id":-7,"result":\#(chip)}"#,
+        #"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"T","fallbackText":"f",}}"#,
+        #"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"T\u00"}}"#,
+        #"{"jsonrpc":"2.0","id":7,"result":}"#,
+        #"{"jsonrpc":"2.0","id":7,"result":"#,
+        #"{"jsonrpc":"2.0","id":7,"result":\#(chip)}}"#,
+        #"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#,
+        #"{"jsonrpc":"2.0","id":7,"result":[1]}"#,
+        #"{"jsonrpc":"2.0","id":7}"#,
+    ]
+
+    @Test("other replies are read in full, with the same outcome", arguments: others)
+    func otherReplies(text: String) {
+        let fast = Self.deliver(text, expectsChip: true)
+        #expect(!fast.scannedChip)
+        #expect(fast == Self.deliver(text, expectsChip: false))
+    }
+}
+
+@Suite("Reused request buffers")
+struct MessageBufferTests {
+    @Test("a buffer given back comes back empty with its capacity; large ones are dropped")
+    func reuse() {
+        let buffers = MessageBuffers()
+        var first = buffers.take()
+        #expect(first.isEmpty)
+        first.reserveCapacity(1_500)
+        first.append(contentsOf: [1, 2, 3])
+        let capacity = first.capacity
+        buffers.giveBack(first)
+        let again = buffers.take()
+        #expect(again.isEmpty)
+        #expect(again.capacity == capacity)
+        #expect(buffers.take().capacity == 0, "only one was given back")
+
+        buffers.giveBack([UInt8](repeating: 0, count: MessageBuffers.keptCapacity + 1))
+        #expect(buffers.take().capacity == 0, "a buffer that grew past keptCapacity is not kept")
+
+        for _ in 0..<(MessageBuffers.keptCount + 5) { buffers.giveBack([UInt8](repeating: 0, count: 16)) }
+        var kept = 0
+        while buffers.take().capacity > 0 { kept += 1 }
+        #expect(kept == MessageBuffers.keptCount)
     }
 }

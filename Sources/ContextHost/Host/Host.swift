@@ -231,7 +231,9 @@ package final class Host: Sendable {
                 reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result.", data: ["providerId": .string(providerID), "method": .string(method)]))
                 return
             }
-            if let kind = ProviderOutput.expected(for: method) {
+            if let kind = ProviderOutput.expected(for: method),
+                !(kind == .chip && response.resultIsScannedChip && bytes.count <= limits.chipBytes)
+            {
                 do throws(RPCError) {
                     try OutputValidation.validate(
                         bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)

@@ -2,6 +2,12 @@ import CContextProvider
 import ContextProviderKit
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A provider's answer to one request. The bytes are valid only while the completion runs:
 /// copy what you keep.
 package struct ProviderResponse {
@@ -14,12 +20,19 @@ package struct ProviderResponse {
     /// Whether `error` was made by the host (cancel, timeout, crash, unreadable reply) rather than
     /// sent by the provider.
     package let errorIsFromHost: Bool
+    /// Whether `result` was already found to be a chip `ChipScan` accepts (so valid JSON, and a
+    /// valid chip but for its size, which is still to check).
+    package let resultIsScannedChip: Bool
 
-    package init(bytes: UnsafeRawBufferPointer, result: Range<Int>?, error: RPCError?, errorIsFromHost: Bool = false) {
+    package init(
+        bytes: UnsafeRawBufferPointer, result: Range<Int>?, error: RPCError?, errorIsFromHost: Bool = false,
+        resultIsScannedChip: Bool = false
+    ) {
         self.bytes = bytes
         self.result = result
         self.error = error
         self.errorIsFromHost = errorIsFromHost
+        self.resultIsScannedChip = resultIsScannedChip
     }
 
     /// The result bytes.
@@ -61,17 +74,29 @@ extension ProviderConnection {
 package enum ReplyRouter {
     package typealias Completion = @Sendable (ProviderResponse) -> Void
 
-    private static let pending = Mutex<[Int64: Completion]>([:])
+    /// A request waiting for its answer.
+    struct Waiting {
+        let completion: Completion
+        /// Whether the answer should be a chip (`item/preview`).
+        let expectsChip: Bool
+    }
+
+    private static let pending = Mutex<[Int64: Waiting]>([:])
     private static let nextID = Atomic<Int64>(1)
 
-    static func register(_ completion: @escaping Completion) -> Int64 {
+    static func register(_ completion: @escaping Completion, expectsChip: Bool = false) -> Int64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        pending.withLock { $0[id] = completion }
+        pending.withLock { $0[id] = Waiting(completion: completion, expectsChip: expectsChip) }
         return id
     }
 
     /// Removes and returns the completion for `id`, or nil if it was already answered.
     static func take(_ id: Int64) -> Completion? {
+        takeWaiting(id)?.completion
+    }
+
+    /// Removes and returns what waits for `id`, or nil if it was already answered.
+    static func takeWaiting(_ id: Int64) -> Waiting? {
         pending.withLock { $0.removeValue(forKey: id) }
     }
 
@@ -89,6 +114,32 @@ package enum ReplyRouter {
             index += 1
         }
         return negative ? -value : value
+    }
+
+    /// The range of `result` in a response written exactly as `{"jsonrpc":"2.0","id":ID,"result":…}`
+    /// with `ID` = `id` and nothing after the result, not even white space; nil for any other text.
+    /// The result itself is not checked.
+    static func plainResultRange(_ bytes: UnsafeRawBufferPointer, id: Int64) -> Range<Int>? {
+        let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
+        let infix: StaticString = #","result":"#
+        guard bytes.count > prefix.utf8CodeUnitCount + infix.utf8CodeUnitCount + 2, bytes.last == UInt8(ascii: "}"),
+            memcmp(bytes.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+        else { return nil }
+        // A plain positive integer: a leading zero would not be JSON.
+        let idStart = prefix.utf8CodeUnitCount
+        guard (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(bytes[idStart]) else { return nil }
+        var end = idStart
+        while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+        guard integer(UnsafeRawBufferPointer(rebasing: bytes[idStart..<end])) == id,
+            bytes.count - end > infix.utf8CodeUnitCount,
+            memcmp(bytes.baseAddress! + end, infix.utf8Start, infix.utf8CodeUnitCount) == 0
+        else { return nil }
+        let start = end + infix.utf8CodeUnitCount
+        // No white space around the result (the range must be the value alone).
+        guard start < bytes.count - 1, bytes[start] == UInt8(ascii: "{"), !(bytes[bytes.count - 2] == 0x20 || bytes[bytes.count - 2] == 0x0A
+            || bytes[bytes.count - 2] == 0x0D || bytes[bytes.count - 2] == 0x09)
+        else { return nil }
+        return start..<(bytes.count - 1)
     }
 
     /// Whether `id` still waits for its answer.
@@ -111,12 +162,24 @@ package enum ReplyRouter {
     ///   - expectedID: the id of the request this answers; a response carrying another id is a
     ///     bad reply.
     ///   - maximumBytes: a larger response is a bad reply (its bytes are not passed on).
-    static func deliver(_ bytes: UnsafeRawBufferPointer, to completion: Completion, expectedID: Int64? = nil, maximumBytes: Int = .max) {
+    ///   - expectsChip: the answer should be a chip; one written the SDK's way
+    ///     (`{"jsonrpc":"2.0","id":ID,"result":CHIP}`) that `ChipScan` accepts is then passed on
+    ///     after that one scan (`resultIsScannedChip`). Any other answer is read in full as usual.
+    static func deliver(
+        _ bytes: UnsafeRawBufferPointer, to completion: Completion, expectedID: Int64? = nil, maximumBytes: Int = .max,
+        expectsChip: Bool = false
+    ) {
         if bytes.count > maximumBytes {
             let empty: [UInt8] = []
             empty.withUnsafeBytes { buffer in
                 completion(ProviderResponse(bytes: buffer, result: nil, error: tooLarge(bytes.count, limit: maximumBytes), errorIsFromHost: true))
             }
+            return
+        }
+        if expectsChip, let expectedID, let result = plainResultRange(bytes, id: expectedID),
+            ChipScan.isValid(UnsafeRawBufferPointer(rebasing: bytes[result]))
+        {
+            completion(ProviderResponse(bytes: bytes, result: result, error: nil, resultIsScannedChip: true))
             return
         }
         let (envelope, parseError) = Envelope.scan(bytes)
@@ -161,10 +224,10 @@ private let inProcessReplyLimit = Atomic<Int>(.max)
 /// The C callback every provider instance answers through.
 private let replyCallback: ctxp_reply_fn = { context, bytes, length in
     let id = Int64(Int(bitPattern: context))
-    guard let completion = ReplyRouter.take(id) else { return }  // late or duplicate answer: dropped
+    guard let waiting = ReplyRouter.takeWaiting(id) else { return }  // late or duplicate answer: dropped
     ReplyRouter.deliver(
-        UnsafeRawBufferPointer(start: bytes, count: length), to: completion, expectedID: id,
-        maximumBytes: inProcessReplyLimit.load(ordering: .relaxed))
+        UnsafeRawBufferPointer(start: bytes, count: length), to: waiting.completion, expectedID: id,
+        maximumBytes: inProcessReplyLimit.load(ordering: .relaxed), expectsChip: waiting.expectsChip)
 }
 
 /// Collects the JSON error an `open` call reports.
@@ -187,6 +250,8 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     /// up only its own requests, which then time out, instead of the whole host. (A second thread
     /// per provider was measured: lock contention made it slower on two cores.)
     private let calls = CallThread()
+    /// Request messages, reused.
+    private let buffers = MessageBuffers()
 
     /// Opens an instance with the init JSON.
     ///
@@ -223,19 +288,23 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        let id = ReplyRouter.register(completion)
-        let message = ProviderMessage.request(id: id, method: method, params: params)
-        calls.submit { [self] in call(id: id, message: message) }
+        let id = ReplyRouter.register(completion, expectsChip: ProviderOutput.expected(for: method) == .chip)
+        var bytes = buffers.take()
+        ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
+        let message = OutgoingMessage(bytes)
+        calls.submit { [self] in call(id: id, message: message.take()) }
         return id
     }
 
     /// Hands one request to the provider's `call` (on the call thread).
-    private func call(id: Int64, message: [UInt8]) {
+    private func call(id: Int64, message: consuming [UInt8]) {
         // Cancelled or timed out while queued: nobody waits for the answer.
-        guard ReplyRouter.isPending(id) else { return }
-        message.withUnsafeBufferPointer { buffer in
-            library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, UnsafeMutableRawPointer(bitPattern: Int(id)))
+        if ReplyRouter.isPending(id) {
+            message.withUnsafeBufferPointer { buffer in
+                library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, UnsafeMutableRawPointer(bitPattern: Int(id)))
+            }
         }
+        buffers.giveBack(message)
     }
 
     package func cancel(_ id: Int64) {

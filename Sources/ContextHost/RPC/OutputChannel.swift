@@ -45,15 +45,21 @@ package final class OutputChannel: Sendable {
 
     /// Sends one message body, framed.
     package func send(_ body: UnsafeRawBufferPointer) {
+        send(length: body.count) { $0.append(contentsOf: body) }
+    }
+
+    /// Sends one message body of `length` bytes that `write` appends straight into the output
+    /// buffer (no copy of its own), framed.
+    package func send(length: Int, _ write: (inout [UInt8]) -> Void) {
         state.withLock { state in
             guard !state.closed else { return }
             switch state.framing {
             case .newlineDelimited:
-                state.buffer.append(contentsOf: body)
+                write(&state.buffer)
                 state.buffer.append(0x0A)
             case .contentLength:
-                state.buffer.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
-                state.buffer.append(contentsOf: body)
+                state.buffer.append(contentsOf: "Content-Length: \(length)\r\n\r\n".utf8)
+                write(&state.buffer)
             }
             if state.batching == 0 {
                 flushLocked(&state)

@@ -79,14 +79,15 @@ package final class Reply: Sendable {
     /// Answers with a result given as raw JSON bytes (compact: no raw newlines).
     package func sendResult(raw: UnsafeRawBufferPointer) {
         guard claim() else { return }
-        var message: [UInt8] = []
-        message.reserveCapacity(raw.count + id.count + 32)
-        message.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-        message.append(contentsOf: id)
-        message.append(contentsOf: #","result":"#.utf8)
-        message.append(contentsOf: raw)
-        message.append(UInt8(ascii: "}"))
-        output.send(message)
+        let prefix = #"{"jsonrpc":"2.0","id":"#.utf8
+        let infix = #","result":"#.utf8
+        output.send(length: prefix.count + id.count + infix.count + raw.count + 1) { message in
+            message.append(contentsOf: prefix)
+            message.append(contentsOf: id)
+            message.append(contentsOf: infix)
+            message.append(contentsOf: raw)
+            message.append(UInt8(ascii: "}"))
+        }
         finish()
     }
 

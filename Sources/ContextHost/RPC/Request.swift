@@ -8,6 +8,8 @@ package struct Request: Sendable {
     package let envelope: Envelope
     /// How to answer; nil for a notification.
     package let reply: Reply?
+    /// Where `params.item` and its `providerId` are, as the input limits check found them.
+    package var itemLocation = ItemLocation()
 
     package var method: String { envelope.method ?? "" }
 

@@ -125,11 +125,13 @@ package final class RPCServer: Sendable {
                 return
             }
         }
+        var itemLocation = ItemLocation()
         if let params = envelope.params {
             let configuration = host.configuration
             let problem: RPCError? = message.withUnsafeBytes { bytes in
                 do throws(RPCError) {
-                    try configuration.inputLimits.checkParams(bytes, range: params, itemLimit: configuration.outputLimits.itemBytes)
+                    itemLocation = try configuration.inputLimits.checkParams(
+                        bytes, range: params, itemLimit: configuration.outputLimits.itemBytes)
                     return nil
                 } catch {
                     return error
@@ -141,7 +143,8 @@ package final class RPCServer: Sendable {
             }
         }
         let reply = idBytes.map { Reply(id: $0, output: output) }
-        let request = Request(message: message, envelope: envelope, reply: reply)
+        var request = Request(message: message, envelope: envelope, reply: reply)
+        request.itemLocation = itemLocation
         dispatch(request, method: method)
     }
 

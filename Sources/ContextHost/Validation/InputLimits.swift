@@ -1,5 +1,11 @@
 import ContextProviderKit
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Limits on what a client may send and keep open (docs/security.md §6). The message size cap is
 /// `HostConfiguration.maximumMessageBytes` and the nesting depth `JSONReader.maximumDepth` (256).
 public struct InputLimits: Sendable, Equatable {
@@ -39,10 +45,15 @@ public struct InputLimits: Sendable, Equatable {
     /// Errors are `-32602` naming the field and the limit, e.g. `params.values.title: a string of
     /// 2097152 bytes exceeds the limit of 1048576 bytes (maximumStringBytes).`, with
     /// `data: {field, limit, length, limitName}`.
-    package func checkParams(_ bytes: UnsafeRawBufferPointer, range: Range<Int>, itemLimit: Int) throws(RPCError) {
+    ///
+    /// Returns where `params.item` and its `providerId` are, found on the way (the `items/*`
+    /// methods route by them without reading the params again).
+    @discardableResult
+    package func checkParams(_ bytes: UnsafeRawBufferPointer, range: Range<Int>, itemLimit: Int) throws(RPCError) -> ItemLocation {
         var walker = ParamsWalker(bytes: bytes, limits: self, itemLimit: itemLimit, position: range.lowerBound)
         do {
             try walker.walk(top: true)
+            return walker.item
         } catch let error as RPCError {
             throw error
         } catch {
@@ -90,6 +101,14 @@ public struct InputLimits: Sendable, Equatable {
     }
 }
 
+/// Where a request's `params.item` is, as byte ranges into the message.
+package struct ItemLocation: Sendable, Equatable {
+    /// The value of the last `item` member of params (a repeated key keeps its last value).
+    package var item: Range<Int>?
+    /// The value of the first `providerId` member of that item, when the item is an object.
+    package var providerID: Range<Int>?
+}
+
 /// Walks raw params once, checking string lengths and element counts; builds a field path only
 /// when it reports a problem.
 private struct ParamsWalker {
@@ -98,6 +117,8 @@ private struct ParamsWalker {
     let itemLimit: Int
     var position: Int
     var trail: [Component] = []
+    /// What the walk found of `params.item`.
+    var item = ItemLocation()
 
     enum Component {
         case key(Range<Int>)
@@ -149,6 +170,55 @@ private struct ParamsWalker {
         position = reader.position
     }
 
+    /// Skips `params.item` and notes where it and its `providerId` are. The item is measured
+    /// whole (not walked for limits); only its top-level members are looked at.
+    mutating func skipItem() throws {
+        let start = position
+        guard bytes[position] == UInt8(ascii: "{") else {
+            try skipValue()
+            item = ItemLocation(item: start..<position, providerID: nil)
+            return
+        }
+        var providerID: Range<Int>?
+        position += 1
+        while true {
+            skipWhitespace()
+            if bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                break
+            }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            let keyStart = position
+            _ = try string()
+            let key = keyStart..<position
+            skipWhitespace()
+            position += 1  // ':'
+            skipWhitespace()
+            let valueStart = position
+            try skipValue()
+            if providerID == nil, Self.isKey(UnsafeRawBufferPointer(rebasing: bytes[key]), "providerId") {
+                providerID = valueStart..<position
+            }
+        }
+        item = ItemLocation(item: start..<position, providerID: providerID)
+    }
+
+    /// Whether the JSON string token `token` (quotes included) spells `name` (an ASCII name),
+    /// escapes decoded.
+    static func isKey(_ token: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        if token.count == count + 2 {
+            return memcmp(token.baseAddress! + 1, name.utf8Start, count) == 0
+        }
+        guard token.count > count + 2, token.contains(UInt8(ascii: "\\")) else { return false }
+        var reader = JSONReader(token)
+        guard let decoded = try? reader.readString() else { return false }
+        return decoded.utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
+    }
+
     mutating func walk(top: Bool = false) throws {
         skipWhitespace()
         guard position < bytes.count else { return }
@@ -184,11 +254,9 @@ private struct ParamsWalker {
                 skipWhitespace()
                 position += 1  // ':'
                 skipWhitespace()
-                if top, keyLength == 4, bytes[keyStart + 1] == UInt8(ascii: "i"), bytes[keyStart + 2] == UInt8(ascii: "t"),
-                    bytes[keyStart + 3] == UInt8(ascii: "e"), bytes[keyStart + 4] == UInt8(ascii: "m")
-                {
+                if top, Self.isKey(UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(keyStart + keyLength + 2)]), "item") {
                     let start = position
-                    try skipValue()
+                    try skipItem()
                     let length = position - start
                     if length > itemLimit {
                         throw InputLimits.exceeded(

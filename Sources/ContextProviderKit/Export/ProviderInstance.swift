@@ -17,12 +17,16 @@ enum Wire {
     private static let errorInfix: [UInt8] = Array(#","error":"#.utf8)
 
     static func result(id: Int, _ result: JSONValue) -> [UInt8] {
+        Self.result(id: id, writing: result)
+    }
+
+    static func result(id: Int, writing result: some WireResult) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(256)
+        output.reserveCapacity(result.estimatedJSONBytes + 48)
         output.append(contentsOf: resultPrefix)
         JSONWriter.appendInteger(Int64(id), to: &output)
         output.append(contentsOf: resultInfix)
-        JSONWriter.append(result, to: &output)
+        result.appendJSON(to: &output)
         output.append(UInt8(ascii: "}"))
         return output
     }
@@ -40,6 +44,61 @@ enum Wire {
 
     static func error(id: Int, _ error: ProviderError) -> [UInt8] {
         Self.error(id: .number(Double(id)), error)
+    }
+}
+
+/// A request in flight: its task (once started) and where its answer goes. Not nested in the
+/// generic `ProviderInstance`, so the pending table's type needs no generic metadata at run time.
+private struct Pending {
+    var task: Task<Void, Never>?
+    let target: ReplyTarget
+}
+
+/// A method's result as it is written into the response.
+protocol WireResult: Sendable {
+    /// Appends the compact JSON text.
+    func appendJSON(to output: inout [UInt8])
+    /// About how long that text is (for the response buffer's first allocation).
+    var estimatedJSONBytes: Int { get }
+}
+
+extension JSONValue: WireResult {
+    func appendJSON(to output: inout [UInt8]) { JSONWriter.append(self, to: &output) }
+    var estimatedJSONBytes: Int { 256 }
+}
+
+extension ContextChip: WireResult {
+    /// The same text as `json` written by `JSONWriter`, without building the value first (a chip
+    /// is the answer to every preview).
+    func appendJSON(to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"ctxui":"#.utf8)
+        JSONWriter.appendNumber(Double(ctxuiVersion), to: &output)
+        Self.append("icon", icon, to: &output)
+        Self.append("title", title, to: &output)
+        if let subtitle { Self.append("subtitle", subtitle, to: &output) }
+        Self.append("tone", tone.rawValue, to: &output)
+        if let thumbnail { Self.append("thumbnail", thumbnail, to: &output) }
+        if let accessory {
+            output.append(contentsOf: #","accessory":"#.utf8)
+            JSONWriter.append(accessory.json, to: &output)
+        }
+        Self.append("accessibilityLabel", accessibilityLabel, to: &output)
+        Self.append("fallbackText", fallbackText, to: &output)
+        output.append(UInt8(ascii: "}"))
+    }
+
+    /// `,"key":"value"` (keys are plain ASCII names).
+    private static func append(_ key: StaticString, _ value: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: ","))
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        output.append(contentsOf: #"":"#.utf8)
+        JSONWriter.appendString(value, to: &output)
+    }
+
+    var estimatedJSONBytes: Int {
+        160 + icon.utf8.count + title.utf8.count + (subtitle?.utf8.count ?? 0) + (thumbnail?.utf8.count ?? 0)
+            + accessibilityLabel.utf8.count + fallbackText.utf8.count + (accessory == nil ? 0 : 256)
     }
 }
 
@@ -62,11 +121,6 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     private let infoResult: JSONValue
     private let immediateMethods: ProviderMethods
 
-    private struct Pending {
-        var task: Task<Void, Never>?
-        let target: ReplyTarget
-    }
-
     // Guarded by `lock`.
     private let lock = Lock()
     private var pending: [Int: Pending] = [:]
@@ -84,30 +138,31 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     override func receive(_ message: UnsafeRawBufferPointer, reply: ctxp_reply_fn?, context: UnsafeMutableRawPointer?) {
         let target = reply.map { ReplyTarget(function: $0, context: context) }
-        let parsed: JSONValue
+        let request: ProviderRequest
         do {
-            parsed = try JSONValue(parsing: message)
+            request = try ProviderRequest(scanning: message)
         } catch {
-            target?.send(Wire.error(id: .null, ProviderError(code: ProviderError.Code.parseError, message: "Parse error: \(error)")))
+            switch error {
+            case .parse(let error):
+                target?.send(Wire.error(id: .null, ProviderError(code: ProviderError.Code.parseError, message: "Parse error: \(error)")))
+            case .notAnObject(let typeName):
+                target?.send(Wire.error(id: .null, .invalidRequest("expected a JSON object, got \(typeName)")))
+            }
             return
         }
-        guard case .object(let object) = parsed else {
-            target?.send(Wire.error(id: .null, .invalidRequest("expected a JSON object, got \(parsed.typeName)")))
-            return
-        }
-        let idValue = object["id"]
-        guard object["jsonrpc"] == .string("2.0") else {
+        let idValue = request.id
+        guard request.jsonrpc == .string("2.0") else {
             target?.send(Wire.error(id: idValue ?? .null, .invalidRequest("jsonrpc must be \"2.0\"")))
             return
         }
-        guard case .string(let method)? = object["method"] else {
+        guard case .string(let method)? = request.method else {
             target?.send(Wire.error(id: idValue ?? .null, .invalidRequest("method must be a string")))
             return
         }
-        let params = object["params"] ?? .object(JSONObject())
+        let params = request.params
         guard let idValue else {
             // A notification: no answer.
-            if method == "$/cancelRequest", let id = params["id"]?.intValue { cancel(id) }
+            if method == "$/cancelRequest", let id = (try? params.value())?["id"]?.intValue { cancel(id) }
             return
         }
         guard let target else { return }
@@ -123,12 +178,12 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     }
 
     /// Decodes params synchronously (so bad params answer at once), then runs the provider method.
-    private func dispatch(_ method: String, id: Int, params: JSONValue, target: ReplyTarget) throws(JSONDecodeError) {
+    private func dispatch(_ method: String, id: Int, params: RequestParams, target: ReplyTarget) throws(JSONDecodeError) {
         let provider = self.provider
         switch method {
         case "item/preview":
             let item = try Self.item(params)
-            run(id, target, .preview) { try await provider.preview(item).json }
+            run(id, target, .preview, writing: { try await provider.preview(item) })
         case "item/previewMany":
             // Only for previews computed from the item alone (declared immediate): those are made
             // one after another in one task. Other providers' previews may be slow, and each is
@@ -137,10 +192,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 target.send(Wire.error(id: id, ProviderError(code: ProviderError.Code.methodNotFound, message: "Method not found: \(method) (previews are not declared immediate; use item/preview)")))
                 return
             }
-            let items = try Self.items(params)
-            // In a task of its own, never on the calling thread: a host that splits a long list
-            // into several calls gets them previewed side by side, one per core.
-            run(id, target) { try await Self.previews(of: items, provider: provider) }
+            // Decoded in the task, not on the calling thread: a host that splits a long list into
+            // several calls gets them decoded and previewed side by side, one per core.
+            let params = params.range.map { Array(UnsafeRawBufferPointer(rebasing: params.message[$0])) } ?? Array("{}".utf8)
+            run(id, target) { try await Self.previews(of: try Self.items(params), provider: provider) }
         case "item/detail":
             let item = try Self.item(params)
             run(id, target, .detail) { try await provider.detail(item).json }
@@ -206,23 +261,79 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
     }
 
-    private static func item(_ params: JSONValue) throws(JSONDecodeError) -> ContextItem {
-        try JSONObjectReader(params, path: "params").decode("item", as: ContextItem.self)
+    private static func item(_ params: RequestParams) throws(JSONDecodeError) -> ContextItem {
+        try params.decodeItem()
     }
 
     /// The most items one `item/previewMany` may carry (docs/provider-abi.md).
     static var maximumPreviewBatch: Int { 256 }
 
     /// `item/previewMany` params: each item decoded on its own, so one bad item costs only its
-    /// own chip.
-    private static func items(_ params: JSONValue) throws(JSONDecodeError) -> [Result<ContextItem, JSONDecodeError>] {
-        let items = try JSONObjectReader(params, path: "params").array("items") { value, path in
-            Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) }
+    /// own chip. Plain valid items are decoded straight from the bytes (as `item/preview`'s are);
+    /// anything unusual the general way, which names what is wrong.
+    static func items(_ params: [UInt8]) throws(JSONDecodeError) -> [Result<ContextItem, JSONDecodeError>] {
+        let direct: [Result<ContextItem, JSONDecodeError>]? = params.withUnsafeBytes { bytes in
+            var reader = JSONReader(bytes)
+            var items: [Result<ContextItem, JSONDecodeError>]?
+            do {
+                guard reader.peek == UInt8(ascii: "{") else { return nil }
+                try reader.readMembers { key, reader throws(JSONParseError) in
+                    guard key == "items", reader.peek == UInt8(ascii: "[") else {
+                        if key == "items" { items = nil }
+                        return try reader.skipValue()
+                    }
+                    items = try readItems(&reader, in: bytes)
+                }
+            } catch {
+                return nil  // not reached: the message was checked when it was read
+            }
+            return items
+        }
+        let items: [Result<ContextItem, JSONDecodeError>]
+        if let direct {
+            items = direct
+        } else {
+            let value: JSONValue
+            do { value = try JSONReader.parse(params) } catch { throw JSONDecodeError(path: "params", message: "not valid JSON: \(error)") }
+            items = try JSONObjectReader(value, path: "params").array("items") { value, path in
+                Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) }
+            }
         }
         guard items.count <= maximumPreviewBatch else {
             throw JSONDecodeError(path: "params.items", message: "\(items.count) items; at most \(maximumPreviewBatch) per call")
         }
         return items
+    }
+
+    /// Reads the `items` array at the reader's position, one element at a time.
+    private static func readItems(
+        _ reader: inout JSONReader, in bytes: UnsafeRawBufferPointer
+    ) throws(JSONParseError) -> [Result<ContextItem, JSONDecodeError>] {
+        var items: [Result<ContextItem, JSONDecodeError>] = []
+        try reader.expect(UInt8(ascii: "["), "'['")
+        reader.skipWhitespace()
+        if reader.peek == UInt8(ascii: "]") {
+            reader.position += 1
+            return items
+        }
+        while true {
+            reader.skipWhitespace()
+            let start = reader.position
+            if let item = try RequestParams.readItemObject(&reader) {
+                items.append(.success(item))
+            } else {
+                let value = try JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<reader.position]))
+                let path = "params.items[\(items.count)]"
+                items.append(Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) })
+            }
+            reader.skipWhitespace()
+            if reader.peek == UInt8(ascii: ",") {
+                reader.position += 1
+                continue
+            }
+            try reader.expect(UInt8(ascii: "]"), "',' or ']'")
+            return items
+        }
     }
 
     /// `item/previewMany`: `{"previews": [{"chip": …} | {"error": …}, …]}`, one per item, in order.
@@ -252,6 +363,14 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         _ id: Int, _ target: ReplyTarget, _ method: ProviderMethods = [],
         _ work: @escaping @Sendable () async throws -> JSONValue
     ) {
+        run(id, target, method, writing: work)
+    }
+
+    /// `run` for a result written without a `JSONValue` (a chip).
+    private func run<Result: WireResult>(
+        _ id: Int, _ target: ReplyTarget, _ method: ProviderMethods = [],
+        writing work: @escaping @Sendable () async throws -> Result
+    ) {
         let accepted: Bool = lock.withLock {
             if closed || pending[id] != nil { return false }
             pending[id] = Pending(task: nil, target: target)
@@ -266,7 +385,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         let body: @Sendable () async -> Void = {
             let response: [UInt8]
             do {
-                response = Wire.result(id: id, try await work())
+                response = Wire.result(id: id, writing: try await work())
             } catch {
                 response = Wire.error(id: id, ProviderError.from(error))
             }

@@ -26,6 +26,10 @@ package struct JSONReader {
     let bytes: UnsafeRawBufferPointer
     package var position: Int
     var depth = 0
+    /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes, as
+    /// decoding does (then skipping accepts exactly what parsing accepts). Off by default: the
+    /// host passes such strings through to the provider, whose parser decides.
+    var checksSurrogates = false
 
     package init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
         self.bytes = bytes
@@ -221,66 +225,107 @@ package struct JSONReader {
             return string
         }
         if bytes[position] < 0x20 { throw error("Unescaped control character in string") }
-        // Slow path: escapes.
-        var scalars: [UInt8] = []
-        // Room for the whole string at once (escapes only shrink it): find its end first.
-        var probe = self
-        probe.position = start - 1
-        if (try? probe.skipString()) != nil { scalars.reserveCapacity(probe.position - start) }
-        scalars.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
-        while position < bytes.count {
-            let byte = bytes[position]
-            switch byte {
-            case UInt8(ascii: "\""):
-                position += 1
-                return String(decoding: scalars, as: UTF8.self)
-            case UInt8(ascii: "\\"):
-                position += 1
-                guard position < bytes.count else { throw error("Unterminated string") }
-                let escape = bytes[position]
-                position += 1
-                switch escape {
-                case UInt8(ascii: "\""): scalars.append(0x22)
-                case UInt8(ascii: "\\"): scalars.append(0x5C)
-                case UInt8(ascii: "/"): scalars.append(0x2F)
-                case UInt8(ascii: "b"): scalars.append(0x08)
-                case UInt8(ascii: "f"): scalars.append(0x0C)
-                case UInt8(ascii: "n"): scalars.append(0x0A)
-                case UInt8(ascii: "r"): scalars.append(0x0D)
-                case UInt8(ascii: "t"): scalars.append(0x09)
-                case UInt8(ascii: "u"):
-                    var code = try readHex4()
-                    if (0xD800...0xDBFF).contains(code) {
-                        // A high surrogate must be followed by a low one.
-                        if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                            bytes[position + 1] == UInt8(ascii: "u")
-                        {
-                            position += 2
-                            let low = try readHex4()
-                            guard (0xDC00...0xDFFF).contains(low) else { throw error("Invalid UTF-16 surrogate pair") }
-                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                        } else {
-                            throw error("Unpaired UTF-16 surrogate")
-                        }
-                    } else if (0xDC00...0xDFFF).contains(code) {
-                        throw error("Unpaired UTF-16 surrogate")
-                    }
-                    guard let scalar = Unicode.Scalar(code) else { throw error("Invalid Unicode escape") }
-                    scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
-                default:
-                    position -= 1
-                    throw error("Invalid escape character in string")
-                }
-            default:
-                if byte < 0x20 { throw error("Unescaped control character in string") }
-                // A run of plain bytes up to the next special one, copied at once.
-                let run = position
-                position += 1
-                position = skipPlainBytes(from: position)
-                scalars.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<position]))
+        // Slow path: escapes. The decoded text is at most as long as the escaped one, which is at
+        // most what is left of the input: when that is short, the text is decoded straight into a
+        // string of that capacity (copied to a tighter one if that wastes more than half); a long
+        // string is measured first (`skipString`).
+        let left = bytes.count - start
+        var capacity = left
+        if left > Self.unmeasuredDecodingLimit {
+            var probe = self
+            probe.position = start - 1
+            try probe.skipString()
+            capacity = probe.position - 1 - start
+        }
+        var failure: JSONParseError?
+        let string = String(unsafeUninitializedCapacity: capacity) { output in
+            do throws(JSONParseError) {
+                return try decodeEscapedString(from: start, into: output)
+            } catch {
+                failure = error
+                return 0
             }
         }
-        throw error("Unterminated string")
+        if let failure { throw failure }
+        if capacity > 2 * string.utf8.count + 64 {
+            return String(decoding: string.utf8, as: UTF8.self)
+        }
+        return string
+    }
+
+    /// Strings with escapes that may be longer than this are measured before they are decoded.
+    static let unmeasuredDecodingLimit = 16 << 10
+
+    /// Decodes the string whose text starts at `start` (after the opening quote) into `output`,
+    /// checking it, and leaves `position` after the closing quote. Returns the decoded length,
+    /// which is at most the escaped one: `output` must hold that many bytes.
+    private mutating func decodeEscapedString(
+        from start: Int, into output: UnsafeMutableBufferPointer<UInt8>
+    ) throws(JSONParseError) -> Int {
+        var count = 0
+        func append(_ byte: UInt8) {
+            output[count] = byte
+            count += 1
+        }
+        func append(run: Range<Int>) {
+            guard !run.isEmpty else { return }
+            UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: output[count..<count + run.count]))
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[run]))
+            count += run.count
+        }
+        position = start
+        while true {
+            let run = position
+            position = skipPlainBytes(from: position)
+            append(run: run..<position)
+            guard position < bytes.count else { throw error("Unterminated string") }
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                position += 1
+                return count
+            }
+            if byte < 0x20 { throw error("Unescaped control character in string") }
+            // A backslash.
+            position += 1
+            guard position < bytes.count else { throw error("Unterminated string") }
+            let escape = bytes[position]
+            position += 1
+            switch escape {
+            case UInt8(ascii: "\""): append(0x22)
+            case UInt8(ascii: "\\"): append(0x5C)
+            case UInt8(ascii: "/"): append(0x2F)
+            case UInt8(ascii: "b"): append(0x08)
+            case UInt8(ascii: "f"): append(0x0C)
+            case UInt8(ascii: "n"): append(0x0A)
+            case UInt8(ascii: "r"): append(0x0D)
+            case UInt8(ascii: "t"): append(0x09)
+            case UInt8(ascii: "u"):
+                let code = try pairingSurrogates(try readHex4())
+                guard let scalar = Unicode.Scalar(code) else { throw error("Invalid Unicode escape") }
+                // At most 4 bytes of UTF-8 for the 6 (or 12) of the escape.
+                for unit in UTF8.encode(scalar)! { append(unit) }
+            default:
+                position -= 1
+                throw error("Invalid escape character in string")
+            }
+        }
+    }
+
+    /// The code point of a `\\u` escape whose four digits were just read as `code`: a high
+    /// surrogate must be followed by a `\\u` low one (read here too), and a low one alone is an
+    /// error.
+    mutating func pairingSurrogates(_ code: UInt32) throws(JSONParseError) -> UInt32 {
+        if (0xD800...0xDBFF).contains(code) {
+            guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                throw error("Unpaired UTF-16 surrogate")
+            }
+            position += 2
+            let low = try readHex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw error("Invalid UTF-16 surrogate pair") }
+            return 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+        }
+        if (0xDC00...0xDFFF).contains(code) { throw error("Unpaired UTF-16 surrogate") }
+        return code
     }
 
     /// The index of the first byte at or after `index` that is `"`, `\\` or a control byte (or
@@ -464,7 +509,8 @@ package struct JSONReader {
                 position += 1
             case UInt8(ascii: "u"):
                 position += 1
-                _ = try readHex4()
+                let code = try readHex4()
+                if checksSurrogates { _ = try pairingSurrogates(code) }
             default:
                 throw error("Invalid escape character in string")
             }

@@ -14,34 +14,7 @@ extension ItemMethod {
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
-        // Find the item and its providerId without decoding the item.
-        let (itemRange, providerID, extras) = try request.withRawParams { bytes, range throws(RPCError) -> (Range<Int>, String, [(String, Range<Int>)]) in
-            guard let range else { throw RPCError.invalidParams("params.item is required (an object)") }
-            var item: Range<Int>?
-            var extras: [(String, Range<Int>)] = []
-            do {
-                try RawObject.members(bytes, in: range) { key, value in
-                    if key == "item" {
-                        item = value
-                    } else if forwardedMembers.contains(key) {
-                        extras.append((key, value))
-                    }
-                }
-            } catch {
-                throw RPCError.invalidParams("params must be an object")
-            }
-            guard let item else { throw RPCError.invalidParams("params.item is required (an object)") }
-            guard bytes[item.lowerBound] == UInt8(ascii: "{") else {
-                throw RPCError.invalidParams("params.item: expected an object")
-            }
-            guard let providerRange = try? RawObject.member("providerId", of: bytes, in: item) else {
-                throw RPCError.invalidParams("params.item.providerId is required (a string)")
-            }
-            guard let providerID = RawObject.string(bytes, in: providerRange) else {
-                throw RPCError.invalidParams("params.item.providerId: expected a string")
-            }
-            return (item, providerID, extras)
-        }
+        let (itemRange, providerID, extras) = try locateItem(request)
         // At start-up the provider may still be loading: wait for it (off the reader).
         if server.host.registry.isLoading(providerID) {
             try server.host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
@@ -69,6 +42,46 @@ extension ItemMethod {
                 out.append(contentsOf: message[range])
             }
             out.append(UInt8(ascii: "}"))
+        }
+    }
+}
+
+extension ItemMethod {
+    /// Finds the item, its providerId and the forwarded members without decoding the item: from
+    /// where the input limits check saw them (`Request.itemLocation`), else by reading the params
+    /// again, which also names what is wrong.
+    static func locateItem(_ request: Request) throws(RPCError) -> (Range<Int>, String, [(String, Range<Int>)]) {
+        try request.withRawParams { bytes, range throws(RPCError) -> (Range<Int>, String, [(String, Range<Int>)]) in
+            if forwardedMembers.isEmpty, let item = request.itemLocation.item, let providerRange = request.itemLocation.providerID,
+                let providerID = RawObject.string(bytes, in: providerRange)
+            {
+                return (item, providerID, [])
+            }
+            guard let range else { throw RPCError.invalidParams("params.item is required (an object)") }
+            var item: Range<Int>?
+            var extras: [(String, Range<Int>)] = []
+            do {
+                try RawObject.members(bytes, in: range) { key, value in
+                    if key == "item" {
+                        item = value
+                    } else if forwardedMembers.contains(key) {
+                        extras.append((key, value))
+                    }
+                }
+            } catch {
+                throw RPCError.invalidParams("params must be an object")
+            }
+            guard let item else { throw RPCError.invalidParams("params.item is required (an object)") }
+            guard bytes[item.lowerBound] == UInt8(ascii: "{") else {
+                throw RPCError.invalidParams("params.item: expected an object")
+            }
+            guard let providerRange = try? RawObject.member("providerId", of: bytes, in: item) else {
+                throw RPCError.invalidParams("params.item.providerId is required (a string)")
+            }
+            guard let providerID = RawObject.string(bytes, in: providerRange) else {
+                throw RPCError.invalidParams("params.item.providerId: expected a string")
+            }
+            return (item, providerID, extras)
         }
     }
 }

@@ -1,0 +1,208 @@
+/// One request as the SDK receives it: the envelope read member by member, and `params` kept as a
+/// byte range into the message, decoded only by what the method needs.
+///
+/// The whole message is checked to be valid JSON, but no tree is built for the envelope, and the
+/// item of an item method is decoded straight into a `ContextItem` (only its `content` becomes a
+/// `JSONValue`): while the message is read, when `method` came before `params` (as hosts write
+/// it), else from the params' bytes afterwards.
+struct ProviderRequest {
+    /// The members of the envelope; a repeated member keeps its last value, as in `JSONObject`.
+    var jsonrpc: JSONValue?
+    var id: JSONValue?
+    var method: JSONValue?
+    var params: RequestParams
+
+    /// Methods whose params are `{item}` (plus members the SDK ignores for them).
+    static let itemMethods: Set<String> = ["item/preview", "item/detail", "item/describe"]
+
+    /// What is wrong with a message before its members can be read.
+    enum Failure: Error {
+        /// Not JSON.
+        case parse(JSONParseError)
+        /// JSON, but not an object; the type name of what it is.
+        case notAnObject(String)
+    }
+
+    /// Reads `message`, which must be one JSON object.
+    init(scanning message: UnsafeRawBufferPointer) throws(Failure) {
+        var reader = JSONReader(message)
+        // Accept exactly what `JSONReader.parse` accepts, skipped parts included.
+        reader.checksSurrogates = true
+        reader.skipWhitespace()
+        guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
+            // Not an object: say what it is (or why it is not JSON).
+            let value: JSONValue
+            do { value = try JSONReader.parse(message) } catch { throw .parse(error) }
+            throw .notAnObject(value.typeName)
+        }
+        var jsonrpc: JSONValue?, id: JSONValue?, method: JSONValue?, params: Range<Int>?
+        var item: ContextItem?
+        do throws(JSONParseError) {
+            try reader.readMembers { key, reader throws(JSONParseError) in
+                switch key {
+                case "jsonrpc": jsonrpc = try reader.readValue()
+                case "id": id = try reader.readValue()
+                case "method": method = try reader.readValue()
+                case "params":
+                    let start = reader.position
+                    if case .string(let name)? = method, Self.itemMethods.contains(name) {
+                        item = try RequestParams.readItem(&reader)
+                    } else {
+                        item = nil
+                        try reader.skipValue()
+                    }
+                    params = start..<reader.position
+                default: try reader.skipValue()
+                }
+            }
+            reader.skipWhitespace()
+            guard reader.atEnd else { throw reader.error("Unexpected data after the JSON value") }
+        } catch {
+            throw .parse(error)
+        }
+        self.jsonrpc = jsonrpc
+        self.id = id
+        self.method = method
+        // An item read for another method (a later `method` member replaced the first) is not used.
+        if case .string(let name)? = method, !Self.itemMethods.contains(name) { item = nil }
+        self.params = RequestParams(message: message, range: params, item: item)
+    }
+}
+
+/// A request's `params`, undecoded: valid JSON (the whole message was checked), decoded on demand.
+/// Valid only while the message is (during `receive`).
+struct RequestParams {
+    let message: UnsafeRawBufferPointer
+    /// Where `params` is in the message; nil when the request has none.
+    let range: Range<Int>?
+    /// `params.item`, when it was decoded while the message was read.
+    var item: ContextItem?
+
+    /// The params as a value; absent params are an empty object.
+    func value() throws(JSONDecodeError) -> JSONValue {
+        guard let range else { return .object(JSONObject()) }
+        do {
+            return try JSONReader.parse(UnsafeRawBufferPointer(rebasing: message[range]))
+        } catch {
+            // Unreachable: the range was checked when the message was scanned.
+            throw JSONDecodeError(path: "params", message: "not valid JSON: \(error)")
+        }
+    }
+
+    /// `params.item`. The direct decoding (`readItem`) takes only plain valid items; anything
+    /// unusual (a missing or mistyped member, params or item not objects) is decoded again the
+    /// general way, which finds the exact error: both ways accept and refuse the same requests.
+    func decodeItem() throws(JSONDecodeError) -> ContextItem {
+        if let item { return item }
+        if let range {
+            var reader = JSONReader(UnsafeRawBufferPointer(rebasing: message[range]))
+            if let item = try? Self.readItem(&reader) { return item }
+        }
+        return try JSONObjectReader(value(), path: "params").decode("item", as: ContextItem.self)
+    }
+
+    /// Reads the params value at the reader's position (checking it is valid JSON) and decodes its
+    /// `item` member if params and item are plain valid ones; nil otherwise. A repeated `item`
+    /// keeps the last one, as in a `JSONObject`.
+    static func readItem(_ reader: inout JSONReader) throws(JSONParseError) -> ContextItem? {
+        guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
+            try reader.skipValue()
+            return nil
+        }
+        var item: ContextItem?
+        var found = false
+        try reader.readMembers { key, reader throws(JSONParseError) in
+            if key == "item" {
+                found = true
+                item = try readItemObject(&reader)
+            } else {
+                try reader.skipValue()
+            }
+        }
+        return found ? item : nil
+    }
+
+    /// Reads one value; a plain valid item object becomes the item, anything else nil.
+    static func readItemObject(_ reader: inout JSONReader) throws(JSONParseError) -> ContextItem? {
+        guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
+            try reader.skipValue()
+            return nil
+        }
+        var id: String?, providerId: String?, type: String?, displayName: String?, createdAt: String?
+        var content: JSONValue = .null
+        // A member of the wrong type is left to the general decoder to name.
+        var unusual = false
+        try reader.readMembers { key, reader throws(JSONParseError) in
+            switch key {
+            case "id": id = try reader.readIfString()
+            case "providerId": providerId = try reader.readIfString()
+            case "type": type = try reader.readIfString()
+            case "displayName": displayName = try reader.readIfString()
+            case "content": content = try reader.readValue()
+            case "createdAt":
+                if !reader.atEnd, reader.current == UInt8(ascii: "n") {
+                    _ = try reader.readValue()
+                    createdAt = nil
+                } else {
+                    createdAt = try reader.readIfString()
+                    if createdAt == nil { unusual = true }
+                }
+            default: try reader.skipValue()
+            }
+        }
+        guard !unusual, let id, !id.isEmpty, let providerId, let type, let displayName else { return nil }
+        return ContextItem(id: id, providerId: providerId, type: type, displayName: displayName, content: content, createdAt: createdAt)
+    }
+}
+
+extension JSONObjectReader {
+    /// Reads a request's params, which must be an object (absent params are an empty one).
+    init(_ params: RequestParams, path: String) throws(JSONDecodeError) {
+        try self.init(params.value(), path: path)
+    }
+}
+
+extension JSONReader {
+    /// Reads a string, or skips a value of another type and returns nil.
+    mutating func readIfString() throws(JSONParseError) -> String? {
+        guard !atEnd, current == UInt8(ascii: "\"") else {
+            try skipValue()
+            return nil
+        }
+        return try readString()
+    }
+
+    /// Reads the object starting at `position` (at its `{`) member by member: `member` gets each
+    /// key, decoded, with the reader at the start of the value, and must read or skip exactly that
+    /// value. Leaves `position` after the closing `}`.
+    mutating func readMembers(_ member: (String, inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        try enter()
+        defer { depth -= 1 }
+        position += 1  // {
+        skipWhitespace()
+        if !atEnd, current == UInt8(ascii: "}") {
+            position += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
+            let key = try readString()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"), "':'")
+            skipWhitespace()
+            try member(key, &self)
+            skipWhitespace()
+            guard !atEnd else { throw unexpected("',' or '}'") }
+            if current == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if current == UInt8(ascii: "}") {
+                position += 1
+                return
+            }
+            throw unexpected("',' or '}'")
+        }
+    }
+}
