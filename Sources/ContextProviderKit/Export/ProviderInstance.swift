@@ -67,6 +67,30 @@ extension JSONValue: WireResult {
     var estimatedJSONBytes: Int { 256 }
 }
 
+/// The `item/previewMany` result, `{"previews": [{"chip": …} | {"error": …}, …]}`, written directly.
+struct Previews: WireResult {
+    var entries: [Result<ContextChip, ProviderError>] = []
+
+    func appendJSON(to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"previews":["#.utf8)
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            switch entry {
+            case .success(let chip):
+                output.append(contentsOf: #"{"chip":"#.utf8)
+                chip.appendJSON(to: &output)
+            case .failure(let error):
+                output.append(contentsOf: #"{"error":"#.utf8)
+                JSONWriter.append(error.json, to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+        output.append(contentsOf: "]}".utf8)
+    }
+
+    var estimatedJSONBytes: Int { 32 + entries.count * 1024 }
+}
+
 extension ContextChip: WireResult {
     /// The same text as `json` written by `JSONWriter`, without building the value first (a chip
     /// is the answer to every preview).
@@ -195,7 +219,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             // Decoded in the task, not on the calling thread: a host that splits a long list into
             // several calls gets them decoded and previewed side by side, one per core.
             let params = params.range.map { Array(UnsafeRawBufferPointer(rebasing: params.message[$0])) } ?? Array("{}".utf8)
-            run(id, target) { try await Self.previews(of: try Self.items(params), provider: provider) }
+            run(id, target, writing: { try await Self.previews(of: try Self.items(params), provider: provider) })
         case "item/detail":
             let item = try Self.item(params)
             run(id, target, .detail) { try await provider.detail(item).json }
@@ -336,23 +360,22 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
     }
 
-    /// `item/previewMany`: `{"previews": [{"chip": …} | {"error": …}, …]}`, one per item, in order.
-    /// An item whose preview fails gets the error `item/preview` would have answered; cancelling
-    /// the request stops the batch.
-    private static func previews(of items: [Result<ContextItem, JSONDecodeError>], provider: P) async throws -> JSONValue {
-        var previews: [JSONValue] = []
-        previews.reserveCapacity(items.count)
+    /// `item/previewMany`: one chip or error per item, in order. An item whose preview fails gets
+    /// the error `item/preview` would have answered; cancelling the request stops the batch.
+    private static func previews(of items: [Result<ContextItem, JSONDecodeError>], provider: P) async throws -> Previews {
+        var previews = Previews()
+        previews.entries.reserveCapacity(items.count)
         for item in items {
             try Task.checkCancellation()
             do {
-                previews.append(["chip": try await provider.preview(try item.get()).json])
+                previews.entries.append(.success(try await provider.preview(try item.get())))
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                previews.append(["error": ProviderError.from(error).json])
+                previews.entries.append(.failure(ProviderError.from(error)))
             }
         }
-        return ["previews": .array(previews)]
+        return previews
     }
 
     // MARK: Requests in flight
