@@ -39,6 +39,8 @@ struct OutputValidationUnitTests {
         (#"{"icon":"a","title":"b","fallbackText":"c","tone":"blue","tone":"good"}"#, true),
         (#"{"icon":"a","title":"b","fallbackText":"c","t\u006fne":"blue"}"#, false),
         (#"{"icon":"a","title":"b","fallbackText":"c"} x"#, false),
+        (#"{"icon":"a","title":"\uD800","fallbackText":"c"}"#, false),  // a lone surrogate
+        (#"{"icon":"a","title":"b","fallbackText":"c","x":"\uDC00\uD800"}"#, false),
         (#"[]"#, false),
     ])
     func fallback(_ chip: String, _ valid: Bool) {

@@ -283,6 +283,7 @@ package enum OutputValidation {
 package enum ChipScan {
     package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var reader = JSONReader(bytes)
+        reader.checksSurrogates = true  // refuse what the decoder refuses (a lone \uD800)
         do {
             reader.skipWhitespace()
             guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else { return false }

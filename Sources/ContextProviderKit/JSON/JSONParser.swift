@@ -29,7 +29,7 @@ package struct JSONReader {
     /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes, as
     /// decoding does (then skipping accepts exactly what parsing accepts). Off by default: the
     /// host passes such strings through to the provider, whose parser decides.
-    var checksSurrogates = false
+    package var checksSurrogates = false
 
     package init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
         self.bytes = bytes
