@@ -141,13 +141,14 @@ package enum RawObject {
         }
     }
 
-    /// The byte range of member `key`, or nil.
+    /// The byte range of member `key` (of its last occurrence: a repeated key keeps its last
+    /// value, as when the object is decoded), or nil.
     package static func member(
         _ key: String, of bytes: UnsafeRawBufferPointer, in range: Range<Int>
     ) throws(JSONParseError) -> Range<Int>? {
         var found: Range<Int>?
         try members(bytes, in: range) { name, value in
-            if found == nil, name == key { found = value }
+            if name == key { found = value }
         }
         return found
     }

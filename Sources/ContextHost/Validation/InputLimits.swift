@@ -105,7 +105,8 @@ public struct InputLimits: Sendable, Equatable {
 package struct ItemLocation: Sendable, Equatable {
     /// The value of the last `item` member of params (a repeated key keeps its last value).
     package var item: Range<Int>?
-    /// The value of the first `providerId` member of that item, when the item is an object.
+    /// The value of the last `providerId` member of that item, when the item is an object (the
+    /// provider decodes the item the same way: a repeated key keeps its last value).
     package var providerID: Range<Int>?
 }
 
@@ -199,7 +200,7 @@ private struct ParamsWalker {
             skipWhitespace()
             let valueStart = position
             try skipValue()
-            if providerID == nil, Self.isKey(UnsafeRawBufferPointer(rebasing: bytes[key]), "providerId") {
+            if Self.isKey(UnsafeRawBufferPointer(rebasing: bytes[key]), "providerId") {
                 providerID = valueStart..<position
             }
         }
