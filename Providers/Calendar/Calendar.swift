@@ -238,13 +238,14 @@ public struct CalendarProvider: ContextProvider {
             if case .zoned = time.kind, time.zone != nil { return EventTime(kind: .utc, local: time.utc(.utc)) }
             return time
         }
-        let skipped: Set<String> = ["BEGIN", "END", "DTSTART", "DTEND", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "EXRULE"]
+        let skipped: Set<ICSName> = [.begin, .end, .dtstart, .dtend, .duration, .rrule, .rdate, .exdate, .recurrenceID, .exrule]
         var text = "BEGIN:VEVENT\r\n"
+        let source = event.source
         for property in event.properties where !skipped.contains(property.name) {
             // Parameters exactly as written (their quoting already valid).
-            var line = property.name
-            if !property.rawParameters.isEmpty { line += ";" + property.rawParameters }
-            line += ":\(property.value)"
+            var line = source.name(property)
+            if !property.parametersRange.isEmpty { line += ";" + source.rawParameters(property) }
+            line += ":\(source.value(property))"
             text += ICSText.fold(line)
         }
         text += ICSText.fold(utcIfZoned(occurrence.start).icsProperty("DTSTART"))

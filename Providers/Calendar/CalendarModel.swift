@@ -100,14 +100,15 @@ final class CalendarEvent: Sendable {
     /// Where it starts, for messages.
     let file: String
     let line: Int
-    /// The source properties, for `text/calendar` export.
+    /// The source properties, for `text/calendar` export, and the bytes they point into.
     let properties: [ICSProperty]
+    let source: ICSSource
 
     init(
         uid: String, summary: String, location: String?, description: String?, organizer: Attendee?,
         attendees: [Attendee], status: String?, url: String?, start: EventTime, duration: Int, rule: RecurrenceRule?,
         exdates: [EventTime], rdates: [EventTime], recurrenceID: EventTime?, calendarIndex: Int, file: String, line: Int,
-        properties: [ICSProperty]
+        properties: [ICSProperty], source: ICSSource
     ) {
         self.uid = uid
         self.summary = summary
@@ -127,6 +128,7 @@ final class CalendarEvent: Sendable {
         self.file = file
         self.line = line
         self.properties = properties
+        self.source = source
     }
 }
 
@@ -153,17 +155,28 @@ struct CalendarFile: Sendable {
 struct CalendarReader {
     let file: String
     let calendarIndex: Int
+    /// The unfolded bytes the properties point into.
+    let source: ICSSource
     var diagnostics: [Diagnostic] = []
     /// The calendar's own VTIMEZONEs by TZID.
     var zones: [String: ZoneRules] = [:]
     var unknownZones: Set<String> = []
     var resolvedZones: [String: ZoneRules?] = [:]
     /// `X-WR-TIMEZONE` (Google, Apple): the zone of the calendar's floating date-times.
-    var calendarZone: (name: String, rules: ZoneRules)?
+    var calendarZone: (name: String, rules: ZoneRules)? {
+        didSet { parsedRules.removeAll() }
+    }
+    /// RRULEs already read, by their text: events often repeat the same rule. (A floating UNTIL
+    /// is read in `calendarZone`, so they are forgotten when it changes.)
+    private var parsedRules: [String: RecurrenceRule] = [:]
 
-    init(file: String, calendarIndex: Int) {
+    /// A time zone name as written, and what it was resolved to (see `zone(_:)`).
+    private var recentZones: [(bytes: [UInt8], tzid: String, rules: ZoneRules?)] = []
+
+    init(file: String, calendarIndex: Int, source: ICSSource) {
         self.file = file
         self.calendarIndex = calendarIndex
+        self.source = source
     }
 
     mutating func report(_ line: Int, _ message: String) {
@@ -173,13 +186,13 @@ struct CalendarReader {
     /// Reads a whole file.
     static func read(path: String, calendarIndex: Int) -> CalendarFile {
         let name = FileIO.baseName(path)
-        var reader = CalendarReader(file: name, calendarIndex: calendarIndex)
         guard let bytes = FileIO.read(path) else {
-            reader.report(0, "cannot be read (check the file's permissions)")
-            return CalendarFile(path: path, name: name, events: [], diagnostics: reader.diagnostics)
+            let diagnostic = Diagnostic(file: name, line: 0, message: "cannot be read (check the file's permissions)")
+            return CalendarFile(path: path, name: name, events: [], diagnostics: [diagnostic])
         }
         var parser = ICSParser(file: name)
-        let roots = parser.parse(bytes)
+        let (source, roots) = parser.parse(bytes)
+        var reader = CalendarReader(file: name, calendarIndex: calendarIndex, source: source)
         reader.diagnostics = parser.diagnostics
         var events: [CalendarEvent] = []
         var calendarName: String?
@@ -190,13 +203,14 @@ struct CalendarReader {
                 continue
             }
             sawCalendar = true
-            if calendarName == nil { calendarName = root.property("X-WR-CALNAME")?.text }
+            if calendarName == nil { calendarName = root.property(.calendarName).map(source.text) }
             for child in root.children where child.name == "VTIMEZONE" { reader.readTimeZone(child) }
-            if let property = root.property("X-WR-TIMEZONE"), !property.value.isEmpty {
-                if let rules = ZoneResolver.system(property.value) ?? reader.zones[property.value] {
-                    reader.calendarZone = (property.value, rules)
+            if let property = root.property(.calendarTimeZone), !property.valueRange.isEmpty {
+                let zoneName = source.value(property)
+                if let rules = ZoneResolver.system(zoneName) ?? reader.zones[zoneName] {
+                    reader.calendarZone = (zoneName, rules)
                 } else {
-                    reader.report(property.line, "unknown time zone X-WR-TIMEZONE:\(property.value); floating times stay floating")
+                    reader.report(property.line, "unknown time zone X-WR-TIMEZONE:\(zoneName); floating times stay floating")
                 }
             }
             for child in root.children where child.name == "VEVENT" {
@@ -212,11 +226,6 @@ struct CalendarReader {
     // MARK: Values
 
     /// `YYYYMMDD` → day number.
-    static func parseDate(_ text: Substring) -> Int? {
-        if let result = text.utf8.withContiguousStorageIfAvailable({ parseDate(bytes: $0) }) { return result }
-        return Array(text.utf8).withUnsafeBufferPointer { parseDate(bytes: $0) }
-    }
-
     static func parseDate(bytes b: UnsafeBufferPointer<UInt8>) -> Int? {
         guard b.count == 8 else { return nil }
         var digits = 0
@@ -251,29 +260,48 @@ struct CalendarReader {
         return (days * 86_400 + hour * 3600 + minute * 60 + min(second, 59), isUTC)
     }
 
-    /// A date or date-time value with its TZID.
-    mutating func time(_ text: Substring, tzid: String?, forceDate: Bool, line: Int) -> EventTime? {
-        if forceDate || text.utf8.count == 8 {
-            guard let days = Self.parseDate(text) else { return nil }
+    /// A date or date-time value; `tzid` is where its TZID parameter's value is in the source.
+    mutating func time(_ text: UnsafeBufferPointer<UInt8>, tzid: Range<Int>?, forceDate: Bool, line: Int) -> EventTime? {
+        if forceDate || text.count == 8 {
+            guard let days = Self.parseDate(bytes: text) else { return nil }
             return EventTime(kind: .date, local: days * 86_400)
         }
-        guard let (local, isUTC) = Self.parseDateTime(text) else { return nil }
+        guard let (local, isUTC) = Self.parseDateTime(bytes: text) else { return nil }
         if isUTC { return EventTime(kind: .utc, local: local) }
         guard let tzid else {
             if let calendarZone { return EventTime(kind: .zoned(calendarZone.name), local: local, zone: calendarZone.rules) }
             return EventTime(kind: .floating, local: local)
         }
-        if let zone = resolve(tzid) {
-            return EventTime(kind: .zoned(tzid), local: local, zone: zone)
+        let (name, rules) = zone(tzid)
+        if let rules {
+            return EventTime(kind: .zoned(name), local: local, zone: rules)
         }
-        if !unknownZones.contains(tzid) {
-            unknownZones.insert(tzid)
+        if !unknownZones.contains(name) {
+            unknownZones.insert(name)
             report(
                 line,
-                "unknown time zone TZID=\(tzid) (no VTIMEZONE in the file, not an IANA or Windows zone name); its times are read as floating (in the display time zone)"
+                "unknown time zone TZID=\(name) (no VTIMEZONE in the file, not an IANA or Windows zone name); its times are read as floating (in the display time zone)"
             )
         }
-        return EventTime(kind: .zoned(tzid), local: local, zone: nil)
+        return EventTime(kind: .zoned(name), local: local, zone: nil)
+    }
+
+    /// A date or date-time value without a TZID (an RRULE's UNTIL).
+    mutating func time(_ text: String, line: Int) -> EventTime? {
+        var text = text
+        return text.withUTF8 { time($0, tzid: nil, forceDate: false, line: line) }
+    }
+
+    /// The TZID written at `range` of the source and its rules. A file names the same few zones
+    /// over and over: the last ones seen are matched by their bytes, without making a string.
+    mutating func zone(_ range: Range<Int>) -> (tzid: String, rules: ZoneRules?) {
+        let found = source.withBytes(range) { bytes in recentZones.firstIndex { $0.bytes.elementsEqual(bytes) } }
+        if let found { return (recentZones[found].tzid, recentZones[found].rules) }
+        let tzid = source.string(range)
+        let rules = resolve(tzid)
+        if recentZones.count == 16 { recentZones.removeFirst() }
+        recentZones.append((Array(source.bytes[range]), tzid, rules))
+        return (tzid, rules)
     }
 
     /// A TZID's rules, looked up once per file: an IANA name from zoneinfo first (as icalendar
@@ -292,12 +320,21 @@ struct CalendarReader {
         return rules
     }
 
+    /// Whether a property has `VALUE=DATE`.
+    func isDateValue(_ property: ICSProperty) -> Bool {
+        guard let range = source.parameterRange("VALUE", of: property) else { return false }
+        return source.withBytes(range) { ICSText.equalsIgnoringCase($0, "DATE") }
+    }
+
     /// A property's date or date-time.
     mutating func time(_ property: ICSProperty) -> EventTime? {
-        let forceDate = property.parameter("VALUE")?.uppercased() == "DATE"
-        guard let value = time(Substring(property.value), tzid: property.parameter("TZID"), forceDate: forceDate, line: property.line)
-        else {
-            report(property.line, "\(property.name) has a bad date \"\(property.value)\" (expected YYYYMMDD or YYYYMMDDTHHMMSS[Z])")
+        let forceDate = isDateValue(property)
+        let tzid = source.parameterRange("TZID", of: property)
+        let value = source.withBytes(property.valueRange) { time($0, tzid: tzid, forceDate: forceDate, line: property.line) }
+        guard let value else {
+            report(
+                property.line,
+                "\(source.name(property)) has a bad date \"\(source.value(property))\" (expected YYYYMMDD or YYYYMMDDTHHMMSS[Z])")
             return nil
         }
         return value
@@ -305,16 +342,29 @@ struct CalendarReader {
 
     /// A list property (EXDATE, RDATE): comma-separated values; PERIOD values keep their start.
     mutating func times(_ property: ICSProperty) -> [EventTime] {
-        let forceDate = property.parameter("VALUE")?.uppercased() == "DATE"
+        let forceDate = isDateValue(property)
+        let tzid = source.parameterRange("TZID", of: property)
         var result: [EventTime] = []
-        for item in property.value.split(separator: ",") {
-            let start = item.split(separator: "/").first ?? item
-            if let value = time(start, tzid: property.parameter("TZID"), forceDate: forceDate, line: property.line) {
+        for item in Self.pieces(of: property.valueRange, separatedBy: UInt8(ascii: ","), in: source.bytes) {
+            let start = Self.pieces(of: item, separatedBy: UInt8(ascii: "/"), in: source.bytes).first ?? item
+            if let value = source.withBytes(start, { time($0, tzid: tzid, forceDate: forceDate, line: property.line) }) {
                 result.append(value)
             } else {
-                report(property.line, "\(property.name) has a bad date \"\(item)\"; that value is skipped")
+                report(property.line, "\(source.name(property)) has a bad date \"\(source.string(item))\"; that value is skipped")
             }
         }
+        return result
+    }
+
+    /// The non-empty pieces of `range` between separators (as `split(separator:)` gives them).
+    static func pieces(of range: Range<Int>, separatedBy separator: UInt8, in bytes: [UInt8]) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        var start = range.lowerBound
+        for index in range where bytes[index] == separator {
+            if index > start { result.append(start..<index) }
+            start = index + 1
+        }
+        if range.upperBound > start { result.append(start..<range.upperBound) }
         return result
     }
 
@@ -374,7 +424,7 @@ struct CalendarReader {
     /// Builds the rules of an embedded VTIMEZONE (STANDARD/DAYLIGHT with DTSTART, offsets, RRULE,
     /// RDATE) as a transition table through 2200.
     mutating func readTimeZone(_ component: ICSComponent) {
-        guard let tzid = component.property("TZID")?.value, !tzid.isEmpty else {
+        guard let tzid = component.property(.tzid).map(source.value), !tzid.isEmpty else {
             report(component.line, "VTIMEZONE without TZID; skipped")
             return
         }
@@ -382,18 +432,18 @@ struct CalendarReader {
         var earliest: (utc: Int, offsetFrom: Int)?
         let limitDay = Civil.days(year: 2200, month: 1, day: 1)
         for part in component.children where part.name == "STANDARD" || part.name == "DAYLIGHT" {
-            guard let startProperty = part.property("DTSTART"),
-                let (startLocal, _) = Self.parseDateTime(Substring(startProperty.value)),
-                let fromText = part.property("TZOFFSETFROM")?.value, let from = Self.parseOffset(fromText),
-                let toText = part.property("TZOFFSETTO")?.value, let to = Self.parseOffset(toText)
+            guard let startProperty = part.property(.dtstart),
+                let (startLocal, _) = Self.parseDateTime(Substring(source.value(startProperty))),
+                let fromText = part.property(.tzoffsetfrom).map(source.value), let from = Self.parseOffset(fromText),
+                let toText = part.property(.tzoffsetto).map(source.value), let to = Self.parseOffset(toText)
             else {
                 report(part.line, "\(part.name) in VTIMEZONE \(tzid) needs DTSTART, TZOFFSETFROM and TZOFFSETTO; skipped")
                 continue
             }
             var locals = [startLocal]
-            if let ruleProperty = part.property("RRULE") {
+            if let ruleProperty = part.property(.rrule) {
                 do {
-                    let rule = try RecurrenceRule(ruleProperty.value) { text in
+                    let rule = try RecurrenceRule(source.value(ruleProperty)) { text in
                         Self.parseDateTime(Substring(text)).map { EventTime(kind: $0.1 ? .utc : .floating, local: $0.0) }
                     }
                     let (startDay, secondOfDay) = Civil.split(startLocal)
@@ -407,8 +457,8 @@ struct CalendarReader {
                     report(ruleProperty.line, "\(error.message) in VTIMEZONE \(tzid); only its DTSTART is used")
                 }
             }
-            for rdate in part.properties("RDATE") {
-                for item in rdate.value.split(separator: ",") {
+            for rdate in part.properties(.rdate) {
+                for item in source.value(rdate).split(separator: ",") {
                     if let (local, _) = Self.parseDateTime(item) { locals.append(local) }
                 }
             }
@@ -427,20 +477,24 @@ struct CalendarReader {
             initialOffset: earliest?.offsetFrom ?? onsets[0].offset, tail: nil)
     }
 
-    static func attendee(_ property: ICSProperty) -> Attendee {
+    func attendee(_ property: ICSProperty) -> Attendee {
         var email: String?
-        let value = property.value
-        if value.utf8.count >= 7, value.utf8.prefix(7).elementsEqual("mailto:".utf8, by: { $0 | 0x20 == $1 }) {
-            email = String(value.dropFirst(7))
-        } else if !value.isEmpty {
-            email = value
+        let value = property.valueRange
+        let isMailto = source.withBytes(value) { bytes in
+            bytes.count >= 7 && ICSText.equalsIgnoringCase(UnsafeBufferPointer(rebasing: bytes[0..<7]), "MAILTO:")
         }
-        return Attendee(name: property.parameter("CN"), email: email, status: property.parameter("PARTSTAT"))
+        if isMailto {
+            email = source.string((value.lowerBound + 7)..<value.upperBound)
+        } else if !value.isEmpty {
+            email = source.string(value)
+        }
+        return Attendee(
+            name: source.parameter("CN", of: property), email: email, status: source.parameter("PARTSTAT", of: property))
     }
 
     /// One VEVENT, or `nil` (reported) when it lacks a usable start.
     mutating func readEvent(_ component: ICSComponent) -> CalendarEvent? {
-        guard let startProperty = component.property("DTSTART") else {
+        guard let startProperty = component.property(.dtstart) else {
             report(component.line, "VEVENT without DTSTART; skipped")
             return nil
         }
@@ -449,7 +503,7 @@ struct CalendarReader {
             return nil
         }
         var duration = start.isDate ? 86_400 : 0
-        if let endProperty = component.property("DTEND") {
+        if let endProperty = component.property(.dtend) {
             if let end = time(endProperty) {
                 if end.kind == start.kind || (start.isDate == end.isDate && end.zone === start.zone) {
                     duration = end.local - start.local
@@ -461,24 +515,30 @@ struct CalendarReader {
                     duration = start.isDate ? 86_400 : 0
                 }
             }
-        } else if let durationProperty = component.property("DURATION") {
-            if let parsed = Self.parseDuration(durationProperty.value), parsed >= 0 {
+        } else if let durationProperty = component.property(.duration) {
+            if let parsed = Self.parseDuration(source.value(durationProperty)), parsed >= 0 {
                 duration = parsed
             } else {
-                report(durationProperty.line, "bad DURATION \"\(durationProperty.value)\" (expected e.g. PT1H30M or P2D); ignored")
+                report(
+                    durationProperty.line,
+                    "bad DURATION \"\(source.value(durationProperty))\" (expected e.g. PT1H30M or P2D); ignored")
             }
         }
         var rule: RecurrenceRule?
-        if let ruleProperty = component.property("RRULE") {
-            do {
-                rule = try RecurrenceRule(ruleProperty.value) { text in
-                    time(Substring(text), tzid: nil, forceDate: false, line: ruleProperty.line)
+        if let ruleProperty = component.property(.rrule) {
+            let text = source.value(ruleProperty)
+            if let parsed = parsedRules[text] {
+                rule = parsed
+            } else {
+                do {
+                    rule = try RecurrenceRule(text) { text in time(text, line: ruleProperty.line) }
+                    parsedRules[text] = rule
+                } catch {
+                    report(ruleProperty.line, "\(error.message); the event is read as a single occurrence")
                 }
-            } catch {
-                report(ruleProperty.line, "\(error.message); the event is read as a single occurrence")
             }
         }
-        let uid = component.property("UID")?.value ?? "\(file)#\(component.line)"
+        let uid = component.property(.uid).map(source.value) ?? "\(file)#\(component.line)"
         var exdates: [EventTime] = []
         var rdates: [EventTime] = []
         var recurrenceID: EventTime?
@@ -489,19 +549,18 @@ struct CalendarReader {
         var attendees: [Attendee] = []
         var status: String?
         var url: String?
-        for index in component.properties.indices {
-            // Switch on the name in place; only the properties used are copied out.
-            switch component.properties[index].name {
-            case "EXDATE": exdates += times(component.properties[index])
-            case "RDATE": rdates += times(component.properties[index])
-            case "RECURRENCE-ID": if recurrenceID == nil { recurrenceID = time(component.properties[index]) }
-            case "SUMMARY": if summary == nil { summary = component.properties[index].text }
-            case "LOCATION": if location == nil { location = component.properties[index].text.nonEmpty }
-            case "DESCRIPTION": if description == nil { description = component.properties[index].text.nonEmpty }
-            case "ORGANIZER": if organizer == nil { organizer = Self.attendee(component.properties[index]) }
-            case "ATTENDEE": attendees.append(Self.attendee(component.properties[index]))
-            case "STATUS": if status == nil { status = component.properties[index].value.uppercased() }
-            case "URL": if url == nil { url = component.properties[index].value }
+        for property in component.properties {
+            switch property.name {
+            case .exdate: exdates += times(property)
+            case .rdate: rdates += times(property)
+            case .recurrenceID: if recurrenceID == nil { recurrenceID = time(property) }
+            case .summary: if summary == nil { summary = source.text(property) }
+            case .location: if location == nil { location = source.text(property).nonEmpty }
+            case .description: if description == nil { description = source.text(property).nonEmpty }
+            case .organizer: if organizer == nil { organizer = attendee(property) }
+            case .attendee: attendees.append(attendee(property))
+            case .status: if status == nil { status = source.value(property).uppercased() }
+            case .url: if url == nil { url = source.value(property) }
             default: break
             }
         }
@@ -509,7 +568,7 @@ struct CalendarReader {
             uid: uid, summary: summary ?? "(No title)", location: location, description: description,
             organizer: organizer, attendees: attendees, status: status, url: url, start: start, duration: duration,
             rule: rule, exdates: exdates, rdates: rdates, recurrenceID: recurrenceID, calendarIndex: calendarIndex,
-            file: file, line: component.line, properties: component.properties)
+            file: file, line: component.line, properties: component.properties, source: source)
     }
 }
 

@@ -34,6 +34,12 @@ enum Expansion {
         end == start ? (start >= from && start < to) : (start < to && end > from)
     }
 
+    /// Whether an occurrence from wall-clock `start` to `end` certainly misses `[from, to)`,
+    /// wherever its zone puts it: a quick test before placing it on the time line.
+    static func certainlyOutside(start: Int, end: Int, slack: Int, from: Int, to: Int) -> Bool {
+        start - slack >= to || end + slack < from
+    }
+
     static func occurrences(
         of event: CalendarEvent, index: Int, from: Int, to: Int, floatingZone: ZoneRules,
         overridden: Set<OverrideKey>, into result: inout [Occurrence]
@@ -44,7 +50,11 @@ enum Expansion {
                 event: index, start: start, end: end, startUTC: start.utc(floatingZone), endUTC: end.utc(floatingZone),
                 recurrenceID: recurrenceID)
         }
+        // How far the event's wall-clock times can be from their UTC instants.
+        let slack = event.start.kind == .utc ? 0 : (event.start.zone ?? floatingZone).largestOffset
         if event.recurrenceID != nil || (event.rule == nil && event.rdates.isEmpty) {
+            let local = event.start.local
+            if certainlyOutside(start: local, end: local + event.duration, slack: slack, from: from, to: to) { return }
             let occurrence = make(event.start, recurrenceID: event.recurrenceID)
             if overlaps(start: occurrence.startUTC, end: occurrence.endUTC, from: from, to: to) {
                 result.append(occurrence)
@@ -97,10 +107,13 @@ enum Expansion {
         }
         var seen: Set<Int> = []
         for local in starts where seen.insert(local).inserted {
+            if certainlyOutside(start: local, end: local + event.duration, slack: slack, from: from, to: to) { continue }
             let start = event.start.with(local: local)
             let instant = start.utc(floatingZone)
             if excludedInstants.contains(instant) || excludedDays.contains(Civil.split(local).days) { continue }
-            if overridden.contains(OverrideKey(uid: event.uid, calendar: event.calendarIndex, instant: instant)) { continue }
+            if !overridden.isEmpty,
+                overridden.contains(OverrideKey(uid: event.uid, calendar: event.calendarIndex, instant: instant))
+            { continue }
             let occurrence = make(start, recurrenceID: start)
             if overlaps(start: occurrence.startUTC, end: occurrence.endUTC, from: from, to: to) {
                 result.append(occurrence)

@@ -46,35 +46,36 @@ enum FileIO {
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { return nil }
-        // Read straight into a buffer of the file's size, then follow any growth.
+        // Read straight into a buffer of the file's size (not zero-filled first), then follow any
+        // growth.
         var capacity = max(Int(status.st_size), 0) + 1
         var result: [UInt8] = []
         while true {
-            let start = result.count
-            var failed = false
-            var reachedEnd = false
-            result.append(contentsOf: repeatElement(0, count: capacity - start))
-            var filled = start
-            result.withUnsafeMutableBytes { buffer in
-                while filled < capacity {
-                    let count = systemRead(fd, buffer.baseAddress! + filled, capacity - filled)
-                    if count < 0 {
-                        if errno == EINTR { continue }
-                        failed = true
-                        return
-                    }
-                    if count == 0 {
-                        reachedEnd = true
-                        return
-                    }
-                    filled += count
-                }
+            var outcome: (filled: Int, reachedEnd: Bool)?
+            let chunk = [UInt8](unsafeUninitializedCapacity: capacity - result.count) { buffer, initialized in
+                outcome = fill(fd, buffer)
+                initialized = outcome?.filled ?? 0
             }
-            if failed { return nil }
-            result.removeSubrange(filled...)
-            if reachedEnd { return result }
+            guard let outcome else { return nil }
+            if result.isEmpty { result = chunk } else { result += chunk }
+            if outcome.reachedEnd { return result }
             capacity *= 2
         }
+    }
+
+    /// Reads from `fd` until `buffer` is full or the file ends; `nil` on a read error.
+    private static func fill(_ fd: Int32, _ buffer: UnsafeMutableBufferPointer<UInt8>) -> (filled: Int, reachedEnd: Bool)? {
+        var filled = 0
+        while filled < buffer.count {
+            let count = systemRead(fd, buffer.baseAddress! + filled, buffer.count - filled)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { return (filled, true) }
+            filled += count
+        }
+        return (filled, false)
     }
 
     /// The names in a folder (without `.` and `..`), sorted; `nil` when it cannot be listed.

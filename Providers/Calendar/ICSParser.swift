@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A problem found in a calendar file: where, and what was done about it.
 struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The file's name (last path component).
@@ -10,90 +16,180 @@ struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     var description: String { "\(file):\(line): \(message)" }
 }
 
-/// One unfolded content line: `NAME;PARAM=VALUE:value` (RFC 5545 §3.1).
+/// A property name the reader looks for. Names are recognised once, when the line is parsed, so
+/// the reader compares small enum values instead of strings.
+enum ICSName: String, Sendable {
+    case begin = "BEGIN", end = "END"
+    case uid = "UID", summary = "SUMMARY", location = "LOCATION", description = "DESCRIPTION"
+    case organizer = "ORGANIZER", attendee = "ATTENDEE", status = "STATUS", url = "URL"
+    case dtstart = "DTSTART", dtend = "DTEND", duration = "DURATION", recurrenceID = "RECURRENCE-ID"
+    case rrule = "RRULE", rdate = "RDATE", exdate = "EXDATE", exrule = "EXRULE"
+    case tzid = "TZID", tzoffsetfrom = "TZOFFSETFROM", tzoffsetto = "TZOFFSETTO"
+    case calendarName = "X-WR-CALNAME", calendarTimeZone = "X-WR-TIMEZONE"
+    /// Any other name (read from the source when needed).
+    case other = ""
+
+    /// The name of upper-cased name bytes.
+    static func named(_ bytes: UnsafeBufferPointer<UInt8>) -> ICSName {
+        // The candidates of each length (up to four), compared without building a string.
+        func matches(_ name: ICSName) -> Bool {
+            var raw = name.rawValue
+            return raw.withUTF8 { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) } == 0
+        }
+        func first(_ a: ICSName, _ b: ICSName = .other, _ c: ICSName = .other, _ d: ICSName = .other) -> ICSName {
+            if matches(a) { return a }
+            if b != .other, matches(b) { return b }
+            if c != .other, matches(c) { return c }
+            if d != .other, matches(d) { return d }
+            return .other
+        }
+        switch bytes.count {
+        case 3: return first(.end, .uid, .url)
+        case 4: return first(.tzid)
+        case 5: return first(.begin, .dtend, .rrule, .rdate)
+        case 6: return first(.status, .exdate, .exrule)
+        case 7: return first(.dtstart, .summary)
+        case 8: return first(.location, .attendee, .duration)
+        case 9: return first(.organizer)
+        case 10: return first(.tzoffsetto)
+        case 11: return first(.description)
+        case 12: return first(.tzoffsetfrom, .calendarName)
+        case 13: return first(.recurrenceID, .calendarTimeZone)
+        default: return .other
+        }
+    }
+}
+
+/// One unfolded content line, `NAME;PARAM=VALUE:value` (RFC 5545 §3.1), as offsets into its
+/// `ICSSource`: strings are made only for the parts that are read.
 struct ICSProperty: Sendable {
-    /// The property name, upper-cased.
-    var name: String
-    /// The parameters as written, between the name's `;` and the value's `:` (already checked
-    /// by the parser; read on demand, since most are never asked for).
-    var rawParameters: String
-    /// The raw value (still escaped for TEXT values).
-    var value: String
+    /// The name, if it is one the reader looks for.
+    var name: ICSName
+    /// The first byte of the (upper-cased) name.
+    var start: Int
+    /// Where the name ends: the `;` before the parameters or the `:` before the value.
+    var nameEnd: Int
+    /// The first byte of the value (after the `:`).
+    var valueStart: Int
+    /// The end of the line.
+    var end: Int
     /// The line where it starts.
     var line: Int
 
-    /// The first value of a parameter.
-    func parameter(_ name: String) -> String? {
-        if rawParameters.isEmpty { return nil }
-        for parameter in parameters where parameter.name == name { return parameter.values.first }
-        return nil
+    var nameRange: Range<Int> { start..<nameEnd }
+    /// The parameters as written, between the name's `;` and the value's `:` (empty without).
+    var parametersRange: Range<Int> { nameEnd + 1 < valueStart ? (nameEnd + 1)..<(valueStart - 1) : valueStart..<valueStart }
+    /// The raw value (still escaped for TEXT values).
+    var valueRange: Range<Int> { valueStart..<end }
+}
+
+/// The unfolded content lines of one file, which its properties point into.
+final class ICSSource: Sendable {
+    /// The file's bytes with folds removed and property names upper-cased.
+    let bytes: [UInt8]
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Calls `body` with the bytes of `range`.
+    func withBytes<R>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
-    /// Parameters, names upper-cased, values unquoted (a parameter may have several values).
-    var parameters: [(name: String, values: [String])] {
-        var result: [(name: String, values: [String])] = []
-        let bytes = Array(rawParameters.utf8)
-        var index = 0
-        while index < bytes.count {
-            let nameStart = index
-            while index < bytes.count, bytes[index] != 61 { index += 1 }  // =
-            let name = ICSParser.upper(bytes[nameStart..<index])
-            index += 1
-            var values: [String] = []
-            while index <= bytes.count {
-                if index < bytes.count, bytes[index] == 34 {  // quoted
-                    let start = index + 1
-                    let close = bytes[start...].firstIndex(of: 34) ?? bytes.count
-                    values.append(String(decoding: bytes[start..<close], as: UTF8.self))
-                    index = close + 1
-                } else {
-                    let start = index
-                    while index < bytes.count, bytes[index] != 44, bytes[index] != 59 { index += 1 }
-                    values.append(String(decoding: bytes[start..<min(index, bytes.count)], as: UTF8.self))
-                }
-                if index < bytes.count, bytes[index] == 44 {
-                    index += 1
-                    continue
-                }
-                break
-            }
-            result.append((name, values))
-            index += 1  // the ';' before the next parameter
-        }
-        return result
+    /// The bytes of `range` as a string (invalid UTF-8 repaired).
+    func string(_ range: Range<Int>) -> String { withBytes(range) { String(decoding: $0, as: UTF8.self) } }
+
+    /// The property's name, upper-cased.
+    func name(_ property: ICSProperty) -> String {
+        property.name == .other ? string(property.nameRange) : property.name.rawValue
     }
+
+    /// The property's raw value (still escaped for TEXT values).
+    func value(_ property: ICSProperty) -> String { string(property.valueRange) }
+
+    /// The property's parameters as written (without the leading `;`).
+    func rawParameters(_ property: ICSProperty) -> String { string(property.parametersRange) }
 
     /// The value read as TEXT: `\n`, `\,`, `\;` and `\\` unescaped.
-    var text: String { ICSText.unescape(value) }
+    func text(_ property: ICSProperty) -> String { withBytes(property.valueRange, ICSText.unescape) }
+
+    /// Whether the value's bytes are exactly `expected`, ignoring ASCII case.
+    func value(_ property: ICSProperty, equalsIgnoringCase expected: StaticString) -> Bool {
+        withBytes(property.valueRange) { ICSText.equalsIgnoringCase($0, expected) }
+    }
+
+    /// The first value of a parameter (unquoted), or `nil` when the property does not have it.
+    func parameter(_ name: StaticString, of property: ICSProperty) -> String? {
+        parameterRange(name, of: property).map(string)
+    }
+
+    /// Where the first value of a parameter (unquoted) is, or `nil` when the property does not
+    /// have it. `name` is upper-case; parameter names match in any case.
+    func parameterRange(_ name: StaticString, of property: ICSProperty) -> Range<Int>? {
+        let range = property.parametersRange
+        if range.isEmpty { return nil }
+        return bytes.withUnsafeBufferPointer { all -> Range<Int>? in
+            // The parser checked the syntax: `NAME=value[,value…]` separated by `;`, each value
+            // either quoted (any byte but `"`) or plain (no `,`, `;`, `:`, `"`).
+            var index = range.lowerBound
+            let end = range.upperBound
+            while index < end {
+                let nameStart = index
+                while index < end, all[index] != UInt8(ascii: "=") { index += 1 }
+                let matches = ICSText.equalsIgnoringCase(UnsafeBufferPointer(rebasing: all[nameStart..<index]), name)
+                index += 1
+                var first: Range<Int>?
+                while true {
+                    let value: Range<Int>
+                    if index < end, all[index] == UInt8(ascii: "\"") {
+                        var close = index + 1
+                        while close < end, all[close] != UInt8(ascii: "\"") { close += 1 }
+                        value = (index + 1)..<close
+                        index = close + 1
+                    } else {
+                        let start = index
+                        while index < end, all[index] != UInt8(ascii: ","), all[index] != UInt8(ascii: ";") { index += 1 }
+                        value = start..<index
+                    }
+                    if first == nil { first = value }
+                    guard index < end, all[index] == UInt8(ascii: ",") else { break }
+                    index += 1
+                }
+                if matches { return first }
+                index += 1  // the ';' before the next parameter
+            }
+            return nil
+        }
+    }
 }
 
 /// A component (`BEGIN:X` … `END:X`) with its properties and sub-components.
 struct ICSComponent: Sendable {
     var name: String
+    /// Offsets into the file's `ICSSource`.
     var properties: [ICSProperty] = []
     var children: [ICSComponent] = []
     /// The line of `BEGIN`.
     var line: Int
 
     /// The first property with this name.
-    func property(_ name: String) -> ICSProperty? {
+    func property(_ name: ICSName) -> ICSProperty? {
         for property in properties where property.name == name { return property }
         return nil
     }
 
     /// Every property with this name.
-    func properties(_ name: String) -> [ICSProperty] { properties.filter { $0.name == name } }
+    func properties(_ name: ICSName) -> [ICSProperty] { properties.filter { $0.name == name } }
 }
 
 /// TEXT escaping (RFC 5545 §3.3.11).
 enum ICSText {
-    static func unescape(_ value: String) -> String {
-        guard value.utf8.contains(UInt8(ascii: "\\")) else { return value }
-        let utf8 = value.utf8
-        return String(unsafeUninitializedCapacity: utf8.count) { out in
+    /// TEXT value bytes, unescaped: `\n` and `\N` become a line feed, `\x` becomes `x`.
+    static func unescape(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        guard value.contains(UInt8(ascii: "\\")) else { return String(decoding: value, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: value.count) { out in
             var count = 0
             var escaped = false
-            for byte in utf8 {
+            for byte in value {
                 if escaped {
                     out[count] = byte == UInt8(ascii: "n") || byte == UInt8(ascii: "N") ? 10 : byte
                     count += 1
@@ -111,6 +207,17 @@ enum ICSText {
             }
             return count
         }
+    }
+
+    /// Whether `bytes` spell `expected` (upper-case ASCII), ignoring ASCII case.
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ expected: StaticString) -> Bool {
+        guard bytes.count == expected.utf8CodeUnitCount else { return false }
+        let upper = expected.utf8Start
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            if (byte >= 97 && byte <= 122 ? byte - 32 : byte) != upper[index] { return false }
+        }
+        return true
     }
 
     static func escape(_ value: String) -> String {
@@ -156,56 +263,52 @@ struct ICSParser {
 
     init(file: String) { self.file = file }
 
-    /// The top-level components (normally one `VCALENDAR`) of `bytes`.
-    mutating func parse(_ bytes: [UInt8]) -> [ICSComponent] {
+    /// The top-level components (normally one `VCALENDAR`) of a file's bytes, and the unfolded
+    /// bytes their properties point into.
+    ///
+    /// Folded lines are joined in place: a logical line's continuation bytes are moved back over
+    /// the line break and the space or tab that folded it, so no line is copied out, and property
+    /// names are upper-cased in place.
+    mutating func parse(_ bytes: [UInt8]) -> (source: ICSSource, components: [ICSComponent]) {
+        var buffer = bytes
         var stack: [ICSComponent] = []
         var roots: [ICSComponent] = []
-        bytes.withUnsafeBufferPointer { buffer in
+        buffer.withUnsafeMutableBufferPointer { buffer in
             let count = buffer.count
             var index = 0
             var physicalLine = 1
             // Skip a UTF-8 byte order mark.
             if count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { index = 3 }
-            var logical: [UInt8] = []
-            logical.reserveCapacity(256)
             while index < count {
-                let startLine = physicalLine
-                logical.removeAll(keepingCapacity: true)
                 // Read one logical line: physical lines joined where the next starts with a space
-                // or tab (a fold). Unfolded lines are parsed in place, without copying.
+                // or tab (a fold). It ends up in `lineStart..<lineEnd`.
+                let startLine = physicalLine
+                let lineStart = index
+                var lineEnd = index
                 var segmentStart = index
-                var folded = false
-                var lineRange = index..<index
                 while true {
-                    var end = segmentStart
-                    while end < count, buffer[end] != 10, buffer[end] != 13 { end += 1 }
+                    let end = Self.lineBreak(in: UnsafeBufferPointer(buffer), from: segmentStart)
+                    if lineEnd != segmentStart {
+                        // After a fold: move this segment back to the end of the line so far.
+                        let source = UnsafeMutableBufferPointer(rebasing: buffer[segmentStart..<end])
+                        UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[lineEnd...])
+                            .copyMemory(from: UnsafeRawBufferPointer(source))
+                    }
+                    lineEnd += end - segmentStart
                     var next = end
                     if next < count {
                         next += buffer[next] == 13 && next + 1 < count && buffer[next + 1] == 10 ? 2 : 1
                         physicalLine += 1
                     }
-                    if next < count, next > end, buffer[next] == 32 || buffer[next] == 9 {
-                        logical.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[segmentStart..<end]))
-                        folded = true
-                        segmentStart = next + 1
-                        continue
-                    }
-                    if folded { logical.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[segmentStart..<end])) }
-                    lineRange = segmentStart..<end
                     index = next
-                    break
+                    guard next < count, next > end, buffer[next] == 32 || buffer[next] == 9 else { break }
+                    segmentStart = next + 1
                 }
-                let parsed: ICSProperty?
-                if folded {
-                    if logical.isEmpty { continue }
-                    parsed = logical.withUnsafeBufferPointer { parseLine($0, line: startLine) }
-                } else {
-                    if lineRange.isEmpty { continue }
-                    parsed = parseLine(UnsafeBufferPointer(rebasing: buffer[lineRange]), line: startLine)
-                }
-                guard let property = parsed else { continue }
-                if property.name == "BEGIN" {
-                    let name = property.value.uppercased()
+                if lineStart == lineEnd { continue }
+                guard let property = parseLine(buffer, lineStart..<lineEnd, line: startLine) else { continue }
+                switch property.name {
+                case .begin:
+                    let name = Self.componentName(UnsafeBufferPointer(rebasing: buffer[property.valueRange]))
                     // Components never nest in themselves: a second BEGIN:VEVENT means the first
                     // one's END is missing.
                     if let open = stack.lastIndex(where: { $0.name == name }) {
@@ -220,10 +323,11 @@ struct ICSParser {
                     var component = ICSComponent(name: name, line: startLine)
                     component.properties.reserveCapacity(16)
                     stack.append(component)
-                } else if property.name == "END" {
-                    let name = property.value.uppercased()
+                case .end:
+                    let value = UnsafeBufferPointer(rebasing: buffer[property.valueRange])
+                    let name = Self.componentName(value)
                     guard let open = stack.lastIndex(where: { $0.name == name }) else {
-                        report(startLine, "END:\(property.value) without a matching BEGIN; line skipped")
+                        report(startLine, "END:\(String(decoding: value, as: UTF8.self)) without a matching BEGIN; line skipped")
                         continue
                     }
                     // Components opened after the matching BEGIN were never closed.
@@ -236,10 +340,13 @@ struct ICSParser {
                     }
                     let done = stack.removeLast()
                     if stack.isEmpty { roots.append(done) } else { stack[stack.count - 1].children.append(done) }
-                } else if stack.isEmpty {
-                    report(startLine, "\(property.name) outside any BEGIN/END component; line skipped")
-                } else {
-                    stack[stack.count - 1].properties.append(property)
+                default:
+                    if stack.isEmpty {
+                        let name = String(decoding: UnsafeBufferPointer(rebasing: buffer[property.nameRange]), as: UTF8.self)
+                        report(startLine, "\(name) outside any BEGIN/END component; line skipped")
+                    } else {
+                        stack[stack.count - 1].properties.append(property)
+                    }
                 }
             }
         }
@@ -253,15 +360,27 @@ struct ICSParser {
                 report(unclosed.line, "BEGIN:\(unclosed.name) has no END:\(unclosed.name) before the end of the file; the \(unclosed.name) is skipped")
             }
         }
-        return roots
+        return (ICSSource(bytes: buffer), roots)
+    }
+
+    /// Where the physical line from `start` ends: the first CR or LF, or the end of the bytes.
+    static func lineBreak(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        // memchr is vectorized; a line has at most one LF, and a CR normally just before it.
+        let base = bytes.baseAddress!
+        let length = bytes.count - start
+        let newline = memchr(base + start, 10, length).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
+        let carriageReturn = memchr(base + start, 13, newline - start).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) }
+        return carriageReturn ?? newline
     }
 
     private mutating func report(_ line: Int, _ message: String) {
         diagnostics.append(Diagnostic(file: file, line: line, message: message))
     }
 
-    /// Splits `NAME *(;param) : value`.
-    private mutating func parseLine(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) -> ICSProperty? {
+    /// Splits the logical line `range` of `buffer`, `NAME *(;param) : value`, and upper-cases the
+    /// name in place.
+    private mutating func parseLine(_ buffer: UnsafeMutableBufferPointer<UInt8>, _ range: Range<Int>, line: Int) -> ICSProperty? {
+        let bytes = UnsafeBufferPointer(rebasing: buffer[range])
         let count = bytes.count
         var index = 0
         func isNameByte(_ b: UInt8) -> Bool {
@@ -272,14 +391,13 @@ struct ICSParser {
             report(line, "malformed content line (expected NAME:value): \(Self.excerpt(bytes)); line skipped")
             return nil
         }
-        let name = Self.upper(bytes[0..<index])
-        let parametersStart = index + 1
+        let nameEnd = index
         while index < count, bytes[index] == 59 {  // ;
             index += 1
             let nameStart = index
             while index < count, isNameByte(bytes[index]) { index += 1 }
             guard index > nameStart, index < count, bytes[index] == 61 else {  // =
-                report(line, "malformed parameter in \(name): \(Self.excerpt(bytes)); line skipped")
+                report(line, "malformed parameter in \(Self.upper(bytes[0..<nameEnd])): \(Self.excerpt(bytes)); line skipped")
                 return nil
             }
             index += 1
@@ -287,7 +405,7 @@ struct ICSParser {
                 if index < count, bytes[index] == 34 {  // quoted
                     guard let close = bytes[(index + 1)...].firstIndex(of: 34) else {
                         let parameterName = Self.upper(bytes[nameStart..<(index - 1)])
-                        report(line, "unterminated quoted value of parameter \(parameterName) in \(name); line skipped")
+                        report(line, "unterminated quoted value of parameter \(parameterName) in \(Self.upper(bytes[0..<nameEnd])); line skipped")
                         return nil
                     }
                     index = close + 1
@@ -304,13 +422,21 @@ struct ICSParser {
             }
         }
         guard index < count, bytes[index] == 58 else {  // :
-            report(line, "malformed content line (no ':' after \(name)): \(Self.excerpt(bytes)); line skipped")
+            report(line, "malformed content line (no ':' after \(Self.upper(bytes[0..<nameEnd]))): \(Self.excerpt(bytes)); line skipped")
             return nil
         }
-        let rawParameters =
-            index > parametersStart ? String(decoding: bytes[parametersStart..<index], as: UTF8.self) : ""
-        let value = String(decoding: bytes[(index + 1)...], as: UTF8.self)
-        return ICSProperty(name: name, rawParameters: rawParameters, value: value, line: line)
+        // Upper-case the name in place (names are ASCII letters, digits, '-' and '_').
+        for i in range.lowerBound..<(range.lowerBound + nameEnd) where buffer[i] >= 97 && buffer[i] <= 122 { buffer[i] -= 32 }
+        return ICSProperty(
+            name: ICSName.named(UnsafeBufferPointer(rebasing: buffer[range.lowerBound..<(range.lowerBound + nameEnd)])),
+            start: range.lowerBound, nameEnd: range.lowerBound + nameEnd, valueStart: range.lowerBound + index + 1,
+            end: range.upperBound, line: line)
+    }
+
+    /// A component name (`BEGIN`/`END` value), upper-cased.
+    static func componentName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if bytes.allSatisfy({ $0 < 128 }) { return upper(bytes) }
+        return String(decoding: bytes, as: UTF8.self).uppercased()
     }
 
     /// An ASCII name, upper-cased.

@@ -116,19 +116,28 @@ struct RecurrenceRule: Sendable, Hashable {
             }
         }
         var misses = 0
+        var candidates: [Int] = []
         while true {
-            var candidates: [Int]
             let periodFirst: Int
             switch frequency {
             case .daily:
                 let day = startDay + period * interval
                 periodFirst = day
-                candidates = [day].filter { matchesMonth($0) && matchesMonthDay($0) && matchesWeekday($0) }
+                candidates.removeAll(keepingCapacity: true)
+                if matchesMonth(day) && matchesMonthDay(day) && matchesWeekday(day) { candidates.append(day) }
             case .weekly:
                 let weekFirst = startDay - (Civil.weekday(days: startDay) - weekStart + 7) % 7 + period * 7 * interval
                 periodFirst = weekFirst
-                let weekdays = byDay.isEmpty ? [Civil.weekday(days: startDay)] : byDay.map(\.weekday)
-                candidates = weekdays.map { weekFirst + ($0 - weekStart + 7) % 7 }.filter(matchesMonth).sorted()
+                candidates.removeAll(keepingCapacity: true)
+                if byDay.isEmpty {
+                    let day = weekFirst + (Civil.weekday(days: startDay) - weekStart + 7) % 7
+                    if matchesMonth(day) { candidates.append(day) }
+                } else {
+                    for entry in byDay {
+                        let day = weekFirst + (entry.weekday - weekStart + 7) % 7
+                        if matchesMonth(day) { candidates.append(day) }
+                    }
+                }
             case .monthly:
                 let index = start.year * 12 + start.month - 1 + period * interval
                 let year = Civil.floorDiv(index, 12)
@@ -141,14 +150,14 @@ struct RecurrenceRule: Sendable, Hashable {
                 candidates = yearCandidates(year, start.month, start.day)
             }
             if periodFirst > lastDay { break }
-            candidates = Array(Set(candidates)).sorted()
+            Self.sortUnique(&candidates)
             if !bySetPos.isEmpty {
                 let n = candidates.count
                 candidates = bySetPos.compactMap { pos -> Int? in
                     let i = pos > 0 ? pos - 1 : n + pos
                     return i >= 0 && i < n ? candidates[i] : nil
                 }
-                candidates = Array(Set(candidates)).sorted()
+                Self.sortUnique(&candidates)
             }
             misses = candidates.isEmpty ? misses + 1 : 0
             if misses > 4000 { break }  // a rule that can never match (e.g. 30 February)
@@ -161,6 +170,18 @@ struct RecurrenceRule: Sendable, Hashable {
             period += 1
         }
         return result
+    }
+
+    /// Sorts the days and drops repeats.
+    private static func sortUnique(_ days: inout [Int]) {
+        guard days.count > 1 else { return }
+        days.sort()
+        var kept = 1
+        for index in 1..<days.count where days[index] != days[kept - 1] {
+            days[kept] = days[index]
+            kept += 1
+        }
+        days.removeSubrange(kept...)
     }
 
     private func matchesMonth(_ day: Int) -> Bool {

@@ -20,6 +20,9 @@ final class ZoneRules: Sendable {
     let initialOffset: Int
     /// The rule for instants after the last transition.
     let tail: PosixTZ?
+    /// The largest offset from UTC (east or west) the zone ever has: a wall-clock time and its
+    /// UTC instant are never further apart.
+    let largestOffset: Int
 
     init(name: String, transitions: [Int], offsets: [Int], initialOffset: Int, tail: PosixTZ?) {
         self.name = name
@@ -27,6 +30,8 @@ final class ZoneRules: Sendable {
         self.offsets = offsets
         self.initialOffset = initialOffset
         self.tail = tail
+        let tailOffsets = [tail?.standardOffset, tail?.daylightOffset].compactMap { $0 }
+        largestOffset = (offsets + tailOffsets).reduce(abs(initialOffset)) { max($0, abs($1)) }
     }
 
     /// UTC.

@@ -64,6 +64,105 @@ struct CalendarParsingTests {
         #expect(form["fields"]?.arrayValue?.first?["help"]?.stringValue?.contains("Skipped") == false)
     }
 
+    @Test("the content-line scanner: folds inside names, parameters and UTF-8 sequences, CR-only and CRLF files, lower-case names, quoted parameter values with ; : and ,, escapes, empty values")
+    func contentLineEdges() async throws {
+        // Byte by byte, so a fold can split a UTF-8 sequence (é = C3 A9, ü = C3 BC).
+        var bytes: [UInt8] = []
+        func line(_ text: String) { bytes += Array(text.utf8) + [13, 10] }
+        line("BEGIN:VCALENDAR")
+        line("VERSION:2.0")
+        line("BEGIN:VEVENT")
+        line("UID:edges-1")
+        bytes += Array("SUMMARY:Caf".utf8) + [0xC3, 13, 10, 32, 0xA9] + Array(" \\N".utf8) + [13, 10, 9] + Array("ends with a backslash \\".utf8) + [13, 10]
+        line("DTST")
+        line(" ART;TZ")
+        line(" ID=\"America/New_")
+        line("\tYork\":20250302T100000")
+        line("dtend;tzid=America/New_York:20250302T113000")
+        line("ATTENDEE;DELEGATED-FROM=\"mailto:a@example.com\",\"mailto:b@example.com\";CN=\"Doe; Jane: Jr., III\";partstat=accepted:mailto:jane@example.com")
+        line("ORGANIZER;CN=M\u{FC}ller:MAILTO:m@example.com")
+        line("LOCATION:")
+        line("DESCRIPTION;ALTREP=\"cid:part1.0001@example.org\":")
+        line("")
+        line("X-EMPTY:")
+        line("END:VEVENT")
+        line("BEGIN:VEVENT")
+        line("UID:edges-2")
+        line("SUMMARY:")
+        line("DTSTART;VALUE=date:20250304")
+        line("END:VEVENT")
+        line("END:VCALENDAR")
+        let folder = try TemporaryDirectory()
+        try Data(bytes).write(to: URL(fileURLWithPath: folder.path + "/crlf.ics"))
+        // The same file with bare CR line ends reads the same.
+        let crOnly = bytes.enumerated().compactMap { index, byte in byte == 10 && index > 0 && bytes[index - 1] == 13 ? nil : byte }
+        let crFolder = try TemporaryDirectory()
+        try Data(crOnly).write(to: URL(fileURLWithPath: crFolder.path + "/cr.ics"))
+
+        for path in [folder.path, crFolder.path] {
+            let harness = try CalendarTest.provider(calendars: path)
+            let options = try await CalendarTest.options(harness)
+            #expect(options.count == 2, "\(path)")
+            let item = try await CalendarTest.item(harness, titled: "Caf\u{E9}")
+            let content = try #require(item["content"])
+            #expect(content["title"] == "Caf\u{E9} \nends with a backslash \\")
+            #expect(content["startDate"] == "2025-03-02T15:00:00Z")
+            #expect(content["endDate"] == "2025-03-02T16:30:00Z")
+            #expect(content["timeZone"] == "America/New_York")
+            #expect(content["location"] == .null)
+            #expect(content["notes"] == .null)
+            #expect(content["organizer"]?["name"] == "M\u{FC}ller")
+            #expect(content["organizer"]?["email"] == "m@example.com")
+            let attendee = try #require(content["attendees"]?.arrayValue?.first)
+            #expect(attendee["name"] == "Doe; Jane: Jr., III")
+            #expect(attendee["email"] == "jane@example.com")
+            #expect(attendee["status"] == "accepted")
+            let form = try await harness.call("collect/start", ["sessionId": "s"])
+            #expect(form["fields"]?.arrayValue?.first?["help"]?.stringValue?.contains("Skipped") == false)
+
+            // An empty SUMMARY stays empty; VALUE=date (any case) is a DATE.
+            let untitled = try #require(options.first { $0["label"]?.stringValue?.contains("Caf") == false })
+            let allDay = try await CalendarTest.item(harness, value: untitled["value"] ?? .null)
+            #expect(allDay["content"]?["title"] == "")
+            #expect(allDay["content"]?["startDate"] == "2025-03-04")
+            #expect(allDay["content"]?["isAllDay"] == true)
+
+            // Export: names upper-cased, parameters exactly as written, values unchanged.
+            let ics = try await harness.call("item/encode", ["item": item, "representation": "ics"])
+            let text = String(decoding: Data(base64Encoded: ics["data"]?.stringValue ?? "") ?? Data(), as: UTF8.self)
+            let unfolded = text.replacingOccurrences(of: "\r\n ", with: "")
+            #expect(unfolded.contains("\r\nSUMMARY:Caf\u{E9} \\Nends with a backslash \\\r\n"), "\(unfolded)")
+            #expect(unfolded.contains("\r\nATTENDEE;DELEGATED-FROM=\"mailto:a@example.com\",\"mailto:b@example.com\";CN=\"Doe; Jane: Jr., III\";partstat=accepted:mailto:jane@example.com\r\n"))
+            #expect(unfolded.contains("\r\nLOCATION:\r\n"))
+            #expect(unfolded.contains("\r\nDESCRIPTION;ALTREP=\"cid:part1.0001@example.org\":\r\n"))
+            #expect(unfolded.contains("\r\nX-EMPTY:\r\n"))
+        }
+    }
+
+    @Test("line numbers count physical lines: a problem after folded lines and blank lines is reported where it is")
+    func lineNumbersAfterFolds() async throws {
+        let body = """
+            BEGIN:VEVENT
+            UID:lines
+            DESCRIPTION:one
+             two
+             three
+
+            SUMMARY;X-BAD:oops
+            DTSTART:20250302T100000Z
+            END:VEVENT
+
+            """
+        // VCALENDAR, VERSION and PRODID take lines 1–3; the bad line is line 10.
+        let folder = try CalendarTest.folder(["lines.ics": CalendarTest.calendar(body)])
+        let harness = try CalendarTest.provider(calendars: folder.path)
+        let form = try await harness.call("collect/start", ["sessionId": "s"])
+        let help = try #require(form["fields"]?.arrayValue?.first?["help"]?.stringValue)
+        #expect(help.contains("lines.ics:10: malformed parameter in SUMMARY"), "\(help)")
+        let item = try await CalendarTest.item(harness, titled: "(No title)")
+        #expect(item["content"]?["notes"] == "onetwothree")
+    }
+
     // MARK: Value types and time zones
 
     @Test("DATE-TIME in UTC, floating, TZID from zoneinfo, X-WR-TIMEZONE, and DATE")
@@ -230,6 +329,39 @@ struct CalendarParsingTests {
         let harness = try CalendarTest.provider(calendars: folder.path)
         let moved = try await CalendarTest.item(harness, titled: "moved")
         #expect(moved["content"]?["recurrenceId"] == "2025-03-05T09:00:00Z")
+    }
+
+    @Test("occurrences at the window's edges in zones far from UTC (+14, -12, a VTIMEZONE at +23:30), and zero-length ones")
+    func windowEdges() async throws {
+        let zone = """
+            BEGIN:VTIMEZONE
+            TZID:Test/Far-East
+            BEGIN:STANDARD
+            DTSTART:19700101T000000
+            TZOFFSETFROM:+2330
+            TZOFFSETTO:+2330
+            END:STANDARD
+            END:VTIMEZONE
+
+            """
+        // The window is 2025-03-01T00:00Z to 2025-03-02T00:00Z; wall-clock dates a day off are
+        // still inside or outside depending on the zone.
+        let body =
+            zone
+            + Self.event("DTSTART;TZID=Pacific/Kiritimati:20250302T120000", uid: "kir-in")  // 03-01 22:00Z
+            + Self.event("DTSTART;TZID=Pacific/Kiritimati:20250303T000000", uid: "kir-out")  // 03-02 10:00Z
+            + Self.event("DTSTART;TZID=Pacific/Kiritimati:20250302T100000\nRRULE:FREQ=DAILY;COUNT=3", uid: "kir-daily")
+            + Self.event("DTSTART;TZID=Etc/GMT+12:20250228T130000", uid: "minus12-in")  // 03-01 01:00Z
+            + Self.event("DTSTART;TZID=Etc/GMT+12:20250228T110000\nDTEND;TZID=Etc/GMT+12:20250228T120000", uid: "minus12-out")  // ends at the start
+            + Self.event("DTSTART;TZID=Test/Far-East:20250302T220000", uid: "far-in")  // 03-01 22:30Z
+            + Self.event("DTSTART;TZID=Test/Far-East:20250303T000000", uid: "far-out")  // 03-02 00:30Z
+            + Self.event("DTSTART:20250301T000000Z", uid: "zero-at-start")
+            + Self.event("DTSTART:20250302T000000Z", uid: "zero-at-end")
+        let starts = try await Self.starts(body, now: "2025-03-01T00:00:00Z", windowDays: 1)
+        #expect(starts == [
+            "2025-03-01T00:00:00Z", "2025-03-01T01:00:00Z", "2025-03-01T20:00:00Z", "2025-03-01T22:00:00Z",
+            "2025-03-01T22:30:00Z",
+        ])
     }
 
     // MARK: Bad input
