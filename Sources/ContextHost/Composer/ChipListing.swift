@@ -262,7 +262,8 @@ enum PreviewManyReply {
         var reader = JSONReader(bytes)
         var previews: [Preview]?
         do {
-            try readObject(&reader) { key, reader throws(JSONParseError) in
+            reader.skipWhitespace()
+            try reader.readMembers { key, reader throws(JSONParseError) in
                 guard key == "previews" else { return try reader.skipValue() }
                 previews = try readPreviews(&reader)
             }
@@ -278,11 +279,11 @@ enum PreviewManyReply {
     private static func readPreviews(_ reader: inout JSONReader) throws(JSONParseError) -> [Preview]? {
         var previews: [Preview] = []
         var wellFormed = true
-        try readArray(&reader) { reader throws(JSONParseError) in
+        try reader.readElements { reader throws(JSONParseError) in
             var chip: Range<Int>?
             var error: Preview?
             var members = 0
-            try readObject(&reader) { key, reader throws(JSONParseError) in
+            try reader.readMembers { key, reader throws(JSONParseError) in
                 members += 1
                 switch key {
                 case "chip":
@@ -307,58 +308,5 @@ enum PreviewManyReply {
             }
         }
         return wellFormed ? previews : nil
-    }
-
-    /// Reads `{ "key": value, … }`, handing each key to `member`, which must read the value.
-    private static func readObject(
-        _ reader: inout JSONReader, _ member: (String, inout JSONReader) throws(JSONParseError) -> Void
-    ) throws(JSONParseError) {
-        reader.skipWhitespace()
-        try reader.expect(UInt8(ascii: "{"), "'{'")
-        reader.skipWhitespace()
-        if reader.peek == UInt8(ascii: "}") {
-            reader.position += 1
-            return
-        }
-        while true {
-            reader.skipWhitespace()
-            guard reader.peek == UInt8(ascii: "\"") else { throw reader.unexpected("a string key") }
-            let key = try reader.readString()
-            reader.skipWhitespace()
-            try reader.expect(UInt8(ascii: ":"), "':'")
-            reader.skipWhitespace()
-            try member(key, &reader)
-            reader.skipWhitespace()
-            if reader.peek == UInt8(ascii: ",") {
-                reader.position += 1
-                continue
-            }
-            try reader.expect(UInt8(ascii: "}"), "',' or '}'")
-            return
-        }
-    }
-
-    /// Reads `[ value, … ]`, calling `element` to read each value.
-    private static func readArray(
-        _ reader: inout JSONReader, _ element: (inout JSONReader) throws(JSONParseError) -> Void
-    ) throws(JSONParseError) {
-        reader.skipWhitespace()
-        try reader.expect(UInt8(ascii: "["), "'['")
-        reader.skipWhitespace()
-        if reader.peek == UInt8(ascii: "]") {
-            reader.position += 1
-            return
-        }
-        while true {
-            reader.skipWhitespace()
-            try element(&reader)
-            reader.skipWhitespace()
-            if reader.peek == UInt8(ascii: ",") {
-                reader.position += 1
-                continue
-            }
-            try reader.expect(UInt8(ascii: "]"), "',' or ']'")
-            return
-        }
     }
 }

@@ -334,14 +334,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         _ reader: inout JSONReader, in bytes: UnsafeRawBufferPointer
     ) throws(JSONParseError) -> [Result<ContextItem, JSONDecodeError>] {
         var items: [Result<ContextItem, JSONDecodeError>] = []
-        try reader.expect(UInt8(ascii: "["), "'['")
-        reader.skipWhitespace()
-        if reader.peek == UInt8(ascii: "]") {
-            reader.position += 1
-            return items
-        }
-        while true {
-            reader.skipWhitespace()
+        try reader.readElements { reader throws(JSONParseError) in
             let start = reader.position
             if let item = try RequestParams.readItemObject(&reader) {
                 items.append(.success(item))
@@ -350,14 +343,8 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 let path = "params.items[\(items.count)]"
                 items.append(Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) })
             }
-            reader.skipWhitespace()
-            if reader.peek == UInt8(ascii: ",") {
-                reader.position += 1
-                continue
-            }
-            try reader.expect(UInt8(ascii: "]"), "',' or ']'")
-            return items
         }
+        return items
     }
 
     /// `item/previewMany`: one chip or error per item, in order. An item whose preview fails gets

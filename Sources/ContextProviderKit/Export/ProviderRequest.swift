@@ -171,38 +171,4 @@ extension JSONReader {
         }
         return try readString()
     }
-
-    /// Reads the object starting at `position` (at its `{`) member by member: `member` gets each
-    /// key, decoded, with the reader at the start of the value, and must read or skip exactly that
-    /// value. Leaves `position` after the closing `}`.
-    mutating func readMembers(_ member: (String, inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) {
-        try enter()
-        defer { depth -= 1 }
-        position += 1  // {
-        skipWhitespace()
-        if !atEnd, current == UInt8(ascii: "}") {
-            position += 1
-            return
-        }
-        while true {
-            skipWhitespace()
-            guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
-            let key = try readString()
-            skipWhitespace()
-            try expect(UInt8(ascii: ":"), "':'")
-            skipWhitespace()
-            try member(key, &self)
-            skipWhitespace()
-            guard !atEnd else { throw unexpected("',' or '}'") }
-            if current == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            if current == UInt8(ascii: "}") {
-                position += 1
-                return
-            }
-            throw unexpected("',' or '}'")
-        }
-    }
 }

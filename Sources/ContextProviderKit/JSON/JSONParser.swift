@@ -416,6 +416,73 @@ package struct JSONReader {
         return value
     }
 
+    // MARK: Reading containers piece by piece
+
+    /// Reads the object at `position` member by member: `member` gets each key, decoded, with the
+    /// reader at the start of the value, and must read or skip exactly that value. Leaves
+    /// `position` after the closing `}`. Throws if the value there is not an object.
+    package mutating func readMembers(_ member: (String, inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        guard !atEnd, current == UInt8(ascii: "{") else { throw unexpected("'{'") }
+        try enter()
+        defer { depth -= 1 }
+        position += 1
+        skipWhitespace()
+        if !atEnd, current == UInt8(ascii: "}") {
+            position += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
+            let key = try readString()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"), "':'")
+            skipWhitespace()
+            try member(key, &self)
+            skipWhitespace()
+            guard !atEnd else { throw unexpected("',' or '}'") }
+            if current == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if current == UInt8(ascii: "}") {
+                position += 1
+                return
+            }
+            throw unexpected("',' or '}'")
+        }
+    }
+
+    /// Reads the array at `position` element by element: `element` starts at each value and must
+    /// read or skip exactly that value. Leaves `position` after the closing `]`. Throws if the
+    /// value there is not an array.
+    package mutating func readElements(_ element: (inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        guard !atEnd, current == UInt8(ascii: "[") else { throw unexpected("'['") }
+        try enter()
+        defer { depth -= 1 }
+        position += 1
+        skipWhitespace()
+        if !atEnd, current == UInt8(ascii: "]") {
+            position += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            try element(&self)
+            skipWhitespace()
+            guard !atEnd else { throw unexpected("',' or ']'") }
+            if current == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if current == UInt8(ascii: "]") {
+                position += 1
+                return
+            }
+            throw unexpected("',' or ']'")
+        }
+    }
+
     // MARK: Skipping
 
     /// Checks one value without building it and leaves `position` after it.
