@@ -1,4 +1,5 @@
 import ContextProviderKit
+import Logging
 import Testing
 
 @testable import ContextHost
@@ -86,5 +87,8 @@ struct ComposerStorageTests {
         #expect(
             try JSONValue(parsing: bytes)
                 == ["composerId": "c\"1", "maximumItems": 7, "byteBudget": 4096, "bytesUsed": 12, "itemCount": 2])
+        // The same as the summary other answers carry (collect/submit, composer/open, …).
+        let host = Host(configuration: HostConfiguration(), logger: Logger(label: "test"))
+        #expect(try JSONValue(parsing: bytes) == .object(host.summary(of: composer)))
     }
 }
