@@ -21,7 +21,9 @@ public protocol ContextProvider: Sendable {
     /// Methods cheap enough to start on the host's calling thread instead of in a new task
     /// (`Task.immediate`): the work runs inline until its first suspension, which saves a thread
     /// hop (several microseconds) per request. Only list methods that do no blocking work and
-    /// answer in microseconds, such as a preview computed from the item alone. Default: none.
+    /// answer in microseconds, such as a preview computed from the item alone. With `.preview`
+    /// listed, the SDK also answers `item/previewMany` (several chips in one call, used by
+    /// `composer/list`). Default: none.
     static var immediateMethods: ProviderMethods { get }
 
     /// Sample collector input for the conformance runner (`conformance/samples`,
