@@ -45,16 +45,20 @@ package final class Host: Sendable {
     ///
     /// When it is not loading (always, once start-up loading is over), `body` runs at once on this
     /// thread and its error goes to the caller, as if called directly. Otherwise this returns at
-    /// once, so the reader goes on with other requests, and `body` runs on a global queue when
-    /// the load finishes, its error answered on `reply`. While it waits the request is pending:
-    /// `$/cancelRequest` answers it (and `body` is skipped), and stdin EOF waits for it.
+    /// once, so the reader goes on with other requests, and `body` runs when the load finishes,
+    /// its error answered on `reply`. Bodies that waited run one after another in the order their
+    /// requests came (a client's requests to one provider reach it in the order sent). While it
+    /// waits the request is pending: `$/cancelRequest` answers it (and `body` is skipped), and
+    /// stdin EOF waits for it.
     package func whenLoaded(
         _ id: String?, reply: Reply?, server: RPCServer, _ body: @escaping @Sendable () throws(RPCError) -> Void
     ) throws(RPCError) {
-        guard registry.isLoading(id) else { return try body() }
+        guard mustWait(for: id) else { return try body() }
         if let reply { server.track(reply) }
+        Self.waitersQueued.add(1, ordering: .releasing)
         registry.whenLoaded(id) {
-            DispatchQueue.global().async {
+            Self.afterLoad.async {
+                defer { Self.waitersQueued.subtract(1, ordering: .releasing) }
                 if let reply, reply.isAnswered { return }
                 do throws(RPCError) {
                     try body()
@@ -64,6 +68,18 @@ package final class Host: Sendable {
             }
         }
     }
+
+    /// Whether a request for provider `id` (nil: every provider) must go through `whenLoaded`:
+    /// while it loads, and while earlier requests that waited have not run yet (so this one does
+    /// not overtake them). One atomic load once start-up is over.
+    package func mustWait(for id: String?) -> Bool {
+        Self.waitersQueued.load(ordering: .acquiring) > 0 || registry.isLoading(id)
+    }
+
+    /// Where requests that waited for a provider's load run, in order (not on the loading thread).
+    private static let afterLoad = DispatchQueue(label: "context-host.after-load")
+    /// Bodies waiting for a load or queued on `afterLoad` and not finished.
+    private static let waitersQueued = Atomic<Int>(0)
 
     /// The `initialize` result.
     package func initializeResult(clientProtocolVersion: Int) -> JSONValue {

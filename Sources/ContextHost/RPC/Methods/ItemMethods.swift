@@ -16,7 +16,7 @@ extension ItemMethod {
         guard let reply = request.reply else { return }
         let (itemRange, providerID, extras) = try locateItem(request)
         // At start-up the provider may still be loading: wait for it (off the reader).
-        if server.host.registry.isLoading(providerID) {
+        if server.host.mustWait(for: providerID) {
             try server.host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
                 try forward(request, reply: reply, server: server, providerID: providerID, itemRange: itemRange, extras: extras)
             }
