@@ -296,9 +296,9 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// own chip. Plain valid items are decoded straight from the bytes (as `item/preview`'s are);
     /// anything unusual the general way, which names what is wrong.
     static func items(_ params: [UInt8]) throws(JSONDecodeError) -> [Result<ContextItem, JSONDecodeError>] {
-        let direct: [Result<ContextItem, JSONDecodeError>]? = params.withUnsafeBytes { bytes in
+        let direct: (items: [Result<ContextItem, JSONDecodeError>], count: Int)? = params.withUnsafeBytes { bytes in
             var reader = JSONReader(bytes)
-            var items: [Result<ContextItem, JSONDecodeError>]?
+            var items: (items: [Result<ContextItem, JSONDecodeError>], count: Int)?
             do {
                 guard reader.peek == UInt8(ascii: "{") else { return nil }
                 try reader.readMembers { key, reader throws(JSONParseError) in
@@ -315,7 +315,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
         let items: [Result<ContextItem, JSONDecodeError>]
         if let direct {
-            items = direct
+            guard direct.count <= maximumPreviewBatch else {
+                throw JSONDecodeError(path: "params.items", message: "\(direct.count) items; at most \(maximumPreviewBatch) per call")
+            }
+            items = direct.items
         } else {
             let value: JSONValue
             do { value = try JSONReader.parse(params) } catch { throw JSONDecodeError(path: "params", message: "not valid JSON: \(error)") }
@@ -329,12 +332,16 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         return items
     }
 
-    /// Reads the `items` array at the reader's position, one element at a time.
+    /// Reads the `items` array at the reader's position, one element at a time; past
+    /// `maximumPreviewBatch` elements are only counted (the call will be refused).
     private static func readItems(
         _ reader: inout JSONReader, in bytes: UnsafeRawBufferPointer
-    ) throws(JSONParseError) -> [Result<ContextItem, JSONDecodeError>] {
+    ) throws(JSONParseError) -> (items: [Result<ContextItem, JSONDecodeError>], count: Int) {
         var items: [Result<ContextItem, JSONDecodeError>] = []
+        var count = 0
         try reader.readElements { reader throws(JSONParseError) in
+            count += 1
+            guard count <= maximumPreviewBatch else { return try reader.skipValue() }
             let start = reader.position
             if let item = try RequestParams.readItemObject(&reader) {
                 items.append(.success(item))
@@ -344,7 +351,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 items.append(Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) })
             }
         }
-        return items
+        return (items, count)
     }
 
     /// `item/previewMany`: one chip or error per item, in order. An item whose preview fails gets
