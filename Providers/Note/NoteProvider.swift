@@ -123,83 +123,106 @@ public struct NoteProvider: ContextProvider {
 /// notes app previews a note. An SVG image as a `data:` URI (drawn by clients in an image
 /// element, where SVG cannot run scripts).
 ///
-/// Built on UTF-8 bytes rather than `Character`s: it runs for every chip, and grapheme breaking
-/// over a long body cost more than the rest of the preview.
+/// It runs for every chip (a `composer/list` of 100 notes makes 100), so it works on UTF-8 bytes
+/// rather than `Character`s (grapheme breaking over a long body cost more than the rest of the
+/// preview), reads only as much of the body as it shows, and writes into one fixed buffer whose
+/// fixed parts are static strings: no allocation but the URI's, and no reference counting that
+/// threads making chips side by side would contend on.
 enum NoteThumbnail {
-    /// Page size in points, and how many characters fit on one line of the small type.
-    static let width = 48, height = 60, lineLength = 13, bodyLines = 5
+    /// How many characters fit on one line of the small type, and how many lines of the body fit
+    /// on the page (48 × 60 points).
+    static let lineLength = 13, bodyLines = 5
 
     static func dataURI(title: String, body: String) -> String {
-        var svg = header
-        svg.reserveCapacity(640)
-        appendEscaped(clipped(Array(title.utf8)), to: &svg)
-        svg += closeLine
+        var title = title
         var body = body
-        body.withUTF8 { appendLines(UnsafeRawBufferPointer($0), to: &svg) }
-        svg += footer
-        var uri = prefix
-        Base64.append(svg, to: &uri)
-        return String(decoding: uri, as: UTF8.self)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SVGWriter.capacity) { buffer in
+            var svg = SVGWriter(buffer)
+            svg.append(header)
+            title.withUTF8 { svg.appendEscaped(Clip(UnsafeRawBufferPointer($0))) }
+            svg.append(closeLine)
+            body.withUTF8 { appendLines(UnsafeRawBufferPointer($0), to: &svg) }
+            svg.append(footer)
+            return Base64.dataURI(mediaType: "image/svg+xml", svg.written)
+        }
     }
 
-    // The fixed parts, built once.
-    private static let prefix = Array("data:image/svg+xml;base64,".utf8)
-    private static let header = Array(##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(width)" height="\##(height)" viewBox="0 0 \##(width) \##(height)"><rect x="0.5" y="0.5" width="\##(width - 1)" height="\##(height - 1)" rx="4" fill="#fffbe6" stroke="#d9c77a"/><text font-family="sans-serif" font-size="6" fill="#3a3a3a"><tspan x="4" y="10" font-weight="bold">"##.utf8)
-    private static let lineOpeners = (0..<bodyLines).map { Array(##"<tspan x="4" y="\##(19 + 8 * $0)">"##.utf8) }
-    private static let closeLine = Array("</tspan>".utf8)
-    private static let footer = Array("</text></svg>".utf8)
+    // The fixed parts.
+    private static let header: StaticString = ##"<svg xmlns="http://www.w3.org/2000/svg" width="48" height="60" viewBox="0 0 48 60"><rect x="0.5" y="0.5" width="47" height="59" rx="4" fill="#fffbe6" stroke="#d9c77a"/><text font-family="sans-serif" font-size="6" fill="#3a3a3a"><tspan x="4" y="10" font-weight="bold">"##
+    /// The start of the body's line `n` (`0..<bodyLines`), at `y = 19 + 8 n`.
+    private static func lineOpener(_ n: Int) -> StaticString {
+        switch n {
+        case 0: ##"<tspan x="4" y="19">"##
+        case 1: ##"<tspan x="4" y="27">"##
+        case 2: ##"<tspan x="4" y="35">"##
+        case 3: ##"<tspan x="4" y="43">"##
+        default: ##"<tspan x="4" y="51">"##
+        }
+    }
+    private static let closeLine: StaticString = "</tspan>"
+    private static let footer: StaticString = "</text></svg>"
+    private static let ellipsis: StaticString = "…"
 
     /// The body's first words, without Markdown markers (leading `#`, `>`, `-`; `*` and `` ` ``
     /// anywhere), filled into up to `bodyLines` lines of `lineLength` characters, each appended
-    /// to `svg` as a `<tspan>`; the last line ends with "…" when words are left over. Reads only
-    /// as much of the body as it needs, into two reused buffers.
-    static func appendLines(_ body: UnsafeRawBufferPointer, to svg: inout [UInt8]) {
-        var lineCount = 0
-        var line: [UInt8] = []
-        line.reserveCapacity(64)
-        var lineCharacters = 0
-        var word: [UInt8] = []
-        word.reserveCapacity(64)
-        func emit(_ text: [UInt8]) {
-            svg += lineOpeners[lineCount]
-            appendEscaped(text, to: &svg)
-            svg += closeLine
-            lineCount += 1
-        }
-        var index = 0
-        while index < body.count {
-            // One word: skip white space, then read up to the next.
-            while index < body.count, isSpace(body[index]) { index += 1 }
-            word.removeAll(keepingCapacity: true)
-            var characters = 0
-            while index < body.count, !isSpace(body[index]) {
-                let byte = body[index]
-                index += 1
-                if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "`") { continue }
-                if word.isEmpty, byte == UInt8(ascii: "#") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "-") { continue }
-                word.append(byte)
-                if byte & 0xC0 != 0x80 { characters += 1 }
+    /// to `svg` as a `<tspan>`; the last line ends with "…" when words are left over.
+    static func appendLines(_ body: UnsafeRawBufferPointer, to svg: inout SVGWriter) {
+        // A line holds at most `lineLength` characters, and only the first `lineLength` of a word
+        // are ever shown: 4 bytes a character at most (plus " …" after the last line).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * 64) { storage in
+            var line = ByteRun(UnsafeMutableBufferPointer(rebasing: storage[0..<64]))
+            var word = ByteRun(UnsafeMutableBufferPointer(rebasing: storage[64..<128]))
+            var lineCount = 0
+            var lineCharacters = 0
+            func emit(_ text: Clip) {
+                svg.append(lineOpener(lineCount))
+                svg.appendEscaped(text)
+                svg.append(closeLine)
+                lineCount += 1
             }
-            if word.isEmpty { continue }
-            if !line.isEmpty, lineCharacters + 1 + characters <= lineLength {
-                line.append(0x20)
-                line += word
-                lineCharacters += 1 + characters
-                continue
-            }
-            if !line.isEmpty {
-                if lineCount == bodyLines - 1 {  // the last line is full and words are left
-                    emit(clipped(line + " …".utf8))
-                    return
+            var index = 0
+            while index < body.count {
+                // One word: skip white space, then read up to the next.
+                while index < body.count, isSpace(body[index]) { index += 1 }
+                word.removeAll()
+                var characters = 0
+                while index < body.count, !isSpace(body[index]) {
+                    let byte = body[index]
+                    index += 1
+                    if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "`") { continue }
+                    if word.isEmpty, characters == 0,
+                        byte == UInt8(ascii: "#") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "-")
+                    {
+                        continue
+                    }
+                    if byte & 0xC0 != 0x80 { characters += 1 }
+                    // Bytes past the first `lineLength` characters are counted, not kept.
+                    if characters <= lineLength { word.append(byte) }
                 }
-                emit(line)
+                if characters == 0 { continue }
+                if !line.isEmpty, lineCharacters + 1 + characters <= lineLength {
+                    line.append(0x20)
+                    line.append(word)
+                    lineCharacters += 1 + characters
+                    continue
+                }
+                if !line.isEmpty {
+                    if lineCount == bodyLines - 1 {  // the last line is full and words are left
+                        line.append(0x20)
+                        line.append(ellipsis)
+                        emit(Clip(line.bytes))
+                        return
+                    }
+                    emit(Clip(line.bytes, characters: lineCharacters))
+                }
+                line.removeAll()
+                let clip = Clip(word.bytes, characters: characters)
+                line.append(clip.kept)
+                if clip.isCut { line.append(ellipsis) }
+                lineCharacters = min(characters, lineLength)
             }
-            // Copied into `line`'s own buffer, so `word` keeps its buffer for the next word.
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: clipped(word))
-            lineCharacters = min(characters, lineLength)
+            if !line.isEmpty { emit(Clip(line.bytes, characters: lineCharacters)) }
         }
-        if !line.isEmpty { emit(line) }
     }
 
     @inline(__always)
@@ -207,38 +230,103 @@ enum NoteThumbnail {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
-    /// Characters counted as Unicode scalars (UTF-8 lead bytes): close enough for fitting text.
-    static func characterCount(_ bytes: [UInt8]) -> Int {
-        var count = 0
-        for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
-        return count
-    }
+    /// Text shortened to at most `lineLength` characters (counted as Unicode scalars, i.e. UTF-8
+    /// lead bytes: close enough for fitting text): when longer, its first `lineLength - 1`
+    /// characters and then "…".
+    struct Clip {
+        /// The bytes kept.
+        let kept: UnsafeRawBufferPointer
+        /// Whether "…" follows them.
+        let isCut: Bool
 
-    /// At most `lineLength` characters, cut at a scalar boundary and ended with "…" when cut.
-    static func clipped(_ bytes: [UInt8]) -> [UInt8] {
-        guard characterCount(bytes) > lineLength else { return bytes }
-        var kept = 0
-        var end = 0
-        while end < bytes.count {
-            if bytes[end] & 0xC0 != 0x80 {
-                if kept == lineLength - 1 { break }
-                kept += 1
+        init(_ bytes: UnsafeRawBufferPointer, characters: Int? = nil) {
+            let count = characters ?? bytes.reduce(0) { $0 + ($1 & 0xC0 != 0x80 ? 1 : 0) }
+            guard count > lineLength else {
+                kept = bytes
+                isCut = false
+                return
             }
-            end += 1
+            var kept = 0
+            var end = 0
+            while end < bytes.count {
+                if bytes[end] & 0xC0 != 0x80 {
+                    if kept == lineLength - 1 { break }
+                    kept += 1
+                }
+                end += 1
+            }
+            self.kept = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+            isCut = true
         }
-        return Array(bytes[..<end]) + "…".utf8
     }
 
-    static func appendEscaped(_ text: [UInt8], to output: inout [UInt8]) {
-        for byte in text {
-            switch byte {
-            case UInt8(ascii: "&"): output += "&amp;".utf8
-            case UInt8(ascii: "<"): output += "&lt;".utf8
-            case UInt8(ascii: ">"): output += "&gt;".utf8
-            case UInt8(ascii: "\""): output += "&quot;".utf8
-            case 0..<0x20: continue  // not allowed in XML text
-            default: output.append(byte)
+    /// A few bytes in a fixed buffer that is large enough by construction.
+    struct ByteRun {
+        private let storage: UnsafeMutableBufferPointer<UInt8>
+        private(set) var count = 0
+
+        init(_ storage: UnsafeMutableBufferPointer<UInt8>) { self.storage = storage }
+
+        var isEmpty: Bool { count == 0 }
+        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: storage[..<count])) }
+
+        mutating func removeAll() { count = 0 }
+
+        mutating func append(_ byte: UInt8) {
+            storage[count] = byte
+            count += 1
+        }
+
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            for byte in bytes { append(byte) }
+        }
+
+        mutating func append(_ other: ByteRun) { append(other.bytes) }
+
+        mutating func append(_ text: StaticString) {
+            append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
+    }
+
+    /// The SVG text, written into a buffer of `capacity` bytes, which no thumbnail exceeds.
+    struct SVGWriter {
+        /// The fixed parts (~400 bytes) plus six lines of at most 56 bytes, each escaped to at
+        /// most six bytes a byte (`&quot;`), with their tags.
+        static let capacity = 512 + 6 * (56 * 6 + 32)
+
+        private let buffer: UnsafeMutableBufferPointer<UInt8>
+        private var count = 0
+
+        init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+        var written: UnsafeRawBufferPointer { UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count])) }
+
+        mutating func append(_ text: StaticString) {
+            let count = text.utf8CodeUnitCount
+            UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[self.count..<self.count + count])
+                .copyMemory(from: UnsafeRawBufferPointer(start: text.utf8Start, count: count))
+            self.count += count
+        }
+
+        mutating func append(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
+
+        /// Text as XML character data: markup characters escaped, control characters (not
+        /// allowed in XML text) dropped.
+        mutating func appendEscaped(_ clip: Clip) {
+            for byte in clip.kept {
+                switch byte {
+                case UInt8(ascii: "&"): append("&amp;")
+                case UInt8(ascii: "<"): append("&lt;")
+                case UInt8(ascii: ">"): append("&gt;")
+                case UInt8(ascii: "\""): append("&quot;")
+                case 0..<0x20: continue
+                default: append(byte)
+                }
             }
+            if clip.isCut { append(NoteThumbnail.ellipsis) }
         }
     }
 }

@@ -186,6 +186,25 @@ struct ChipListingTests {
         #expect(try #require(failure(results[0])).code == .providerNotFound)
     }
 
+    @Test("an item/previewMany answer that is not JSON fails each item as a bad reply (no fallback)")
+    func unreadableAnswer() async throws {
+        let notes = ScriptedConnection { call in
+            call.method == "item/previewMany"
+                ? .response(#"{"jsonrpc":"2.0","id":ID,"result":{"previews":[{"chip":\#(chip(title: "a"))},{"chip":{"title":x}}]}}"#)
+                : .result(chip(title: "single"))
+        }
+        let items = [item("n1", provider: "com.test.note"), item("n2", provider: "com.test.note")]
+        let results = await list(items, connections: ["com.test.note": notes])
+        for result in results {
+            let error = try #require(failure(result))
+            #expect(error.code == .providerBadReply)
+            #expect(error.message.contains("not valid JSON"))
+        }
+        // A broken answer is not a provider without the method: the next listing asks again.
+        _ = await list(items, connections: ["com.test.note": notes])
+        #expect(notes.calls.map(\.method) == ["item/previewMany", "item/previewMany"])
+    }
+
     // MARK: PreviewManyReply
 
     @Test(
@@ -195,6 +214,8 @@ struct ChipListingTests {
             (" {\n \"other\": [1, {\"x\": null}], \"previews\" : [ { \"chip\" : [ ] } , {\"error\":{\"message\":\"m\",\"code\":7,\"data\":{}}} ] } ", "chip:[ ] | error:7"),
             (#"{"previews":[{"chip":"\"}{"}]}"#, #"chip:"\"}{""#),
             (#"{"previews":[{"error":{"code":"x","message":"m"}},{"error":{"code":1}}]}"#, "invalid | invalid"),
+            (#"{"previews":[{"chip":\#(chip(title: "T"))},{"chip": \#(chip(title: "U"))}]}"#, "scanned | scanned"),
+            (#"{"previews":[{"chip":{"ctxui":1,"icon":"i","title":"T","tone":"blue","fallbackText":"f"}}]}"#, "chip:{\"ctxui\":1,\"icon\":\"i\",\"title\":\"T\",\"tone\":\"blue\",\"fallbackText\":\"f\"}"),
         ])
     func parses(json: String, expected: String) throws {
         let bytes = Array(json.utf8)
@@ -202,7 +223,11 @@ struct ChipListingTests {
             PreviewManyReply.parse(buffer, count: expected.split(separator: " | ").count).map { previews in
                 previews.map { preview in
                     switch preview {
-                    case .chip(let range): "chip:" + String(decoding: bytes[range], as: UTF8.self)
+                    // A chip `ChipScan` accepts is marked so (not checked again); others are
+                    // only located.
+                    case .chip(let range, let scanned):
+                        scanned && String(decoding: bytes[range], as: UTF8.self).hasSuffix("}")
+                            ? "scanned" : "chip:" + String(decoding: bytes[range], as: UTF8.self)
                     case .error(let error): "error:\(error.code.rawValue)"
                     case .invalidError: "invalid"
                     }
@@ -235,7 +260,7 @@ struct ChipListingTests {
 
     private func list(
         _ items: [AttachedItem], connections: [String: ScriptedConnection], previewTimeout: String = "2s"
-    ) async -> [Result<[UInt8], RPCError>] {
+    ) async -> [ChipOutcome] {
         var providers: [String: Host.LiveProvider] = [:]
         for (id, connection) in connections {
             providers[id] = Host.LiveProvider(manifest: manifest(id: id, previewTimeout: previewTimeout), connection: connection)
@@ -267,11 +292,11 @@ struct ChipListingTests {
             encoding: ["representation": "json", "contentType": "application/json", "data": ""])
     }
 
-    private func title(_ result: Result<[UInt8], RPCError>) throws -> String? {
-        try JSONReader.parse(result.get())["title"]?.stringValue
+    private func title(_ result: ChipOutcome) throws -> String? {
+        try JSONReader.parse(Array(result.get()))["title"]?.stringValue
     }
 
-    private func failure(_ result: Result<[UInt8], RPCError>) -> RPCError? {
+    private func failure(_ result: ChipOutcome) -> RPCError? {
         if case .failure(let error) = result { return error }
         return nil
     }
@@ -290,7 +315,10 @@ private final class ScriptedConnection: ProviderConnection, @unchecked Sendable 
     }
 
     enum Answer {
+        /// `{"jsonrpc":"2.0","id":ID,"result":…}` with this result text.
         case result(String)
+        /// This whole response text (`ID` is replaced by the request's id).
+        case response(String)
         case error(Int, String)
         case never
     }
@@ -317,11 +345,9 @@ private final class ScriptedConnection: ProviderConnection, @unchecked Sendable 
         let answer = (try? script(call)) ?? .error(-32603, "script failed")
         switch answer {
         case .result(let json):
-            let prefix = #"{"jsonrpc":"2.0","id":\#(call.id),"result":"#
-            let message = Array((prefix + json + "}").utf8)
-            message.withUnsafeBytes { buffer in
-                completion(ProviderResponse(bytes: buffer, result: prefix.utf8.count..<(prefix.utf8.count + json.utf8.count), error: nil))
-            }
+            deliver(#"{"jsonrpc":"2.0","id":\#(call.id),"result":\#(json)}"#, for: call, to: completion)
+        case .response(let text):
+            deliver(text.replacingOccurrences(of: "ID", with: String(call.id)), for: call, to: completion)
         case .error(let code, let message):
             let empty: [UInt8] = []
             empty.withUnsafeBytes { buffer in
@@ -331,6 +357,13 @@ private final class ScriptedConnection: ProviderConnection, @unchecked Sendable 
             break
         }
         return call.id
+    }
+
+    /// Read as an in-process provider's answer is read.
+    private func deliver(_ text: String, for call: Call, to completion: @escaping @Sendable (ProviderResponse) -> Void) {
+        Array(text.utf8).withUnsafeBytes { buffer in
+            ReplyRouter.deliver(buffer, to: completion, expectedID: call.id, expected: ReplyRouter.Expected(method: call.method))
+        }
     }
 
     func cancel(_ id: Int64) {}

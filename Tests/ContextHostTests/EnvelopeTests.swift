@@ -121,9 +121,10 @@ struct ChipReplyTests {
         var error: RPCError?
         var errorIsFromHost: Bool
         var scannedChip: Bool
+        var unread = false
     }
 
-    private static func deliver(_ text: String, id: Int64 = 7, expectsChip: Bool) -> Seen {
+    private static func deliver(_ text: String, id: Int64 = 7, expected: ReplyRouter.Expected) -> Seen {
         let bytes = Array(text.utf8)
         let seen = Mutex<Seen?>(nil)
         bytes.withUnsafeBytes { buffer in
@@ -131,9 +132,10 @@ struct ChipReplyTests {
                 seen.withLock {
                     $0 = Seen(
                         result: response.resultBytes.map { String(decoding: $0, as: UTF8.self) }, error: response.error,
-                        errorIsFromHost: response.errorIsFromHost, scannedChip: response.resultIsScannedChip)
+                        errorIsFromHost: response.errorIsFromHost, scannedChip: response.resultIsScannedChip,
+                        unread: response.resultIsUnread)
                 }
-            }, expectedID: id, expectsChip: expectsChip)
+            }, expectedID: id, expected: expected)
         }
         return seen.withLock { $0! }
     }
@@ -142,10 +144,22 @@ struct ChipReplyTests {
 
     @Test("a chip written the SDK's way is passed on after one scan")
     func fastPath() {
-        let seen = Self.deliver(#"{"jsonrpc":"2.0","id":7,"result":\#(Self.chip)}"#, expectsChip: true)
+        let seen = Self.deliver(#"{"jsonrpc":"2.0","id":7,"result":\#(Self.chip)}"#, expected: .chip)
         #expect(seen == Seen(result: Self.chip, error: nil, errorIsFromHost: false, scannedChip: true))
-        let large = Self.deliver(#"{"jsonrpc":"2.0","id":1234567,"result":\#(Self.chip)}"#, id: 1_234_567, expectsChip: true)
+        let large = Self.deliver(#"{"jsonrpc":"2.0","id":1234567,"result":\#(Self.chip)}"#, id: 1_234_567, expected: .chip)
         #expect(large.scannedChip)
+    }
+
+    @Test("an item/previewMany result written the SDK's way is passed on unread; others are read in full")
+    func previewsUnread() {
+        let previews = #"{"previews":[{"chip":\#(Self.chip)}]}"#
+        let seen = Self.deliver(#"{"jsonrpc":"2.0","id":7,"result":\#(previews)}"#, expected: .previews)
+        #expect(seen == Seen(result: previews, error: nil, errorIsFromHost: false, scannedChip: false, unread: true))
+        for text in [#"{"jsonrpc":"2.0","id":7,"result": \#(previews)}"#, #"{"jsonrpc":"2.0","id":8,"result":\#(previews)}"#] {
+            let other = Self.deliver(text, expected: .previews)
+            #expect(!other.unread)
+            #expect(other == Self.deliver(text, expected: .any))
+        }
     }
 
     /// Every other reply is read as before: the same response with or without the fast path.
@@ -170,9 +184,9 @@ struct ChipReplyTests {
 
     @Test("other replies are read in full, with the same outcome", arguments: others)
     func otherReplies(text: String) {
-        let fast = Self.deliver(text, expectsChip: true)
+        let fast = Self.deliver(text, expected: .chip)
         #expect(!fast.scannedChip)
-        #expect(fast == Self.deliver(text, expectsChip: false))
+        #expect(fast == Self.deliver(text, expected: .any))
     }
 }
 

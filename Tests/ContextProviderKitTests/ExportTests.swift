@@ -212,6 +212,40 @@ struct ExportTests {
         #expect(try ContextChip(json: reply["result"] ?? nil) == ContextChip(icon: "bubble", title: "Hello"))
     }
 
+    /// Hosts write `item/previewMany` as `{"jsonrpc":"2.0","id":N,"method":"item/previewMany",
+    /// "params":…}`, which the SDK reads in the request's task instead of in `call`. Each message
+    /// here is sent in that form and with `id` and `jsonrpc` swapped (read in `call`, as every
+    /// other message is): both must get the same answer, whatever follows the common start.
+    @Test(
+        "item/previewMany read in its task is answered as when read in call",
+        arguments: [
+            #"{"items":[ITEM,ITEM]}}"#,
+            #"{"items":[ITEM,{"id":"x"},ITEM],"other":[1]}}"#,
+            #"{"items":[]}}"#,
+            #"{"items":42}}"#,
+            #"{"items":[\#(Array(repeating: "null", count: 257).joined(separator: ","))]}}"#,
+            #"{}}"#,
+            #"[]}"#,
+            #"{"items":[ITEM]},"method":"item/preview"}"#,
+            #"{"items":[ITEM]},"id":777}"#,
+            #"{"items":[ITEM]},"jsonrpc":"1.0"}"#,
+            #"{"items":[ITEM]}} x"#,
+            #"{"items":[ITEM,}}"#,
+            #"{"items":[{"id":"\ud800","providerId":"p","type":"t","displayName":"d"}]}}"#,
+        ])
+    func previewManyReadInTask(rest: String) async throws {
+        let harness = try Harness(EchoProvider.self)
+        defer { harness.close() }
+        let rest = rest.replacing("ITEM", with: Self.item.jsonString)
+        var replies: [JSONValue] = []
+        for (index, start) in [#"{"jsonrpc":"2.0","id":5,"#, #"{"id":5,"jsonrpc":"2.0","#].enumerated() {
+            harness.sendRaw(start + #""method":"item/previewMany","params":"# + rest)
+            replies.append(try #require(try await harness.box.wait(for: index + 1).last))
+        }
+        #expect(replies[0] == replies[1])
+        #expect(replies[0] != "unparseable")
+    }
+
     @Test func providerWithoutCollectorSaysSo() async throws {
         let harness = try Harness(QuietProvider.self)
         defer { harness.close() }

@@ -77,7 +77,10 @@ struct FastPathTests {
             var appended = Array("data:,".utf8)
             Base64.append(bytes, to: &appended)
             #expect(appended == Array(("data:," + text).utf8))
+            let uri = bytes.withUnsafeBytes { Base64.dataURI(mediaType: "image/png", $0) }
+            #expect(uri == "data:image/png;base64," + text)
         }
+        #expect(Array("<svg/>".utf8).withUnsafeBytes { Base64.dataURI(mediaType: "image/svg+xml", $0) } == "data:image/svg+xml;base64,PHN2Zy8+")
     }
 }
 

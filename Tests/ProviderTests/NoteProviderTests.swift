@@ -1,5 +1,6 @@
 import ContextHostTestSupport
 import ContextProviderKit
+import Foundation
 import Testing
 
 /// The Note chip's thumbnail: a small SVG page with the title and the first words.
@@ -49,6 +50,28 @@ struct NoteProviderTests {
         #expect(text[1] == "Supercalifra…")
         #expect(text[2] == "word word")
         #expect(text[5] == "word word …")
+    }
+
+    /// Tests/Fixtures/note/thumbnails.json: 54 notes (Markdown markers, words of exactly 12, 13
+    /// and 14 characters, multi-byte and emoji text, escapes, blank bodies, long titles, random
+    /// mixes) and the SVG drawn for each by the first, plain implementation, which the current
+    /// one (fixed buffers, no allocation) must draw byte for byte.
+    @Test("thumbnails of 54 varied notes are byte for byte the recorded ones")
+    func recordedThumbnails() async throws {
+        struct Case: Decodable { let title: String, body: String, svg: String }
+        let path = BuildProducts.packageRoot + "/Tests/Fixtures/note/thumbnails.json"
+        let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(cases.count == 54)
+        let note = try ProviderHarness(product: "NoteProvider", providerID: "com.contexthost.note")
+        for (index, recorded) in cases.enumerated() {
+            let item: JSONValue = [
+                "id": .string("00000000-0000-4000-8000-\(String(100_000_000_000 + index).suffix(12))"),
+                "providerId": "com.contexthost.note", "type": "note", "displayName": "x",
+                "content": ["title": .string(recorded.title), "body": .string(recorded.body)],
+            ]
+            let chip = try await note.call("item/preview", ["item": item])
+            #expect(try thumbnailSVG(chip) == recorded.svg, "note \(index): \(recorded.title.debugDescription)")
+        }
     }
 
     @Test("markup in the note is escaped; control characters are dropped (the SVG stays well-formed)")

@@ -8,6 +8,10 @@ import Darwin
 import Logging
 import Synchronization
 
+/// An item's chip in a `composer/list` answer: its checked JSON text (a slice of the provider's
+/// answer), or the reason it has none.
+package typealias ChipOutcome = Result<ArraySlice<UInt8>, RPCError>
+
 /// The chips of one `composer/list`: every item's checked chip, or the reason it has none.
 ///
 /// Items of one provider go to it together, in `item/previewMany` calls of up to `batchSize`
@@ -38,19 +42,35 @@ final class ChipListing: Sendable {
         self.logger = logger
     }
 
-    /// The outcome for each of `items`, in order.
-    static func chips(for items: [AttachedItem], host: Host) async -> [Result<[UInt8], RPCError>] {
-        await chips(
+    /// Calls `completion` with the outcome for each of `items`, in order: on the thread that
+    /// brings in the last chip (or this one, if every outcome is known at once).
+    static func chips(
+        for items: [AttachedItem], host: Host, completion: @escaping @Sendable ([ChipOutcome]) -> Void
+    ) {
+        chips(
             for: items, limits: host.configuration.outputLimits, messageLimit: host.configuration.maximumMessageBytes,
-            logger: host.logger
-        ) { providerID throws(RPCError) in try host.provider(providerID, for: .item) }
+            logger: host.logger, provider: { providerID throws(RPCError) in try host.provider(providerID, for: .item) },
+            completion: completion)
     }
 
     /// The outcome for each of `items`, in order, from the providers `provider` finds.
     static func chips(
         for items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger,
         provider: (String) throws(RPCError) -> Host.LiveProvider
-    ) async -> [Result<[UInt8], RPCError>] {
+    ) async -> [ChipOutcome] {
+        await withCheckedContinuation { continuation in
+            chips(
+                for: items, limits: limits, messageLimit: messageLimit, logger: logger, provider: provider,
+                completion: { continuation.resume(returning: $0) })
+        }
+    }
+
+    /// `chips`, answered through `completion`.
+    static func chips(
+        for items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger,
+        provider: (String) throws(RPCError) -> Host.LiveProvider,
+        completion: @escaping @Sendable ([ChipOutcome]) -> Void
+    ) {
         let listing = ChipListing(items: items, limits: limits, messageLimit: messageLimit, logger: logger)
         var slotsByProvider: [String: [Int]] = [:]
         var providerOrder: [String] = []
@@ -73,13 +93,14 @@ final class ChipListing: Sendable {
                 listing.previewEach(slots, live: live)
             }
         }
-        let chips = await listing.results.results()
-        let tokens = listing.timers.withLock { timers in
-            timers.done = true
-            return timers.tokens
+        listing.results.whenComplete { chips in
+            let tokens = listing.timers.withLock { timers in
+                timers.done = true
+                return timers.tokens
+            }
+            for token in tokens { DeadlineTimer.shared.cancel(token) }
+            completion(chips)
         }
-        for token in tokens { DeadlineTimer.shared.cancel(token) }
-        return chips
     }
 
     /// How `count` items of one provider are split into `item/previewMany` calls: one per core
@@ -166,14 +187,27 @@ final class ChipListing: Sendable {
             return
         }
         guard let bytes = response.resultBytes, let previews = PreviewManyReply.parse(bytes, count: slots.count) else {
+            if response.resultIsUnread {
+                // Read in full, as any response: an unreadable one is a bad reply, not a provider
+                // that does not know the method.
+                ReplyRouter.deliver(response.bytes) { [self] response in receive(response, for: slots, live: live) }
+                return
+            }
             fallBack(slots, live: live, because: "its item/previewMany result is not {\"previews\": [...]} with one entry per item")
             return
         }
+        // One copy of the result, which every chip of this call is a slice of.
+        let copy = Array(bytes)
         for (slot, preview) in zip(slots, previews) {
             switch preview {
-            case .chip(let range):
-                let chip = ProviderResponse(bytes: bytes, result: range, error: nil)
-                results.finish(slot, Host.checkedChip(chip, providerID: providerID, limits: limits, messageLimit: messageLimit))
+            case .chip(let range, let scanned):
+                let chip = UnsafeRawBufferPointer(rebasing: bytes[range])
+                if scanned, chip.count <= limits.chipBytes, !Host.containsLineBreak(chip) {
+                    results.finish(slot, .success(copy[range]))
+                } else {
+                    let response = ProviderResponse(bytes: bytes, result: range, error: nil)
+                    results.finish(slot, Host.checkedChip(response, providerID: providerID, limits: limits, messageLimit: messageLimit))
+                }
             case .error(let error):
                 results.finish(slot, .failure(Host.hostError(error, fromHost: false, providerID: providerID, method: "item/preview")))
             case .invalidError(let problem):
@@ -248,8 +282,9 @@ enum PreviewManySupport {
 /// The `result` of `item/previewMany`: `{"previews": [{"chip": {…}} | {"error": {…}}, …]}`.
 enum PreviewManyReply {
     enum Preview {
-        /// The byte range of the chip in the result.
-        case chip(Range<Int>)
+        /// The byte range of the chip in the result; `scanned` when `ChipScan` already found it
+        /// certainly valid (else it is checked in full like an `item/preview` result).
+        case chip(Range<Int>, scanned: Bool)
         /// The provider's error for this item.
         case error(RPCError)
         /// An `error` entry that is not `{"code": integer, "message": string}`: what is wrong.
@@ -281,6 +316,7 @@ enum PreviewManyReply {
         var wellFormed = true
         try reader.readElements { reader throws(JSONParseError) in
             var chip: Range<Int>?
+            var chipScanned = false
             var error: Preview?
             var members = 0
             try reader.readMembers { key, reader throws(JSONParseError) in
@@ -288,8 +324,10 @@ enum PreviewManyReply {
                 switch key {
                 case "chip":
                     let start = reader.position
-                    try reader.skipValue()
+                    let scanned = ChipScan.scanObject(&reader)
+                    if !scanned { try reader.skipValue() }
                     chip = start..<reader.position
+                    chipScanned = scanned
                 case "error":
                     let value = try reader.readValue()
                     if let code = value["code"]?.intValue, let message = value["message"]?.stringValue {
@@ -302,7 +340,7 @@ enum PreviewManyReply {
                 }
             }
             switch (chip, error) {
-            case (let chip?, nil) where members == 1: previews.append(.chip(chip))
+            case (let chip?, nil) where members == 1: previews.append(.chip(chip, scanned: chipScanned))
             case (nil, let error?) where members == 1: previews.append(error)
             default: wellFormed = false
             }

@@ -73,9 +73,21 @@ extension Host {
     /// stored JSON and the providers' checked chips are copied into the answer as they are, so
     /// listing costs little beyond the providers' own work (Benchmarks/results/composer.md).
     package func listingBytes(of composer: Composer) async -> [UInt8] {
-        let items = composer.items
-        let chips = await ChipListing.chips(for: items, host: self)
+        await withCheckedContinuation { continuation in
+            listingBytes(of: composer) { continuation.resume(returning: $0) }
+        }
+    }
 
+    /// `listingBytes(of:)`, answered through `completion` on the thread that brings in the last
+    /// chip (no task to wake on the way).
+    package func listingBytes(of composer: Composer, completion: @escaping @Sendable ([UInt8]) -> Void) {
+        ChipListing.chips(for: composer.items, host: self) { [self] chips in
+            completion(listingBytes(of: composer, chips: chips))
+        }
+    }
+
+    private func listingBytes(of composer: Composer, chips: [ChipOutcome]) -> [UInt8] {
+        let items = composer.items
         var output: [UInt8] = []
         output.reserveCapacity(512 + items.reduce(0) { $0 + $1.itemJSON.count + 1536 })
         composer.appendSummary(to: &output)
@@ -108,7 +120,7 @@ extension Host {
     /// into an answer (re-printed only if it holds raw line breaks, which would break NDJSON).
     static func checkedChip(
         _ response: ProviderResponse, providerID: String, limits: OutputLimits, messageLimit: Int
-    ) -> Result<[UInt8], RPCError> {
+    ) -> ChipOutcome {
         if let error = response.error {
             return .failure(hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: "item/preview"))
         }
@@ -123,10 +135,10 @@ extension Host {
         } catch {
             return .failure(error)
         }
-        if bytes.contains(0x0A) || bytes.contains(0x0D), let value = try? JSONReader.parse(bytes) {
-            return .success(value.jsonBytes)
+        if containsLineBreak(bytes), let value = try? JSONReader.parse(bytes) {
+            return .success(value.jsonBytes[...])
         }
-        return .success(Array(bytes))
+        return .success(Array(bytes)[...])
     }
 
     /// Runs `work` in a task that answers `reply` with the JSON text it returns; `$/cancelRequest`
@@ -216,9 +228,9 @@ extension Host {
 /// The chips of one `composer/list`, filled in by provider completions (any thread) and timers.
 final class PreviewBatch: Sendable {
     private struct State {
-        var results: [Result<[UInt8], RPCError>?]
+        var results: [ChipOutcome?]
         var remaining: Int
-        var waiter: CheckedContinuation<[Result<[UInt8], RPCError>], Never>?
+        var whenComplete: (@Sendable ([ChipOutcome]) -> Void)?
     }
 
     private let state: Mutex<State>
@@ -228,29 +240,28 @@ final class PreviewBatch: Sendable {
     }
 
     /// Records the outcome of `slot`; only the first one counts.
-    func finish(_ slot: Int, _ result: Result<[UInt8], RPCError>) {
-        let resume = state.withLock { state -> (CheckedContinuation<[Result<[UInt8], RPCError>], Never>, [Result<[UInt8], RPCError>])? in
+    func finish(_ slot: Int, _ result: ChipOutcome) {
+        let complete = state.withLock { state -> (@Sendable ([ChipOutcome]) -> Void, [ChipOutcome])? in
             guard state.results[slot] == nil else { return nil }
             state.results[slot] = result
             state.remaining -= 1
-            guard state.remaining == 0, let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            return (waiter, state.results.map { $0! })
+            guard state.remaining == 0, let whenComplete = state.whenComplete else { return nil }
+            state.whenComplete = nil
+            return (whenComplete, state.results.map { $0! })
         }
-        if let (waiter, results) = resume { waiter.resume(returning: results) }
+        if let (whenComplete, results) = complete { whenComplete(results) }
     }
 
     func isFinished(_ slot: Int) -> Bool { state.withLock { $0.results[slot] != nil } }
 
-    /// Every outcome, once all are in.
-    func results() async -> [Result<[UInt8], RPCError>] {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> [Result<[UInt8], RPCError>]? in
-                if state.remaining == 0 { return state.results.map { $0! } }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
+    /// Calls `body` with every outcome once all are in: at once if they are, else on the thread
+    /// that records the last one (no task to wake: the answer goes out from there).
+    func whenComplete(_ body: @escaping @Sendable ([ChipOutcome]) -> Void) {
+        let ready = state.withLock { state -> [ChipOutcome]? in
+            if state.remaining == 0 { return state.results.map { $0! } }
+            state.whenComplete = body
+            return nil
         }
+        if let ready { body(ready) }
     }
 }

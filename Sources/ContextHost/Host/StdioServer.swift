@@ -17,6 +17,12 @@ public enum StdioServer {
         precondition(protocolFD >= 0, "dup(1) failed")
         _ = fcntl(protocolFD, F_SETFD, FD_CLOEXEC)
         _ = dup2(STDERR_FILENO, STDOUT_FILENO)
+        #if os(Linux)
+            // A `composer/list` answer of 100 chips is ~100 KB: with the default 64 KiB pipe, writing
+            // it would stop halfway until the client reads. Ask for a larger pipe (best effort: not
+            // a pipe, or over the system's limit, leaves it as it is).
+            _ = fcntl(protocolFD, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
+        #endif
         // A dead peer (client or worker) must be an EPIPE error, not a fatal signal.
         signal(SIGPIPE, SIG_IGN)
         // A parent may start us with signals blocked (Foundation's Process passes its own mask on),

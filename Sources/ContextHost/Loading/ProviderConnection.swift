@@ -23,16 +23,22 @@ package struct ProviderResponse {
     /// Whether `result` was already found to be a chip `ChipScan` accepts (so valid JSON, and a
     /// valid chip but for its size, which is still to check).
     package let resultIsScannedChip: Bool
+    /// Whether `result` was only located, not read: the response was written exactly the SDK's
+    /// way, and the caller, which reads every byte of the result anyway (`item/previewMany`),
+    /// checks it then. If that finds it unreadable, the caller passes the response through
+    /// `ReplyRouter.deliver` again to learn what is wrong, as for any other response.
+    package let resultIsUnread: Bool
 
     package init(
         bytes: UnsafeRawBufferPointer, result: Range<Int>?, error: RPCError?, errorIsFromHost: Bool = false,
-        resultIsScannedChip: Bool = false
+        resultIsScannedChip: Bool = false, resultIsUnread: Bool = false
     ) {
         self.bytes = bytes
         self.result = result
         self.error = error
         self.errorIsFromHost = errorIsFromHost
         self.resultIsScannedChip = resultIsScannedChip
+        self.resultIsUnread = resultIsUnread
     }
 
     /// The result bytes.
@@ -74,19 +80,37 @@ extension ProviderConnection {
 package enum ReplyRouter {
     package typealias Completion = @Sendable (ProviderResponse) -> Void
 
+    /// What a request's answer should be, which decides how much of it `deliver` reads.
+    enum Expected {
+        /// Anything: the response is read in full.
+        case any
+        /// A chip (`item/preview`): one written the SDK's way is checked with one `ChipScan`.
+        case chip
+        /// An `item/previewMany` result: one written the SDK's way is only located (its reader
+        /// checks it; `resultIsUnread`).
+        case previews
+
+        init(method: String) {
+            switch method {
+            case "item/preview": self = .chip
+            case "item/previewMany": self = .previews
+            default: self = .any
+            }
+        }
+    }
+
     /// A request waiting for its answer.
     struct Waiting {
         let completion: Completion
-        /// Whether the answer should be a chip (`item/preview`).
-        let expectsChip: Bool
+        let expected: Expected
     }
 
     private static let pending = Mutex<[Int64: Waiting]>([:])
     private static let nextID = Atomic<Int64>(1)
 
-    static func register(_ completion: @escaping Completion, expectsChip: Bool = false) -> Int64 {
+    static func register(_ completion: @escaping Completion, expected: Expected = .any) -> Int64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        pending.withLock { $0[id] = Waiting(completion: completion, expectsChip: expectsChip) }
+        pending.withLock { $0[id] = Waiting(completion: completion, expected: expected) }
         return id
     }
 
@@ -162,12 +186,13 @@ package enum ReplyRouter {
     ///   - expectedID: the id of the request this answers; a response carrying another id is a
     ///     bad reply.
     ///   - maximumBytes: a larger response is a bad reply (its bytes are not passed on).
-    ///   - expectsChip: the answer should be a chip; one written the SDK's way
-    ///     (`{"jsonrpc":"2.0","id":ID,"result":CHIP}`) that `ChipScan` accepts is then passed on
-    ///     after that one scan (`resultIsScannedChip`). Any other answer is read in full as usual.
+    ///   - expected: what the answer should be. A chip written the SDK's way
+    ///     (`{"jsonrpc":"2.0","id":ID,"result":CHIP}`) that `ChipScan` accepts is passed on after
+    ///     that one scan (`resultIsScannedChip`); an `item/previewMany` result written that way is
+    ///     passed on unread (`resultIsUnread`). Any other answer is read in full as usual.
     static func deliver(
         _ bytes: UnsafeRawBufferPointer, to completion: Completion, expectedID: Int64? = nil, maximumBytes: Int = .max,
-        expectsChip: Bool = false
+        expected: Expected = .any
     ) {
         if bytes.count > maximumBytes {
             let empty: [UInt8] = []
@@ -176,11 +201,15 @@ package enum ReplyRouter {
             }
             return
         }
-        if expectsChip, let expectedID, let result = plainResultRange(bytes, id: expectedID),
-            ChipScan.isValid(UnsafeRawBufferPointer(rebasing: bytes[result]))
-        {
-            completion(ProviderResponse(bytes: bytes, result: result, error: nil, resultIsScannedChip: true))
-            return
+        if expected != .any, let expectedID, let result = plainResultRange(bytes, id: expectedID) {
+            if expected == .previews {
+                completion(ProviderResponse(bytes: bytes, result: result, error: nil, resultIsUnread: true))
+                return
+            }
+            if ChipScan.isValid(UnsafeRawBufferPointer(rebasing: bytes[result])) {
+                completion(ProviderResponse(bytes: bytes, result: result, error: nil, resultIsScannedChip: true))
+                return
+            }
         }
         let (envelope, parseError) = Envelope.scan(bytes)
         if let parseError {
@@ -227,7 +256,7 @@ private let replyCallback: ctxp_reply_fn = { context, bytes, length in
     guard let waiting = ReplyRouter.takeWaiting(id) else { return }  // late or duplicate answer: dropped
     ReplyRouter.deliver(
         UnsafeRawBufferPointer(start: bytes, count: length), to: waiting.completion, expectedID: id,
-        maximumBytes: inProcessReplyLimit.load(ordering: .relaxed), expectsChip: waiting.expectsChip)
+        maximumBytes: inProcessReplyLimit.load(ordering: .relaxed), expected: waiting.expected)
 }
 
 /// Collects the JSON error an `open` call reports.
@@ -288,7 +317,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        let id = ReplyRouter.register(completion, expectsChip: ProviderOutput.expected(for: method) == .chip)
+        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method))
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
         let message = OutgoingMessage(bytes)

@@ -283,9 +283,28 @@ package enum OutputValidation {
 package enum ChipScan {
     package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var reader = JSONReader(bytes)
+        reader.skipWhitespace()
+        guard scanObject(&reader) else { return false }
+        reader.skipWhitespace()
+        return reader.position == bytes.count
+    }
+
+    /// The same test for the value at the reader's position, inside a larger message (an
+    /// `item/previewMany` result): true, with the reader after the chip's closing brace, when it
+    /// is certainly a valid chip; false, with the reader where it was, otherwise.
+    package static func scanObject(_ reader: inout JSONReader) -> Bool {
+        let start = reader
+        if check(&reader) { return true }
+        reader = start
+        return false
+    }
+
+    private static func check(_ reader: inout JSONReader) -> Bool {
+        let bytes = reader.bytes
+        let checksSurrogates = reader.checksSurrogates
         reader.checksSurrogates = true  // refuse what the decoder refuses (a lone \uD800)
+        defer { reader.checksSurrogates = checksSurrogates }
         do {
-            reader.skipWhitespace()
             guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else { return false }
             reader.position += 1
             var required = 0  // bits: icon 1, title 2, fallbackText 4
@@ -342,8 +361,7 @@ package enum ChipScan {
                 reader.position += 1
                 break
             }
-            reader.skipWhitespace()
-            return reader.position == bytes.count && required == 7
+            return required == 7
         } catch {
             return false
         }

@@ -162,6 +162,18 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     override func receive(_ message: UnsafeRawBufferPointer, reply: ctxp_reply_fn?, context: UnsafeMutableRawPointer?) {
         let target = reply.map { ReplyTarget(function: $0, context: context) }
+        if let target, immediateMethods.contains(.preview), let id = ProviderRequest.previewManyID(message) {
+            // A batch of previews as hosts write it: read (and checked) in its task rather than
+            // here, so a host that splits a long list into one call per core gets the calls read
+            // side by side too, and `call` returns at once.
+            runPreviewMany(id, target, message: Array(message))
+            return
+        }
+        handle(message, target: target)
+    }
+
+    /// Reads and answers one message (`receive`, less the `item/previewMany` shortcut).
+    private func handle(_ message: UnsafeRawBufferPointer, target: ReplyTarget?) {
         let request: ProviderRequest
         do {
             request = try ProviderRequest(scanning: message)
@@ -195,14 +207,16 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             return
         }
         do {
-            try dispatch(method, id: id, params: params, target: target)
+            try dispatch(method, id: id, params: params, previewItems: request.previewItems, target: target)
         } catch {
             target.send(Wire.error(id: id, ProviderError.from(error)))
         }
     }
 
     /// Decodes params synchronously (so bad params answer at once), then runs the provider method.
-    private func dispatch(_ method: String, id: Int, params: RequestParams, target: ReplyTarget) throws(JSONDecodeError) {
+    private func dispatch(
+        _ method: String, id: Int, params: RequestParams, previewItems: PreviewItems?, target: ReplyTarget
+    ) throws(JSONDecodeError) {
         let provider = self.provider
         switch method {
         case "item/preview":
@@ -216,10 +230,9 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 target.send(Wire.error(id: id, ProviderError(code: ProviderError.Code.methodNotFound, message: "Method not found: \(method) (previews are not declared immediate; use item/preview)")))
                 return
             }
-            // Decoded in the task, not on the calling thread: a host that splits a long list into
-            // several calls gets them decoded and previewed side by side, one per core.
-            let params = params.range.map { Array(UnsafeRawBufferPointer(rebasing: params.message[$0])) } ?? Array("{}".utf8)
-            run(id, target, writing: { try await Self.previews(of: try Self.items(params), provider: provider) })
+            // (Requests written as hosts write them are read in their task: `runPreviewMany`.)
+            let items = try Self.items(previewItems, params: params)
+            run(id, target, writing: { try await Self.previews(of: items, provider: provider) })
         case "item/detail":
             let item = try Self.item(params)
             run(id, target, .detail) { try await provider.detail(item).json }
@@ -289,69 +302,63 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         try params.decodeItem()
     }
 
-    /// The most items one `item/previewMany` may carry (docs/provider-abi.md).
-    static var maximumPreviewBatch: Int { 256 }
-
-    /// `item/previewMany` params: each item decoded on its own, so one bad item costs only its
-    /// own chip. Plain valid items are decoded straight from the bytes (as `item/preview`'s are);
-    /// anything unusual the general way, which names what is wrong.
-    static func items(_ params: [UInt8]) throws(JSONDecodeError) -> [Result<ContextItem, JSONDecodeError>] {
-        let direct: (items: [Result<ContextItem, JSONDecodeError>], count: Int)? = params.withUnsafeBytes { bytes in
-            var reader = JSONReader(bytes)
-            var items: (items: [Result<ContextItem, JSONDecodeError>], count: Int)?
-            do {
-                guard reader.peek == UInt8(ascii: "{") else { return nil }
-                try reader.readMembers { key, reader throws(JSONParseError) in
-                    guard key == "items", reader.peek == UInt8(ascii: "[") else {
-                        if key == "items" { items = nil }
-                        return try reader.skipValue()
-                    }
-                    items = try readItems(&reader, in: bytes)
-                }
-            } catch {
-                return nil  // not reached: the message was checked when it was read
+    /// `item/previewMany`'s items, as read with the message (`ProviderRequest.previewItems`);
+    /// params that are not an object with an `items` array are decoded the general way, which
+    /// names what is wrong.
+    static func items(_ read: PreviewItems?, params: RequestParams) throws(JSONDecodeError) -> [Result<ContextItem, JSONDecodeError>] {
+        let maximum = PreviewItems.maximumPreviewBatch
+        if let read {
+            guard read.count <= maximum else {
+                throw JSONDecodeError(path: "params.items", message: "\(read.count) items; at most \(maximum) per call")
             }
-            return items
+            return read.items
         }
-        let items: [Result<ContextItem, JSONDecodeError>]
-        if let direct {
-            guard direct.count <= maximumPreviewBatch else {
-                throw JSONDecodeError(path: "params.items", message: "\(direct.count) items; at most \(maximumPreviewBatch) per call")
-            }
-            items = direct.items
-        } else {
-            let value: JSONValue
-            do { value = try JSONReader.parse(params) } catch { throw JSONDecodeError(path: "params", message: "not valid JSON: \(error)") }
-            items = try JSONObjectReader(value, path: "params").array("items") { value, path in
-                Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) }
-            }
+        let items = try JSONObjectReader(params, path: "params").array("items") { value, path in
+            Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) }
         }
-        guard items.count <= maximumPreviewBatch else {
-            throw JSONDecodeError(path: "params.items", message: "\(items.count) items; at most \(maximumPreviewBatch) per call")
+        guard items.count <= maximum else {
+            throw JSONDecodeError(path: "params.items", message: "\(items.count) items; at most \(maximum) per call")
         }
         return items
     }
 
-    /// Reads the `items` array at the reader's position, one element at a time; past
-    /// `maximumPreviewBatch` elements are only counted (the call will be refused).
-    private static func readItems(
-        _ reader: inout JSONReader, in bytes: UnsafeRawBufferPointer
-    ) throws(JSONParseError) -> (items: [Result<ContextItem, JSONDecodeError>], count: Int) {
-        var items: [Result<ContextItem, JSONDecodeError>] = []
-        var count = 0
-        try reader.readElements { reader throws(JSONParseError) in
-            count += 1
-            guard count <= maximumPreviewBatch else { return try reader.skipValue() }
-            let start = reader.position
-            if let item = try RequestParams.readItemObject(&reader) {
-                items.append(.success(item))
-            } else {
-                let value = try JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<reader.position]))
-                let path = "params.items[\(items.count)]"
-                items.append(Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) })
+    /// `item/previewMany` written as hosts write it (`ProviderRequest.previewManyID`), read in its
+    /// task. A message that turns out to be anything but a plain request with an `items` array
+    /// (repeated members, bad JSON, too many items) is handled from there as `call` handles
+    /// every message, so it is answered exactly as it would have been.
+    private func runPreviewMany(_ id: Int, _ target: ReplyTarget, message: [UInt8]) {
+        let provider = self.provider
+        start(id, target, immediate: false) { [self] () async -> [UInt8]? in
+            let items = message.withUnsafeBytes { buffer -> [Result<ContextItem, JSONDecodeError>]? in
+                guard let request = try? ProviderRequest(scanning: buffer), request.jsonrpc == .string("2.0"),
+                    request.id?.intValue == id, request.method == .string("item/previewMany"),
+                    let read = request.previewItems, read.count <= PreviewItems.maximumPreviewBatch
+                else { return nil }
+                return read.items
+            }
+            guard let items else {
+                handleAgain(id, target, message)
+                return nil
+            }
+            do {
+                return Wire.result(id: id, writing: try await Self.previews(of: items, provider: provider))
+            } catch {
+                return Wire.error(id: id, ProviderError.from(error))
             }
         }
-        return (items, count)
+    }
+
+    /// Withdraws request `id` (unless it was cancelled or the instance closed meanwhile) and
+    /// handles its message the ordinary way.
+    private func handleAgain(_ id: Int, _ target: ReplyTarget, _ message: [UInt8]) {
+        let withdrawn = lock.withLock { () -> Bool in
+            guard !closed, pending.removeValue(forKey: id) != nil else { return false }
+            replyingThreads.append(ThreadID.current)
+            return true
+        }
+        guard withdrawn else { return }
+        message.withUnsafeBytes { handle($0, target: target) }
+        doneReplying()
     }
 
     /// `item/previewMany`: one chip or error per item, in order. An item whose preview fails gets
@@ -388,6 +395,22 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         _ id: Int, _ target: ReplyTarget, _ method: ProviderMethods = [],
         writing work: @escaping @Sendable () async throws -> Result
     ) {
+        let immediate = !method.isEmpty && immediateMethods.contains(method)
+        start(id, target, immediate: immediate) {
+            do {
+                return Wire.result(id: id, writing: try await work())
+            } catch {
+                return Wire.error(id: id, ProviderError.from(error))
+            }
+        }
+    }
+
+    /// Registers request `id` and runs `body` in a task (started on this thread when `immediate`);
+    /// answers with the response `body` returns, unless the request was cancelled or the instance
+    /// closed first (nil: `body` saw to the request itself).
+    private func start(
+        _ id: Int, _ target: ReplyTarget, immediate: Bool, _ body: @escaping @Sendable () async -> [UInt8]?
+    ) {
         let accepted: Bool = lock.withLock {
             if closed || pending[id] != nil { return false }
             pending[id] = Pending(task: nil, target: target)
@@ -399,20 +422,14 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             }
             return
         }
-        let body: @Sendable () async -> Void = {
-            let response: [UInt8]
-            do {
-                response = Wire.result(id: id, writing: try await work())
-            } catch {
-                response = Wire.error(id: id, ProviderError.from(error))
-            }
-            self.finish(id, response)
+        let run: @Sendable () async -> Void = {
+            if let response = await body() { self.finish(id, response) }
         }
         let task: Task<Void, Never>
-        if !method.isEmpty, immediateMethods.contains(method), #available(macOS 26.0, iOS 26.0, *) {
-            task = Task.immediate { await body() }
+        if immediate, #available(macOS 26.0, iOS 26.0, *) {
+            task = Task.immediate { await run() }
         } else {
-            task = Task { await body() }
+            task = Task { await run() }
         }
         let cancelledMeanwhile: Bool = lock.withLock {
             guard pending[id] != nil else { return true }

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One request as the SDK receives it: the envelope read member by member, and `params` kept as a
 /// byte range into the message, decoded only by what the method needs.
 ///
@@ -11,6 +19,10 @@ struct ProviderRequest {
     var id: JSONValue?
     var method: JSONValue?
     var params: RequestParams
+    /// `params.items` of an `item/previewMany` read while the message was (when `method` came
+    /// before `params` and `items` is an array): each item decoded, or why it could not be; nil
+    /// otherwise (then `ProviderInstance.items` reads them from the params' bytes).
+    var previewItems: PreviewItems?
 
     /// Methods whose params are `{item}` (plus members the SDK ignores for them).
     static let itemMethods: Set<String> = ["item/preview", "item/detail", "item/describe"]
@@ -37,6 +49,7 @@ struct ProviderRequest {
         }
         var jsonrpc: JSONValue?, id: JSONValue?, method: JSONValue?, params: Range<Int>?
         var item: ContextItem?
+        var previewItems: PreviewItems?
         do throws(JSONParseError) {
             try reader.readMembers { key, reader throws(JSONParseError) in
                 switch key {
@@ -45,10 +58,13 @@ struct ProviderRequest {
                 case "method": method = try reader.readValue()
                 case "params":
                     let start = reader.position
+                    item = nil
+                    previewItems = nil
                     if case .string(let name)? = method, Self.itemMethods.contains(name) {
                         item = try RequestParams.readItem(&reader)
+                    } else if case .string("item/previewMany")? = method {
+                        previewItems = try RequestParams.readPreviewItems(&reader)
                     } else {
-                        item = nil
                         try reader.skipValue()
                     }
                     params = start..<reader.position
@@ -65,8 +81,44 @@ struct ProviderRequest {
         self.method = method
         // An item read for another method (a later `method` member replaced the first) is not used.
         if case .string(let name)? = method, !Self.itemMethods.contains(name) { item = nil }
+        if method != .string("item/previewMany") { previewItems = nil }
         self.params = RequestParams(message: message, range: params, item: item)
+        self.previewItems = previewItems
     }
+
+    /// The id of an `item/previewMany` request that starts exactly as hosts write one,
+    /// `{"jsonrpc":"2.0","id":ID,"method":"item/previewMany","params":`, else nil. Nothing after
+    /// that is read: such a request is read (and checked) in its task, not by `call`.
+    static func previewManyID(_ message: UnsafeRawBufferPointer) -> Int? {
+        let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
+        let suffix: StaticString = #","method":"item/previewMany","params":"#
+        guard message.count > prefix.utf8CodeUnitCount + suffix.utf8CodeUnitCount + 1,
+            memcmp(message.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+        else { return nil }
+        var index = prefix.utf8CodeUnitCount
+        var id = 0
+        // A plain integer of at most 15 digits, no leading zero (as `JSONValue.intValue` reads it).
+        guard (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(message[index]) else { return nil }
+        while index < message.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(message[index]) {
+            guard index - prefix.utf8CodeUnitCount < 15 else { return nil }
+            id = id * 10 + Int(message[index] - UInt8(ascii: "0"))
+            index += 1
+        }
+        guard message.count - index > suffix.utf8CodeUnitCount,
+            memcmp(message.baseAddress! + index, suffix.utf8Start, suffix.utf8CodeUnitCount) == 0
+        else { return nil }
+        return id
+    }
+}
+
+/// The items of an `item/previewMany`, decoded one by one (a bad item costs only its own chip),
+/// and how many there were (past `maximumPreviewBatch` they are only counted).
+struct PreviewItems {
+    var items: [Result<ContextItem, JSONDecodeError>] = []
+    var count = 0
+
+    /// The most items one `item/previewMany` may carry (docs/provider-abi.md).
+    static var maximumPreviewBatch: Int { 256 }
 }
 
 /// A request's `params`, undecoded: valid JSON (the whole message was checked), decoded on demand.
@@ -120,6 +172,40 @@ struct RequestParams {
             }
         }
         return found ? item : nil
+    }
+
+    /// Reads the params value at the reader's position (checking it is valid JSON) and decodes
+    /// the elements of its `items` member, if params is an object and `items` an array; nil
+    /// otherwise. A repeated `items` keeps the last one, as in a `JSONObject`.
+    static func readPreviewItems(_ reader: inout JSONReader) throws(JSONParseError) -> PreviewItems? {
+        guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
+            try reader.skipValue()
+            return nil
+        }
+        var items: PreviewItems?
+        let bytes = reader.bytes
+        try reader.readMembers { key, reader throws(JSONParseError) in
+            guard key == "items" else { return try reader.skipValue() }
+            guard !reader.atEnd, reader.current == UInt8(ascii: "[") else {
+                items = nil
+                return try reader.skipValue()
+            }
+            var read = PreviewItems()
+            try reader.readElements { reader throws(JSONParseError) in
+                read.count += 1
+                guard read.count <= PreviewItems.maximumPreviewBatch else { return try reader.skipValue() }
+                let start = reader.position
+                if let item = try readItemObject(&reader) {
+                    read.items.append(.success(item))
+                } else {
+                    let value = try JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<reader.position]))
+                    let path = "params.items[\(read.items.count)]"
+                    read.items.append(Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) })
+                }
+            }
+            items = read
+        }
+        return items
     }
 
     /// Reads one value; a plain valid item object becomes the item, anything else nil.

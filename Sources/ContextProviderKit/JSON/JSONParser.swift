@@ -23,7 +23,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 package struct JSONReader {
     package static let maximumDepth = 256
 
-    let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
     package var position: Int
     var depth = 0
     /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes, as

@@ -35,6 +35,13 @@ package enum ComposerListMethod: MethodHandler {
             return
         }
         let composer = try host.composers.get(composerID)
+        if !host.registry.isLoading() {
+            // The usual case: the calls go out from here, and the answer from the thread that
+            // brings in the last chip.
+            _ = server.track(reply)
+            host.listingBytes(of: composer) { bytes in bytes.withUnsafeBytes { reply.sendResult(raw: $0) } }
+            return
+        }
         host.respondRaw(reply, server: server) {
             // Chips need the items' providers: at start-up (drafts restored), wait for their loads.
             if host.registry.isLoading() {
