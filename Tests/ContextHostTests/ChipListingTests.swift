@@ -170,10 +170,11 @@ struct ChipListingTests {
     }
 
     @Test(
-        "a provider's items are split into one call per core, at least 16 items and at most 128 each",
+        "a provider's items are split into two calls per core, at least 16 items and at most 128 each",
         arguments: [
-            (100, 2, [0..<50, 50..<100]), (101, 2, [0..<51, 51..<101]), (20, 2, [0..<16, 16..<20]),
-            (10, 2, [0..<10]), (100, 1, [0..<100]), (300, 1, [0..<128, 128..<256, 256..<300]),
+            (100, 2, [0..<25, 25..<50, 50..<75, 75..<100]), (101, 2, [0..<26, 26..<52, 52..<78, 78..<101]),
+            (20, 2, [0..<16, 16..<20]), (10, 2, [0..<10]), (100, 1, [0..<50, 50..<100]),
+            (300, 1, [0..<128, 128..<256, 256..<300]),
             (100, 8, [0..<16, 16..<32, 32..<48, 48..<64, 64..<80, 80..<96, 96..<100]),
         ])
     func split(count: Int, cores: Int, expected: [Range<Int>]) {
@@ -203,6 +204,34 @@ struct ChipListingTests {
         // A broken answer is not a provider without the method: the next listing asks again.
         _ = await list(items, connections: ["com.test.note": notes])
         #expect(notes.calls.map(\.method) == ["item/previewMany", "item/previewMany"])
+    }
+
+    @Test("an item/previewMany answer with a second id is refused as a reply to another request")
+    func secondID() async throws {
+        let notes = ScriptedConnection { _ in
+            .response(#"{"jsonrpc":"2.0","id":ID,"result":{"previews":[{"chip":\#(chip(title: "a"))},{"chip":\#(chip(title: "b"))}]},"id":999}"#)
+        }
+        let items = [item("n1", provider: "com.test.note"), item("n2", provider: "com.test.note")]
+        for result in await list(items, connections: ["com.test.note": notes]) {
+            let error = try #require(failure(result))
+            #expect(error.code == .providerBadReply)
+            #expect(error.message.contains("carries id 999"))
+        }
+    }
+
+    @Test("a chip nested as deep as JSON allows is accepted, one level deeper is a bad reply", arguments: [251, 252])
+    func nesting(levels: Int) async throws {
+        let deep = String(repeating: "[", count: levels) + String(repeating: "]", count: levels)
+        let odd = #"{"ctxui":1,"icon":"i","title":"t","fallbackText":"f","x":\#(deep)}"#
+        let text = #"{"jsonrpc":"2.0","id":ID,"result":{"previews":[{"chip":\#(odd)},{"chip":\#(chip(title: "b"))}]}}"#
+        let notes = ScriptedConnection { _ in .response(text) }
+        let results = await list(
+            [item("n1", provider: "com.test.note"), item("n2", provider: "com.test.note")], connections: ["com.test.note": notes])
+        // Exactly what parsing the whole message accepts.
+        let parses = (try? JSONReader.parse(Array(text.replacing("ID", with: "1").utf8))) != nil
+        #expect(parses == (levels == 251))
+        #expect(((try? results[0].get()) != nil) == parses)
+        #expect(((try? results[1].get()) != nil) == parses)
     }
 
     // MARK: PreviewManyReply

@@ -1,4 +1,5 @@
 @testable import ContextHost
+import ContextProviderKit
 import Synchronization
 import Testing
 
@@ -160,6 +161,19 @@ struct ChipReplyTests {
             #expect(!other.unread)
             #expect(other == Self.deliver(text, expected: .any))
         }
+    }
+
+    @Test("deep nesting in a chip: the same outcome either way, and the scan never accepts more than parsing", arguments: 252...257)
+    func nesting(levels: Int) {
+        let deep = String(repeating: "[", count: levels) + String(repeating: "]", count: levels)
+        let text = #"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"t","fallbackText":"f","x":\#(deep)}}"#
+        var fast = Self.deliver(text, expected: .chip)
+        let parses = (try? JSONReader.parse(Array(text.utf8))) != nil
+        if fast.scannedChip { #expect(parses) }
+        fast.scannedChip = false
+        #expect(fast == Self.deliver(text, expected: .any))
+        #expect((fast.error == nil) == parses)
+        if levels == 257 { #expect(!parses) }
     }
 
     /// Every other reply is read as before: the same response with or without the fast path.

@@ -72,14 +72,18 @@ final class ChipListing: Sendable {
         completion: @escaping @Sendable ([ChipOutcome]) -> Void
     ) {
         let listing = ChipListing(items: items, limits: limits, messageLimit: messageLimit, logger: logger)
-        var slotsByProvider: [String: [Int]] = [:]
-        var providerOrder: [String] = []
-        for (slot, item) in items.enumerated() {
-            if slotsByProvider[item.providerID] == nil { providerOrder.append(item.providerID) }
-            slotsByProvider[item.providerID, default: []].append(slot)
+        // The slots of each provider, in order of first appearance. A composer holds items of a
+        // few providers, whose ids are shared strings: a short list compares faster than hashing.
+        var groups: [(providerID: String, slots: [Int])] = []
+        for slot in items.indices {
+            let providerID = items[slot].providerID
+            if let group = groups.firstIndex(where: { $0.providerID == providerID }) {
+                groups[group].slots.append(slot)
+            } else {
+                groups.append((providerID, [slot]))
+            }
         }
-        for providerID in providerOrder {
-            let slots = slotsByProvider[providerID]!
+        for (providerID, slots) in groups {
             let live: Host.LiveProvider
             do {
                 live = try provider(providerID)
@@ -103,12 +107,16 @@ final class ChipListing: Sendable {
         }
     }
 
-    /// How `count` items of one provider are split into `item/previewMany` calls: one per core
-    /// when there are enough items to be worth it (the SDK runs each call in a task of its own, so
-    /// the calls are previewed side by side), never more than `batchSize` items in one call.
+    /// How `count` items of one provider are split into `item/previewMany` calls: two per core
+    /// when there are enough items to be worth it (at least `minimumSplit` each), never more than
+    /// `batchSize` in one call. The SDK runs each call in a task of its own, so the calls are
+    /// previewed side by side; two per core rather than one, so that a call whose thread starts
+    /// late does not hold up the listing alone (measured: `composer/list` p99 of 100 notes 1.15–1.24
+    /// → 0.83–1.02 ms, Benchmarks/results/composer.md).
     static func calls(for count: Int, cores: Int = ChipListing.cores) -> [Range<Int>] {
-        let perCore = (count + max(cores, 1) - 1) / max(cores, 1)
-        let size = min(batchSize, max(perCore, minimumSplit))
+        let parts = 2 * max(cores, 1)
+        let perCall = (count + parts - 1) / parts
+        let size = min(batchSize, max(perCall, minimumSplit))
         return stride(from: 0, to: count, by: size).map { $0..<min($0 + size, count) }
     }
 
@@ -190,7 +198,7 @@ final class ChipListing: Sendable {
             if response.resultIsUnread {
                 // Read in full, as any response: an unreadable one is a bad reply, not a provider
                 // that does not know the method.
-                ReplyRouter.deliver(response.bytes) { [self] response in receive(response, for: slots, live: live) }
+                ReplyRouter.deliver(response.bytes, to: { [self] response in receive(response, for: slots, live: live) }, expectedID: response.requestID)
                 return
             }
             fallBack(slots, live: live, because: "its item/previewMany result is not {\"previews\": [...]} with one entry per item")
@@ -236,7 +244,8 @@ final class ChipListing: Sendable {
         let error = RPCError(
             .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
             data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])
-        let token = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { action(error) }
+        // Off the timer's one thread: the last outcome in builds and writes the whole answer.
+        let token = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { DispatchQueue.global().async { action(error) } }
         let listed = timers.withLock { timers in
             if !timers.done { timers.tokens.append(token) }
             return timers.done
@@ -297,6 +306,9 @@ enum PreviewManyReply {
         var reader = JSONReader(bytes)
         var previews: [Preview]?
         do {
+            // The result is one level inside the response: count it, so nesting is limited as
+            // when the whole response is parsed.
+            try reader.enter()
             reader.skipWhitespace()
             try reader.readMembers { key, reader throws(JSONParseError) in
                 guard key == "previews" else { return try reader.skipValue() }

@@ -28,10 +28,12 @@ package struct ProviderResponse {
     /// checks it then. If that finds it unreadable, the caller passes the response through
     /// `ReplyRouter.deliver` again to learn what is wrong, as for any other response.
     package let resultIsUnread: Bool
+    /// The request id the response answers (set with `resultIsUnread`, for that second delivery).
+    package let requestID: Int64?
 
     package init(
         bytes: UnsafeRawBufferPointer, result: Range<Int>?, error: RPCError?, errorIsFromHost: Bool = false,
-        resultIsScannedChip: Bool = false, resultIsUnread: Bool = false
+        resultIsScannedChip: Bool = false, resultIsUnread: Bool = false, requestID: Int64? = nil
     ) {
         self.bytes = bytes
         self.result = result
@@ -39,6 +41,7 @@ package struct ProviderResponse {
         self.errorIsFromHost = errorIsFromHost
         self.resultIsScannedChip = resultIsScannedChip
         self.resultIsUnread = resultIsUnread
+        self.requestID = requestID
     }
 
     /// The result bytes.
@@ -203,7 +206,7 @@ package enum ReplyRouter {
         }
         if expected != .any, let expectedID, let result = plainResultRange(bytes, id: expectedID) {
             if expected == .previews {
-                completion(ProviderResponse(bytes: bytes, result: result, error: nil, resultIsUnread: true))
+                completion(ProviderResponse(bytes: bytes, result: result, error: nil, resultIsUnread: true, requestID: expectedID))
                 return
             }
             if ChipScan.isValid(UnsafeRawBufferPointer(rebasing: bytes[result])) {

@@ -37,6 +37,7 @@ package struct Envelope: Sendable {
                 return (envelope, nil)
             }
             envelope.isObject = true
+            try reader.enter()  // the envelope is a level of nesting, as when it is parsed
             reader.position += 1
             reader.skipWhitespace()
             if reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "}") {

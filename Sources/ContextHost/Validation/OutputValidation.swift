@@ -283,6 +283,9 @@ package enum OutputValidation {
 package enum ChipScan {
     package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var reader = JSONReader(bytes)
+        // A chip is the result of a response, one level inside it: nesting is limited as when
+        // the whole response is parsed.
+        guard (try? reader.enter()) != nil else { return false }
         reader.skipWhitespace()
         guard scanObject(&reader) else { return false }
         reader.skipWhitespace()
@@ -306,6 +309,9 @@ package enum ChipScan {
         defer { reader.checksSurrogates = checksSurrogates }
         do {
             guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else { return false }
+            // The chip is a level of nesting, as when the whole message is parsed.
+            try reader.enter()
+            defer { reader.leave() }
             reader.position += 1
             var required = 0  // bits: icon 1, title 2, fallbackText 4
             reader.skipWhitespace()

@@ -25,7 +25,10 @@ package struct JSONReader {
 
     package let bytes: UnsafeRawBufferPointer
     package var position: Int
-    var depth = 0
+    package private(set) var depth = 0
+
+    /// Steps back out of a level entered with `enter`.
+    package mutating func leave() { depth -= 1 }
     /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes, as
     /// decoding does (then skipping accepts exactly what parsing accepts). Off by default: the
     /// host passes such strings through to the provider, whose parser decides.
@@ -131,7 +134,9 @@ package struct JSONReader {
         position += count
     }
 
-    mutating func enter() throws(JSONParseError) {
+    /// Counts one more level of nesting; throws past `maximumDepth`. (A nested value's reader
+    /// steps back out with `leave`.)
+    package mutating func enter() throws(JSONParseError) {
         depth += 1
         if depth > Self.maximumDepth {
             throw error("Nesting deeper than \(Self.maximumDepth) levels")

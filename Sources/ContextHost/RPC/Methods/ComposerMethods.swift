@@ -35,7 +35,7 @@ package enum ComposerListMethod: MethodHandler {
             return
         }
         let composer = try host.composers.get(composerID)
-        if !host.registry.isLoading() {
+        if !host.mustWait(for: nil) {
             // The usual case: the calls go out from here, and the answer from the thread that
             // brings in the last chip.
             _ = server.track(reply)
