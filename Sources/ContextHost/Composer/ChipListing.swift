@@ -108,8 +108,8 @@ final class ChipListing: Sendable {
     }
 
     /// How `count` items of one provider are split into `item/previewMany` calls: two per core
-    /// when there are enough items to be worth it (at least `minimumSplit` each), never more than
-    /// `batchSize` in one call. The SDK runs each call in a task of its own, so the calls are
+    /// when there are enough items to be worth it (no call under `minimumSplit` items but the
+    /// last), never more than `batchSize` in one call. The SDK runs each call in a task of its own, so the calls are
     /// previewed side by side; two per core rather than one, so that a call whose thread starts
     /// late does not hold up the listing alone (measured: `composer/list` p99 of 100 notes 1.15–1.24
     /// → 0.83–1.02 ms, Benchmarks/results/composer.md).
@@ -148,7 +148,7 @@ final class ChipListing: Sendable {
         arm(live: live, method: "item/preview") { [self, pending] timeoutError in
             for (slot, request, call) in pending where call.end() {
                 results.finish(slot, .failure(timeoutError))
-                DispatchQueue.global().async { connection.timedOut(request) }
+                connection.timedOut(request)  // (timer actions run on a global queue)
             }
         }
     }
@@ -176,7 +176,7 @@ final class ChipListing: Sendable {
                 logger.info("Provider '\(live.manifest.id)' gets item/preview per item from now on: it did not answer item/previewMany in time.")
             }
             for slot in slots { results.finish(slot, .failure(timeoutError)) }
-            DispatchQueue.global().async { connection.timedOut(request) }
+            connection.timedOut(request)
         }
     }
 

@@ -65,21 +65,14 @@ extension Host {
         return output
     }
 
-    /// `composer/list {composerId}`: the summary and each item with its chip, as JSON text. An item
-    /// whose provider is gone or failing keeps its place and gets the default text chip, with the
-    /// reason.
+    /// `composer/list {composerId}`: the summary and each item with its chip, as JSON text, passed
+    /// to `completion` on the thread that brings in the last chip (no task to wake on the way). An
+    /// item whose provider is gone or failing keeps its place and gets the default text chip,
+    /// with the reason.
     ///
-    /// The chips come from `ChipListing` (one `item/previewMany` call per provider), and the items'
+    /// The chips come from `ChipListing` (`item/previewMany` calls per provider), and the items'
     /// stored JSON and the providers' checked chips are copied into the answer as they are, so
     /// listing costs little beyond the providers' own work (Benchmarks/results/composer.md).
-    package func listingBytes(of composer: Composer) async -> [UInt8] {
-        await withCheckedContinuation { continuation in
-            listingBytes(of: composer) { continuation.resume(returning: $0) }
-        }
-    }
-
-    /// `listingBytes(of:)`, answered through `completion` on the thread that brings in the last
-    /// chip (no task to wake on the way).
     package func listingBytes(of composer: Composer, completion: @escaping @Sendable ([UInt8]) -> Void) {
         ChipListing.chips(for: composer.items, host: self) { [self] chips in
             completion(listingBytes(of: composer, chips: chips))
@@ -139,17 +132,6 @@ extension Host {
             return .success(value.jsonBytes[...])
         }
         return .success(Array(bytes)[...])
-    }
-
-    /// Runs `work` in a task that answers `reply` with the JSON text it returns; `$/cancelRequest`
-    /// cancels the task.
-    package func respondRaw(_ reply: Reply, server: RPCServer, _ work: @escaping @Sendable () async -> [UInt8]) {
-        let pending = server.track(reply)
-        let task = Task {
-            let bytes = await work()
-            bytes.withUnsafeBytes { reply.sendResult(raw: $0) }
-        }
-        pending.setCancel { task.cancel() }
     }
 
     /// The chip a client shows when the provider cannot make one (DESIGN §8 default).

@@ -412,10 +412,6 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     private func start(
         _ id: Int, _ target: ReplyTarget, immediate: Bool, _ body: @escaping @Sendable () async -> [UInt8]?
     ) {
-        if immediate, #available(macOS 26.0, iOS 26.0, *) {
-            startImmediately(id, target, body)
-            return
-        }
         let accepted: Bool = lock.withLock {
             if closed || pending[id] != nil { return false }
             pending[id] = Pending(task: nil, target: target)
@@ -432,7 +428,14 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
         let task: Task<Void, Never>
         if immediate, #available(macOS 26.0, iOS 26.0, *) {
-            task = Task.immediate { await run() }
+            let finished = Finished()
+            task = Task.immediate {
+                await run()
+                finished.set()
+            }
+            // As a rule an immediate method is done (and answered) before `Task.immediate`
+            // returns: then there is no task left to record for cancellation.
+            if finished.isSet { return }
         } else {
             task = Task { await run() }
         }
@@ -442,53 +445,6 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             return false
         }
         if cancelledMeanwhile { task.cancel() }
-    }
-
-    /// `start` for an immediate method: the task starts on this thread and, as a rule, finishes
-    /// before `Task.immediate` returns; then it is answered from here, without entering the
-    /// table of requests in flight (a `$/cancelRequest` arriving on another thread meanwhile finds
-    /// nothing to cancel, and the answer stands). A body that suspends is entered in the table and
-    /// goes on like any other request. This thread counts as replying throughout, so `close`
-    /// waits for the answer.
-    @available(macOS 26.0, iOS 26.0, *)
-    private func startImmediately(_ id: Int, _ target: ReplyTarget, _ body: @escaping @Sendable () async -> [UInt8]?) {
-        let me = ThreadID.current
-        let accepted = lock.withLock { () -> Bool? in
-            if closed { return nil }
-            if pending[id] != nil { return false }
-            replyingThreads.append(me)
-            return true
-        }
-        guard let accepted else { return }
-        guard accepted else {
-            target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
-            return
-        }
-        defer { doneReplying() }
-        let outcome = InlineOutcome()
-        let task = Task.immediate {
-            let response = await body()
-            if outcome.finishInline(response) { return }  // answered by the thread that started it
-            if let response { self.finish(id, response) }
-        }
-        if let response = outcome.finishedInline {
-            if let response { target.send(response) }
-            return
-        }
-        // The body suspended: it answers through the table, once it is entered there.
-        let registered = lock.withLock { () -> Bool in
-            guard !closed, pending[id] == nil else { return false }
-            pending[id] = Pending(task: task, target: target)
-            return true
-        }
-        guard registered else {
-            task.cancel()  // closed meanwhile (or the id reused): nobody may be answered
-            return
-        }
-        if outcome.detach() { return }
-        // It finished on another thread before it could be told to use the table.
-        let stillPending = lock.withLock { pending.removeValue(forKey: id) != nil }
-        if stillPending, let response = outcome.finishedInline ?? nil { target.send(response) }
     }
 
     /// Answers `id` with `response` if nobody answered it yet.
@@ -544,29 +500,11 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     }
 }
 
-/// Whether an immediate method's task finished on the thread that started it (`finishInline`
-/// first), or was handed to the table of requests in flight (`detach` first).
-private final class InlineOutcome: @unchecked Sendable {
-    private static let running = 0, finished = 1, detached = 2
-    private let state = Atomic<Int>(InlineOutcome.running)
-    /// Written before `state` becomes `finished`, read only after.
-    private var response: [UInt8]?
-
-    /// From the task: true if the starting thread will send `response`.
-    func finishInline(_ response: [UInt8]?) -> Bool {
-        self.response = response
-        return state.compareExchange(expected: Self.running, desired: Self.finished, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    /// The response, if the task finished inline (its response may be nil: nothing to send).
-    var finishedInline: [UInt8]?? {
-        state.load(ordering: .acquiring) == Self.finished ? .some(response) : .none
-    }
-
-    /// From the starting thread: true if the task will answer through the table.
-    func detach() -> Bool {
-        state.compareExchange(expected: Self.running, desired: Self.detached, ordering: .acquiringAndReleasing).exchanged
-    }
+/// Set once a task has finished (read by the thread that started it with `Task.immediate`).
+private final class Finished: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .releasing) }
+    var isSet: Bool { flag.load(ordering: .acquiring) }
 }
 
 extension ProviderError {

@@ -35,19 +35,12 @@ package enum ComposerListMethod: MethodHandler {
             return
         }
         let composer = try host.composers.get(composerID)
-        if !host.mustWait(for: nil) {
-            // The usual case: the calls go out from here, and the answer from the thread that
-            // brings in the last chip.
+        // Chips need the items' providers: at start-up (drafts restored) this waits for the
+        // loads, in order with other requests that wait. Then the calls go out from this thread,
+        // and the answer from the one that brings in the last chip.
+        try host.whenLoaded(nil, reply: reply, server: server) { () throws(RPCError) in
             _ = server.track(reply)
             host.listingBytes(of: composer) { bytes in bytes.withUnsafeBytes { reply.sendResult(raw: $0) } }
-            return
-        }
-        host.respondRaw(reply, server: server) {
-            // Chips need the items' providers: at start-up (drafts restored), wait for their loads.
-            if host.registry.isLoading() {
-                for providerID in Set(composer.items.map(\.providerID)) { await host.registry.waitForLoad(of: providerID) }
-            }
-            return await host.listingBytes(of: composer)
         }
     }
 }
