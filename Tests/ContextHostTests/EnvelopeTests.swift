@@ -176,6 +176,19 @@ struct ChipReplyTests {
         if levels == 257 { #expect(!parses) }
     }
 
+    @Test("a chip with ill-formed UTF-8 is a bad reply, not passed on")
+    func illFormedUTF8() {
+        let bytes = Array(#"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"caf"#.utf8) + [0xE9]
+            + Array(#"","fallbackText":"f"}}"#.utf8)
+        let seen = Mutex<RPCError?>(nil)
+        bytes.withUnsafeBytes { buffer in
+            ReplyRouter.deliver(buffer, to: { response in seen.withLock { $0 = response.error } }, expectedID: 7, expected: .chip)
+        }
+        let error = seen.withLock { $0 }
+        #expect(error?.code == .providerBadReply)
+        #expect(error?.message.contains("Invalid UTF-8 in string") == true)
+    }
+
     /// Every other reply is read as before: the same response with or without the fast path.
     static let others: [String] = [
         #"{"jsonrpc":"2.0","id":7,"result":{"ctxui":1,"icon":"i","title":"T","tone":"blue","fallbackText":"f"}}"#,

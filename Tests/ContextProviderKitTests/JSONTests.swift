@@ -97,6 +97,49 @@ struct JSONTests {
         #expect(parseError(#""abc\"#) != nil)
     }
 
+    /// JSON text is UTF-8 (RFC 8259 §8.1): ill-formed sequences in strings are refused where they
+    /// are, by every way of reading (parse, skip, the escape path), instead of being passed on or
+    /// silently replaced.
+    @Test(
+        "ill-formed UTF-8 in a string is refused at its first byte",
+        arguments: [
+            [0x80], [0xBF], [0xC0, 0xAF], [0xC1, 0xBF], [0xC2], [0xC2, 0x41], [0xE0, 0x80, 0x80], [0xE0, 0x9F, 0xBF],
+            [0xED, 0xA0, 0x80], [0xED, 0xBF, 0xBF], [0xE2, 0x82], [0xE2, 0x28, 0xA1], [0xF0, 0x8F, 0xBF, 0xBF],
+            [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xF0, 0x9F, 0x98],
+        ] as [[UInt8]])
+    func refusesIllFormedUTF8(sequence: [UInt8]) {
+        // After 11 plain bytes (so past a whole eight-byte word), with and without an escape first.
+        for prefix in [Array(#"["abcdefghijk"#.utf8), Array(#"["ab\ncdefghi"#.utf8), Array(#"{"k":"é"#.utf8)] {
+            let text = prefix + sequence + Array(#"xyz"]"#.utf8)
+            let offset = prefix.count
+            var parsed: JSONParseError?
+            do { _ = try JSONReader.parse(text) } catch { parsed = error }
+            #expect(parsed == JSONParseError(offset: offset, reason: "Invalid UTF-8 in string"), "\(sequence)")
+            var skipped: JSONParseError?
+            text.withUnsafeBytes { bytes in
+                var reader = JSONReader(bytes)
+                do throws(JSONParseError) { try reader.skipValue() } catch { skipped = error }
+            }
+            #expect(skipped == parsed)
+        }
+        // As a key, too.
+        let key = Array(#"{""#.utf8) + sequence + Array(#"":1}"#.utf8)
+        #expect(throws: JSONParseError(offset: 2, reason: "Invalid UTF-8 in string")) { try JSONReader.parse(key) }
+    }
+
+    @Test("well-formed UTF-8 of every length, anywhere in a string, reads as the same text")
+    func readsWellFormedUTF8() throws {
+        let pieces = ["é", "€", "😀", "\u{10FFFF}", "\u{E000}", "\u{D7FF}", "ü\u{0301}"]
+        for piece in pieces {
+            for padding in 0..<10 {
+                let plain = String(repeating: "a", count: padding) + piece + String(repeating: "b", count: 9 - padding)
+                #expect(try parse("\"" + plain + "\"") == .string(plain))
+                #expect(try parse("[\"\\t" + plain + "\"]") == [.string("\t" + plain)])
+                #expect(try parse("{\"" + plain + "\":1}") == .object([plain: 1]))
+            }
+        }
+    }
+
     @Test func limitsDepth() throws {
         let ok = String(repeating: "[", count: JSONReader.maximumDepth) + String(repeating: "]", count: JSONReader.maximumDepth)
         #expect(throws: Never.self) { try parse(ok) }

@@ -59,6 +59,17 @@ struct InputLimitTests {
         try expectAlive(client)
     }
 
+    @Test("ill-formed UTF-8 in a request is refused as a parse error naming it; the host keeps answering")
+    func illFormedUTF8() throws {
+        let client = try client()
+        defer { client.host.terminate() }
+        client.host.write(Array(#"{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"caf"#.utf8) + [0xE9] + Array("\"}}\n".utf8))
+        let response = try client.response(to: 5)
+        #expect(response["error"]?["code"] == -32700)
+        #expect(response["error"]?["message"]?.stringValue?.contains("Invalid UTF-8 in string") == true)
+        try expectAlive(client)
+    }
+
     @Test("a string over 1 MiB in params is refused naming the field and the limit")
     func longString() throws {
         let client = try client()

@@ -229,7 +229,7 @@ package struct JSONReader {
             position += 1
             return string
         }
-        if bytes[position] < 0x20 { throw error("Unescaped control character in string") }
+        if bytes[position] != UInt8(ascii: "\\") { throw stringError(at: position) }
         // Slow path: escapes. The decoded text is at most as long as the escaped one, which is at
         // most what is left of the input: when that is short, the text is decoded straight into a
         // string of that capacity (copied to a tighter one if that wastes more than half); a long
@@ -289,8 +289,7 @@ package struct JSONReader {
                 position += 1
                 return count
             }
-            if byte < 0x20 { throw error("Unescaped control character in string") }
-            // A backslash.
+            if byte != UInt8(ascii: "\\") { throw stringError(at: position) }
             position += 1
             guard position < bytes.count else { throw error("Unterminated string") }
             let escape = bytes[position]
@@ -333,21 +332,56 @@ package struct JSONReader {
         return code
     }
 
-    /// The index of the first byte at or after `index` that is `"`, `\\` or a control byte (or
-    /// the end).
+    /// The index of the first byte at or after `index` that is `"`, `\\`, a control byte or the
+    /// start of what is not valid UTF-8 (or the end): ASCII eight bytes at a time, and each valid
+    /// multi-byte sequence whole. (JSON text must be UTF-8; the bytes of a string are passed on as
+    /// they are, so they are checked here rather than repaired later.)
     @inline(__always)
     func skipPlainBytes(from index: Int) -> Int {
         var index = index
-        while index + 8 <= bytes.count,
-              !Self.hasSpecialByte(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-            index += 8
-        }
-        while index < bytes.count {
+        while true {
+            while index + 8 <= bytes.count {
+                let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if Self.hasSpecialByte(word) || word & 0x8080_8080_8080_8080 != 0 { break }
+                index += 8
+            }
+            guard index < bytes.count else { return index }
             let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            index += 1
+            if byte < 0x80 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return index }
+                index += 1
+            } else {
+                let length = Self.utf8SequenceLength(bytes, at: index)
+                if length == 0 { return index }
+                index += length
+            }
         }
-        return index
+    }
+
+    /// The length of the well-formed UTF-8 sequence (2 to 4 bytes, Unicode Table 3-7: no overlong
+    /// forms, no surrogates, nothing past U+10FFFF) whose lead byte is at `index`, or 0.
+    static func utf8SequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int {
+        let length: Int
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the second byte's range
+        switch bytes[index] {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: return 0
+        }
+        guard index + length <= bytes.count, (low...high).contains(bytes[index + 1]) else { return 0 }
+        for offset in 2..<length where bytes[index + offset] & 0xC0 != 0x80 { return 0 }
+        return length
+    }
+
+    /// The error for the byte `skipPlainBytes` stopped at inside a string when it is neither a
+    /// quote nor a backslash.
+    func stringError(at index: Int) -> JSONParseError {
+        JSONParseError(offset: index, reason: bytes[index] < 0x20 ? "Unescaped control character in string" : "Invalid UTF-8 in string")
     }
 
     mutating func readHex4() throws(JSONParseError) -> UInt32 {
@@ -571,8 +605,7 @@ package struct JSONReader {
                 position += 1
                 return
             }
-            if byte < 0x20 { throw error("Unescaped control character in string") }
-            // A backslash.
+            if byte != UInt8(ascii: "\\") { throw stringError(at: position) }
             position += 1
             guard position < bytes.count else { break }
             switch bytes[position] {
