@@ -108,7 +108,8 @@ struct JSONTests {
             [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xF0, 0x9F, 0x98],
         ] as [[UInt8]])
     func refusesIllFormedUTF8(sequence: [UInt8]) {
-        // After 11 plain bytes (so past a whole eight-byte word), with and without an escape first.
+        // After plain text (past a whole eight-byte word), after an escape, and after a multi-byte
+        // character.
         for prefix in [Array(#"["abcdefghijk"#.utf8), Array(#"["ab\ncdefghi"#.utf8), Array(#"{"k":"é"#.utf8)] {
             let text = prefix + sequence + Array(#"xyz"]"#.utf8)
             let offset = prefix.count
@@ -127,9 +128,32 @@ struct JSONTests {
         #expect(throws: JSONParseError(offset: 2, reason: "Invalid UTF-8 in string")) { try JSONReader.parse(key) }
     }
 
+    @Test("a multi-byte sequence cut off by the end of the text is ill-formed, never read past the end")
+    func truncatedUTF8() {
+        for cut in [[0xC3], [0xE2, 0x82], [0xF0, 0x9F, 0x98]] as [[UInt8]] {
+            for prefix in ["\"ab", "\"abcdefghij", "\"a\\n"] {
+                let text = Array(prefix.utf8) + cut
+                #expect(throws: JSONParseError(offset: prefix.utf8.count, reason: "Invalid UTF-8 in string")) {
+                    try JSONReader.parse(text)
+                }
+                // A reader over the start of a longer buffer stops at its own end.
+                let longer = text + Array("\u{20AC}\"".utf8)
+                longer.withUnsafeBytes { buffer in
+                    var reader = JSONReader(UnsafeRawBufferPointer(rebasing: buffer[..<text.count]))
+                    #expect(throws: JSONParseError(offset: prefix.utf8.count, reason: "Invalid UTF-8 in string")) {
+                        try reader.skipValue()
+                    }
+                }
+            }
+        }
+    }
+
     @Test("well-formed UTF-8 of every length, anywhere in a string, reads as the same text")
     func readsWellFormedUTF8() throws {
-        let pieces = ["é", "€", "😀", "\u{10FFFF}", "\u{E000}", "\u{D7FF}", "ü\u{0301}"]
+        let pieces = [
+            "é", "€", "😀", "\u{10FFFF}", "\u{E000}", "\u{D7FF}", "ü\u{0301}",
+            "\u{80}", "\u{7FF}", "\u{800}", "\u{FFFF}", "\u{10000}", "\u{7F}",  // the edges of each length
+        ]
         for piece in pieces {
             for padding in 0..<10 {
                 let plain = String(repeating: "a", count: padding) + piece + String(repeating: "b", count: 9 - padding)

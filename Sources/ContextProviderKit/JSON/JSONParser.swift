@@ -341,8 +341,13 @@ package struct JSONReader {
         var index = index
         while true {
             while index + 8 <= bytes.count {
-                let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                if Self.hasSpecialByte(word) || word & 0x8080_8080_8080_8080 != 0 { break }
+                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let flags = Self.specialByteFlags(word) | (word & 0x8080_8080_8080_8080)
+                if flags != 0 {
+                    // Straight to the first flagged byte (the lowest flag is always a true one).
+                    index += flags.trailingZeroBitCount &>> 3
+                    break
+                }
                 index += 8
             }
             guard index < bytes.count else { return index }
@@ -627,6 +632,14 @@ package struct JSONReader {
     /// `x ^ pattern` exactly where it equals the pattern's byte).
     @inline(__always)
     static func hasSpecialByte(_ word: UInt64) -> Bool {
+        specialByteFlags(word) != 0
+    }
+
+    /// The high bit of each byte of `word` that may be `"`, `\\` or below 0x20: the lowest one
+    /// set marks the first such byte exactly (a borrow only carries into higher bytes, which may
+    /// be flagged wrongly).
+    @inline(__always)
+    static func specialByteFlags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)
@@ -634,7 +647,7 @@ package struct JSONReader {
         let hasQuote = (quote &- ones) & ~quote & highs
         let hasBackslash = (backslash &- ones) & ~backslash & highs
         let hasControl = (word &- ones &* 0x20) & ~word & highs
-        return (hasQuote | hasBackslash | hasControl) != 0
+        return hasQuote | hasBackslash | hasControl
     }
 }
 
