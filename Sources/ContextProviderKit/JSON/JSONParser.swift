@@ -225,15 +225,13 @@ package struct JSONReader {
         position = skipPlainBytes(from: position)
         guard position < bytes.count else { throw error("Unterminated string") }
         if bytes[position] == UInt8(ascii: "\"") {
-            let string = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+            let string = Self.string(checkedUTF8: UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
             position += 1
             return string
         }
         if bytes[position] != UInt8(ascii: "\\") { throw stringError(at: position) }
         // Slow path: escapes. The decoded text is at most as long as the escaped one, which is at
-        // most what is left of the input: when that is short, the text is decoded straight into a
-        // string of that capacity (copied to a tighter one if that wastes more than half); a long
-        // string is measured first (`skipString`).
+        // most what is left of the input; a long string is measured first (`skipString`).
         let left = bytes.count - start
         var capacity = left
         if left > Self.unmeasuredDecodingLimit {
@@ -242,20 +240,21 @@ package struct JSONReader {
             try probe.skipString()
             capacity = probe.position - 1 - start
         }
-        var failure: JSONParseError?
-        let string = String(unsafeUninitializedCapacity: capacity) { output in
-            do throws(JSONParseError) {
-                return try decodeEscapedString(from: start, into: output)
-            } catch {
-                failure = error
-                return 0
-            }
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { output throws(JSONParseError) in
+            let count = try decodeEscapedString(from: start, into: output)
+            return Self.string(checkedUTF8: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: output[..<count])))
         }
-        if let failure { throw failure }
-        if capacity > 2 * string.utf8.count + 64 {
-            return String(decoding: string.utf8, as: UTF8.self)
+    }
+
+    /// A string of UTF-8 that this reader has checked (`skipPlainBytes`, and escapes decoded to
+    /// valid scalars), made without the standard library checking it again: for text with
+    /// non-ASCII characters that check costs about as much as the rest of reading it.
+    @inline(__always)
+    static func string(checkedUTF8 bytes: UnsafeRawBufferPointer) -> String {
+        if #available(macOS 26.0, iOS 26.0, *) {
+            return String(copying: UTF8Span(unchecked: bytes.assumingMemoryBound(to: UInt8.self).span, isKnownASCII: false))
         }
-        return string
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Strings with escapes that may be longer than this are measured before they are decoded.
