@@ -300,7 +300,7 @@ def main():
                             f"peak over the run {peak} MB"))
     for key, what, bound in (
         ("composer_list_one_ms", "`composer/list {composerId}` p99, 100 notes with ~1 KB chips",
-         "the Note provider making 100 chips (parse, preview, thumbnail), in one `item/previewMany` call per core"),
+         "the Note provider making 100 chips (parse, preview, thumbnail), in two `item/previewMany` calls per core, plus the wake-ups between the reader, the call thread, the pool and the client (see the `limit` ping above)"),
         ("composer_list_all_ms", "`composer/list` p99, summaries of 1,000 composers",
          "writing 1,000 summaries (~110 KB)"),
     ):
