@@ -227,7 +227,7 @@ struct MessageBufferTests {
         first.reserveCapacity(1_500)
         first.append(contentsOf: [1, 2, 3])
         let capacity = first.capacity
-        buffers.giveBack(first)
+        buffers.giveBack(consume first)  // (its only reference: the same buffer is kept)
         let again = buffers.take()
         #expect(again.isEmpty)
         #expect(again.capacity == capacity)

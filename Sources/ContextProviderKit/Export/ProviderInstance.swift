@@ -117,7 +117,8 @@ extension ContextChip: WireResult {
         output.append(UInt8(ascii: ","))
         output.append(UInt8(ascii: "\""))
         output.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        output.append(contentsOf: #"":"#.utf8)
+        output.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: ":"))
         JSONWriter.appendString(value, to: &output)
     }
 

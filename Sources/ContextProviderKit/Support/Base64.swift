@@ -36,30 +36,51 @@ public enum Base64 {
     /// A `data:` URI (RFC 2397) of `bytes`, `data:<mediaType>;base64,<Base64 text>`, such as a
     /// chip's thumbnail, written in one allocation.
     public static func dataURI(mediaType: String, _ bytes: UnsafeRawBufferPointer) -> String {
-        var header = "data:" + mediaType + ";base64,"
-        return header.withUTF8 { header in
-            let count = header.count + (bytes.count + 2) / 3 * 4
+        let prefix: StaticString = "data:", suffix: StaticString = ";base64,"
+        var mediaType = mediaType
+        return mediaType.withUTF8 { type in
+            let start = prefix.utf8CodeUnitCount + type.count + suffix.utf8CodeUnitCount
+            let count = start + (bytes.count + 2) / 3 * 4
             return String(unsafeUninitializedCapacity: count) { output in
-                UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: output[0..<header.count]))
-                    .copyMemory(from: UnsafeRawBufferPointer(header))
-                encode(bytes, into: UnsafeMutableBufferPointer(rebasing: output[header.count..<count]))
+                var index = 0
+                func put(_ part: UnsafeBufferPointer<UInt8>) {
+                    _ = UnsafeMutableBufferPointer(rebasing: output[index..<index + part.count]).initialize(from: part)
+                    index += part.count
+                }
+                put(UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+                put(type)
+                put(UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount))
+                encode(bytes, into: UnsafeMutableBufferPointer(rebasing: output[start..<count]))
                 return count
             }
         }
     }
 
+    /// The two Base64 characters of every 12-bit value, as they lie in memory: three input bytes
+    /// take two lookups instead of four. A pointer, not an array, so threads encoding side by side
+    /// read it without reference counting; filled once, before its first use, then only read.
+    private nonisolated(unsafe) static let pairs: UnsafePointer<UInt16> = {
+        let table = UnsafeMutablePointer<UInt16>.allocate(capacity: 4096)
+        let alphabet = UnsafeBufferPointer(start: Self.alphabet.utf8Start, count: 64)
+        for value in 0..<4096 {
+            let first = alphabet[value >> 6], second = alphabet[value & 0x3F]
+            table[value] = UInt16(littleEndian: UInt16(first) | UInt16(second) << 8)
+        }
+        return UnsafePointer(table)
+    }()
+
     /// Writes the Base64 text of `bytes` into `output`, which has room for exactly that.
     private static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) {
         do {
             let alphabet = UnsafeBufferPointer(start: Self.alphabet.utf8Start, count: 64)
+            let pairs = Self.pairs
+            let target = UnsafeMutableRawPointer(output.baseAddress)
             var input = 0
             var index = 0
             while input + 3 <= bytes.count {
-                let value = UInt32(bytes[input]) << 16 | UInt32(bytes[input + 1]) << 8 | UInt32(bytes[input + 2])
-                output[index] = alphabet[Int(value >> 18 & 0x3F)]
-                output[index + 1] = alphabet[Int(value >> 12 & 0x3F)]
-                output[index + 2] = alphabet[Int(value >> 6 & 0x3F)]
-                output[index + 3] = alphabet[Int(value & 0x3F)]
+                let value = Int(bytes[input]) << 16 | Int(bytes[input + 1]) << 8 | Int(bytes[input + 2])
+                target!.storeBytes(of: pairs[value >> 12], toByteOffset: index, as: UInt16.self)
+                target!.storeBytes(of: pairs[value & 0xFFF], toByteOffset: index + 2, as: UInt16.self)
                 input += 3
                 index += 4
             }
