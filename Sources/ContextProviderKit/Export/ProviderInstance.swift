@@ -166,7 +166,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         let target = reply.map { ReplyTarget(function: $0, context: context) }
         if let target, immediateMethods.contains(.preview), let id = ProviderRequest.previewManyID(message) {
             // A batch of previews as hosts write it: read (and checked) in its task rather than
-            // here, so a host that splits a long list into one call per core gets the calls read
+            // here, so a host that splits a long list into several calls gets them read
             // side by side too, and `call` returns at once.
             runPreviewMany(id, target, message: Array(message))
             return
