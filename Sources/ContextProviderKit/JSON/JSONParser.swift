@@ -157,6 +157,7 @@ package struct JSONReader {
             position += 1
             return object
         }
+        object.reserveCapacity(4)
         while true {
             skipWhitespace()
             guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }

@@ -37,6 +37,13 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         for (key, value) in elements { self[key] = value }
     }
 
+    /// Makes room for `count` members (the parser, so a small object's arrays are allocated once
+    /// rather than grown member by member).
+    mutating func reserveCapacity(_ count: Int) {
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+    }
+
     /// Appends a member whose key is known to be absent (the parser's fast path).
     mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
         keys.append(key)
