@@ -107,12 +107,13 @@ public struct NoteProvider: ContextProvider {
     /// The first non-empty line of the title, else of the body, shortened to 60 characters.
     static func chipTitle(_ note: Note) -> String {
         // The usual title: one short line, starting and ending with a visible ASCII character.
-        let utf8 = note.title.utf8
-        if let first = utf8.first, let last = utf8.last, utf8.count <= 60,
-           (0x21...0x7E).contains(first), first != UInt8(ascii: "#"), (0x21...0x7E).contains(last),
-           !utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
-            return note.title
+        var title = note.title
+        let isUsual = title.withUTF8 { utf8 in
+            guard let first = utf8.first, let last = utf8.last, utf8.count <= 60 else { return false }
+            return (0x21...0x7E).contains(first) && first != UInt8(ascii: "#") && (0x21...0x7E).contains(last)
+                && !utf8.contains(where: { $0 == 0x0A || $0 == 0x0D })
         }
+        if isUsual { return title }
         let line = note.title.firstLine ?? note.body.firstLine ?? "Untitled note"
         guard line.count > 60 else { return line }
         return String(line.prefix(59)).trimmingWhitespace() + "…"

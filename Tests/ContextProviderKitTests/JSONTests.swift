@@ -97,6 +97,36 @@ struct JSONTests {
         #expect(parseError(#""abc\"#) != nil)
     }
 
+    /// `readMembers` passes each key's decoded bytes: plain keys as they are in the text, escaped
+    /// ones decoded, and a bad key fails exactly as it does when the object is parsed.
+    @Test func readsMembersWithKeysAsBytes() throws {
+        func keys(_ text: String) throws -> [String] {
+            let bytes = Array(text.utf8)
+            return try bytes.withUnsafeBytes { buffer in
+                var reader = JSONReader(buffer)
+                var keys: [String] = []
+                try reader.readMembers { key, reader throws(JSONParseError) in
+                    keys.append(key.string)
+                    switch key {
+                    case "id": #expect(key.utf8.elementsEqual("id".utf8))
+                    case "": #expect(key.utf8.isEmpty)
+                    default: #expect(key != "id" && !key.utf8.isEmpty)
+                    }
+                    try reader.skipValue()
+                }
+                #expect(reader.position == buffer.count)
+                return keys
+            }
+        }
+        #expect(try keys(#"{"id":1,"":2,"caf\u00e9":3,"\u0069d":4, "a\"b" : [5]}"#) == ["id", "", "café", "id", #"a"b"#])
+        #expect(try keys("{}") == [])
+        for bad in [#"{"a\x":1}"#, #"{"a"#, #"{"\ud800":1}"#, "{\"a\u{1}\":1}", #"{"a":1,}"#, #"{"a" 1}"#] {
+            var members: JSONParseError?
+            do { _ = try keys(bad) } catch { members = error as? JSONParseError }
+            #expect(members != nil && members == parseError(bad), "\(bad)")
+        }
+    }
+
     /// JSON text is UTF-8 (RFC 8259 §8.1): ill-formed sequences in strings are refused where they
     /// are, by every way of reading (parse, skip, the escape path), instead of being passed on or
     /// silently replaced.

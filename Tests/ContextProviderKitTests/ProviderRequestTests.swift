@@ -59,8 +59,9 @@ struct ProviderRequestTests {
     }
 
     static func decode(_ params: RequestParams) -> Result<ContextItem, JSONDecodeError> {
+        var params = params
         do throws(JSONDecodeError) {
-            return .success(try params.decodeItem())
+            return .success(try params.takeItem())
         } catch {
             return .failure(error)
         }

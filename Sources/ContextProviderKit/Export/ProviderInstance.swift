@@ -176,7 +176,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     /// Reads and answers one message (`receive`, less the `item/previewMany` shortcut).
     private func handle(_ message: UnsafeRawBufferPointer, target: ReplyTarget?) {
-        let request: ProviderRequest
+        var request: ProviderRequest
         do {
             request = try ProviderRequest(scanning: message)
         } catch {
@@ -197,10 +197,9 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             target?.send(Wire.error(id: idValue ?? .null, .invalidRequest("method must be a string")))
             return
         }
-        let params = request.params
         guard let idValue else {
             // A notification: no answer.
-            if method == "$/cancelRequest", let id = (try? params.value())?["id"]?.intValue { cancel(id) }
+            if method == "$/cancelRequest", let id = (try? request.params.value())?["id"]?.intValue { cancel(id) }
             return
         }
         guard let target else { return }
@@ -209,7 +208,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             return
         }
         do {
-            try dispatch(method, id: id, params: params, previewItems: request.previewItems, target: target)
+            try dispatch(method, id: id, params: &request.params, previewItems: request.previewItems, target: target)
         } catch {
             target.send(Wire.error(id: id, ProviderError.from(error)))
         }
@@ -217,13 +216,15 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     /// Decodes params synchronously (so bad params answer at once), then runs the provider method.
     private func dispatch(
-        _ method: String, id: Int, params: RequestParams, previewItems: PreviewItems?, target: ReplyTarget
+        _ method: String, id: Int, params: inout RequestParams, previewItems: PreviewItems?, target: ReplyTarget
     ) throws(JSONDecodeError) {
         let provider = self.provider
         switch method {
         case "item/preview":
-            let item = try Self.item(params)
-            run(id, target, .preview, writing: { try await provider.preview(item) })
+            // (The item is moved, not copied, and the provider reached through `self`: a preview
+            // is the most frequent request, and each copy costs a reference count per string.)
+            let item = try params.takeItem()
+            run(id, target, .preview, writing: { [self] in try await self.provider.preview(item) })
         case "item/previewMany":
             // Only for previews computed from the item alone (declared immediate): those are made
             // one after another in one task. Other providers' previews may be slow, and each is
@@ -236,10 +237,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             let items = try Self.items(previewItems, params: params)
             run(id, target, writing: { try await Self.previews(of: items, provider: provider) })
         case "item/detail":
-            let item = try Self.item(params)
+            let item = try params.takeItem()
             run(id, target, .detail) { try await provider.detail(item).json }
         case "item/describe":
-            let item = try Self.item(params)
+            let item = try params.takeItem()
             run(id, target, .describe) { ["text": .string(try await provider.describe(item))] }
         case "item/encode":
             let reader = try JSONObjectReader(params, path: "params")
@@ -298,10 +299,6 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         default:
             target.send(Wire.error(id: id, ProviderError(code: ProviderError.Code.methodNotFound, message: "Method not found: \(method)")))
         }
-    }
-
-    private static func item(_ params: RequestParams) throws(JSONDecodeError) -> ContextItem {
-        try params.decodeItem()
     }
 
     /// `item/previewMany`'s items, as read with the message (`ProviderRequest.previewItems`);

@@ -141,11 +141,19 @@ struct RequestParams {
         }
     }
 
-    /// `params.item`. The direct decoding (`readItem`) takes only plain valid items; anything
-    /// unusual (a missing or mistyped member, params or item not objects) is decoded again the
-    /// general way, which finds the exact error: both ways accept and refuse the same requests.
-    func decodeItem() throws(JSONDecodeError) -> ContextItem {
-        if let item { return item }
+    /// `params.item`, moved out when it was decoded with the message (a request uses it once). The
+    /// direct decoding (`readItem`) takes only plain valid items; anything unusual (a missing or
+    /// mistyped member, params or item not objects) is decoded again the general way, which finds
+    /// the exact error: both ways accept and refuse the same requests.
+    mutating func takeItem() throws(JSONDecodeError) -> ContextItem {
+        var taken: ContextItem?
+        swap(&taken, &item)
+        if let taken { return taken }
+        return try decodeItemAgain()
+    }
+
+    /// `params.item` decoded from the params' bytes.
+    private func decodeItemAgain() throws(JSONDecodeError) -> ContextItem {
         if let range {
             var reader = JSONReader(UnsafeRawBufferPointer(rebasing: message[range]))
             if let item = try? Self.readItem(&reader) { return item }

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Why some bytes are not valid JSON, and where.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Byte offset of the problem in the input.
@@ -465,7 +473,10 @@ package struct JSONReader {
     /// Reads the object at `position` member by member: `member` gets each key, decoded, with the
     /// reader at the start of the value, and must read or skip exactly that value. Leaves
     /// `position` after the closing `}`. Throws if the value there is not an object.
-    package mutating func readMembers(_ member: (String, inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) {
+    ///
+    /// Keys are passed as bytes (`JSONKey`), matched without making a `String` of each: reading a
+    /// request member by member otherwise spends more on its keys than on its values.
+    package mutating func readMembers(_ member: (JSONKey, inout JSONReader) throws(JSONParseError) -> Void) throws(JSONParseError) {
         guard !atEnd, current == UInt8(ascii: "{") else { throw unexpected("'{'") }
         try enter()
         defer { depth -= 1 }
@@ -478,11 +489,22 @@ package struct JSONReader {
         while true {
             skipWhitespace()
             guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
-            let key = try readString()
-            skipWhitespace()
-            try expect(UInt8(ascii: ":"), "':'")
-            skipWhitespace()
-            try member(key, &self)
+            let start = position + 1
+            let end = skipPlainBytes(from: start)
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+                // No escapes (the usual case): the input's own bytes.
+                position = end + 1
+                try readMember(JSONKey(utf8: UnsafeRawBufferPointer(rebasing: bytes[start..<end])), member)
+            } else {
+                // Escapes, decoded into a buffer of the escaped length (or an error, reported as
+                // for any string).
+                var probe = self
+                try probe.skipString()
+                let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, probe.position - 1 - start))
+                defer { buffer.deallocate() }
+                let count = try decodeEscapedString(from: start, into: buffer)
+                try readMember(JSONKey(utf8: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count]))), member)
+            }
             skipWhitespace()
             guard !atEnd else { throw unexpected("',' or '}'") }
             if current == UInt8(ascii: ",") {
@@ -495,6 +517,16 @@ package struct JSONReader {
             }
             throw unexpected("',' or '}'")
         }
+    }
+
+    /// The rest of a member once its key is read: the `:` and the value, which `member` reads.
+    private mutating func readMember(
+        _ key: JSONKey, _ member: (JSONKey, inout JSONReader) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
+        skipWhitespace()
+        try expect(UInt8(ascii: ":"), "':'")
+        skipWhitespace()
+        try member(key, &self)
     }
 
     /// Reads the array at `position` element by element: `element` starts at each value and must
@@ -666,4 +698,28 @@ extension JSONValue {
     public init(parsing text: String) throws(JSONParseError) {
         try self.init(parsing: Array(text.utf8))
     }
+}
+
+/// An object key as `JSONReader.readMembers` passes it: the key's decoded UTF-8 bytes, valid
+/// only during the call. Match it against literals in a `switch` (`case "id":`) or with `==`.
+package struct JSONKey {
+    /// The decoded key, checked to be UTF-8.
+    package let utf8: UnsafeRawBufferPointer
+
+    /// The key as a `String`.
+    package var string: String { JSONReader.string(checkedUTF8: utf8) }
+
+    /// Whether the key is exactly `literal` (byte for byte: the keys a reader looks for are ASCII,
+    /// and no other UTF-8 text is canonically equivalent to those).
+    package static func == (key: JSONKey, literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard key.utf8.count == count else { return false }
+        return count == 0 || memcmp(key.utf8.baseAddress!, literal.utf8Start, count) == 0
+    }
+
+    /// Whether the key is not exactly `literal`.
+    package static func != (key: JSONKey, literal: StaticString) -> Bool { !(key == literal) }
+
+    /// Lets a `switch` over a key match string literals.
+    package static func ~= (literal: StaticString, key: JSONKey) -> Bool { key == literal }
 }
