@@ -66,7 +66,9 @@ public enum StdioServer {
                     framingSet = true
                 }
                 output.batch {
+                    ReplyRelay.shared.readerWakes()
                     for event in events { server.handle(event) }
+                    ReplyRelay.shared.drain()
                 }
             }
         }

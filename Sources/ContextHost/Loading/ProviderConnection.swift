@@ -257,9 +257,19 @@ private let inProcessReplyLimit = Atomic<Int>(.max)
 private let replyCallback: ctxp_reply_fn = { context, bytes, length in
     let id = Int64(Int(bitPattern: context))
     guard let waiting = ReplyRouter.takeWaiting(id) else { return }  // late or duplicate answer: dropped
-    ReplyRouter.deliver(
-        UnsafeRawBufferPointer(start: bytes, count: length), to: waiting.completion, expectedID: id,
-        maximumBytes: inProcessReplyLimit.load(ordering: .relaxed), expected: waiting.expected)
+    let reply = UnsafeRawBufferPointer(start: bytes, count: length)
+    // While the reader is awake, it takes over the rest (`ReplyRelay`).
+    if ReplyRelay.shared.offer(id: id, waiting: waiting, bytes: reply) { return }
+    ReplyRouter.deliverInProcess(reply, id: id, waiting: waiting)
+}
+
+extension ReplyRouter {
+    /// Delivers an in-process provider's answer to request `id` (taken from the pending table).
+    static func deliverInProcess(_ bytes: UnsafeRawBufferPointer, id: Int64, waiting: Waiting) {
+        deliver(
+            bytes, to: waiting.completion, expectedID: id, maximumBytes: inProcessReplyLimit.load(ordering: .relaxed),
+            expected: waiting.expected)
+    }
 }
 
 /// Collects the JSON error an `open` call reports.

@@ -58,6 +58,8 @@ package final class RPCServer: Sendable {
     }
 
     package func exit(status: Int32) {
+        // Answers an in-process provider gave while this chunk of input was read go out first.
+        ReplyRelay.shared.drain()
         output.flush()
         exitHandler(status)
     }
