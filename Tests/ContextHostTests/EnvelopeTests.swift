@@ -44,6 +44,38 @@ struct EnvelopeTests {
         #expect(scan(#"{"id":1} x"#).1 == "Unexpected data after the JSON value at byte 9")
     }
 
+    /// `params` is scanned member by member (to note where `params.item` is); it must accept and
+    /// refuse exactly what skipping it as one value does, with the same error at the same byte.
+    static let paramsTexts: [String] = {
+        var texts: [String] = [
+            #"{"item":{"providerId":"p",}}"#, #"{"item":{"providerId" "p"}}"#, #"{"item":{1:2}}"#, #"{"item":{"a":tru}}"#,
+            #"{"item":{"a":1}"#, #"{"item":{"a":1},}"#, #"{"item" {}}"#, #"{,"item":{}}"#, #"{"item":{"\ud800":"\udc00x"}}"#,
+            #"{"item":{"a":"b\x"}}"#, #"{"item":"#, #"{"item":{"a":[1,2}}}"#, #"{"x":1,"item":{"k":{"providerId":"in"}},"y":[]}"#,
+        ]
+        // Past the depth limit, inside the item and around it.
+        let open = String(repeating: #"{"item":"#, count: 300)
+        texts.append(open + "1" + String(repeating: "}", count: 300))
+        let brackets = String(repeating: "[", count: 260) + String(repeating: "]", count: 260)
+        texts.append(#"{"item":"# + brackets + "}")
+        return texts
+    }()
+
+    @Test("params are checked as any value: same errors, same depth limit", arguments: paramsTexts)
+    func paramsSyntax(params: String) {
+        let message = Array((#"{"jsonrpc":"2.0","id":1,"method":"items/preview","params":"# + params + "}").utf8)
+        let scanned = message.withUnsafeBytes { Envelope.scan($0).1 }
+        let skipped: JSONParseError? = message.withUnsafeBytes { bytes in
+            var reader = JSONReader(bytes)
+            do throws(JSONParseError) {
+                try reader.skipValue()
+                return reader.position == bytes.count ? nil : JSONParseError(offset: reader.position, reason: "Unexpected data after the JSON value")
+            } catch {
+                return error
+            }
+        }
+        #expect(scanned == skipped, "\(params)")
+    }
+
     @Test("RawObject finds nested members")
     func rawObject() throws {
         let bytes = Array(#"{"item":{"providerId":"com.x","content":{"providerId":"inner"}},"representation":"text"}"#.utf8)
@@ -67,10 +99,25 @@ struct ItemLocationTests {
         }
     }
 
+    /// Where the input-limits walk finds the item; checked to be where the envelope's scan finds
+    /// it too, and what the walk gives when it starts from the scan's finding.
     private func locate(_ params: String) throws -> Pair {
         let bytes = Array(params.utf8)
         let location = try Self.check(bytes, itemLimit: 1 << 20).get()
-        return Pair(location.item.map { String(decoding: bytes[$0], as: UTF8.self) }, location.providerID.map { String(decoding: bytes[$0], as: UTF8.self) })
+        let pair = Pair(location.item.map { String(decoding: bytes[$0], as: UTF8.self) }, location.providerID.map { String(decoding: bytes[$0], as: UTF8.self) })
+        // The same params in a request, scanned: the envelope notes the same item and providerId.
+        let prefix = #"{"jsonrpc":"2.0","id":1,"method":"items/preview","params":"#
+        let message = Array((prefix + params + "}").utf8)
+        let (envelope, error) = message.withUnsafeBytes { Envelope.scan($0) }
+        #expect(error == nil)
+        let scanned = envelope.itemLocation
+        #expect(Pair(scanned.item.map { String(decoding: message[$0], as: UTF8.self) }, scanned.providerID.map { String(decoding: message[$0], as: UTF8.self) }) == pair)
+        // Starting from it, the walk steps over the item and reports the same.
+        let walked = message.withUnsafeBytes { buffer in
+            try? InputLimits().checkParams(buffer, range: envelope.params!, itemLimit: 1 << 20, known: scanned)
+        }
+        #expect(walked == scanned)
+        return pair
     }
 
     struct Pair: Equatable {

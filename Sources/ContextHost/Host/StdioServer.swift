@@ -60,14 +60,18 @@ public enum StdioServer {
             if count == 0 { break }
             buffer.withUnsafeBytes { bytes in
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-                let events = framer.consume(chunk)
-                if !framingSet, let framing = framer.framing {
-                    output.setFraming(framing)
-                    framingSet = true
+                if !framingSet {
+                    // Answers are framed as the client frames its messages: known before the first.
+                    framer.detectFraming(chunk)
+                    if let framing = framer.framing {
+                        output.setFraming(framing)
+                        framingSet = true
+                    }
                 }
                 output.batch {
                     ReplyRelay.shared.readerWakes()
-                    for event in events { server.handle(event) }
+                    // Each message is handled as it is framed (its buffer then serves the next).
+                    framer.consume(chunk) { event in server.handle(event) }
                     ReplyRelay.shared.drain()
                 }
             }

@@ -1,5 +1,11 @@
 import ContextProviderKit
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The top level of one JSON-RPC message, scanned without decoding `params`, `result` or `error`.
 ///
 /// Values are byte ranges into the message, so a handler decodes only what it needs and the host
@@ -15,6 +21,9 @@ package struct Envelope: Sendable {
     /// The `method` member is present but is not a string.
     package var methodIsInvalid = false
     package var params: Range<Int>?
+    /// Where `params.item` and its `providerId` are, noted while `params` was scanned (the last
+    /// `params`, when repeated), so the input-limits walk need not read the item again.
+    package var itemLocation = ItemLocation()
     package var result: Range<Int>?
     package var error: Range<Int>?
 
@@ -60,7 +69,11 @@ package struct Envelope: Sendable {
                     case "method" where first == UInt8(ascii: "\""):
                         envelope.method = try reader.readString()
                     default:
-                        try reader.skipValue()
+                        if key == "params" {
+                            envelope.itemLocation = try Self.skipParams(&reader)
+                        } else {
+                            try reader.skipValue()
+                        }
                         let range = start..<reader.position
                         switch key {
                         case "jsonrpc": envelope.jsonrpc = ""
@@ -103,8 +116,81 @@ package struct Envelope: Sendable {
     }
 }
 
+extension Envelope {
+    /// Skips a `params` value exactly as `skipValue` does, noting where its top-level `item`
+    /// member and that item's top-level `providerId` are (the last of each: decoding keeps the
+    /// last of a repeated key).
+    static func skipParams(_ reader: inout JSONReader) throws(JSONParseError) -> ItemLocation {
+        var location = ItemLocation()
+        try skipObject(&reader) { key, reader throws(JSONParseError) in
+            guard RawObject.isKey(key, "item") else { return try reader.skipValue() }
+            let start = reader.position
+            var providerID: Range<Int>?
+            try skipObject(&reader) { key, reader throws(JSONParseError) in
+                let valueStart = reader.position
+                try reader.skipValue()
+                if RawObject.isKey(key, "providerId") { providerID = valueStart..<reader.position }
+            }
+            location = ItemLocation(item: start..<reader.position, providerID: providerID)
+        }
+        return location
+    }
+
+    /// Skips the value at the reader's position as `skipValue` does (accepting and refusing the
+    /// same text, at the same depth); when it is an object, `member` gets each key's token (quotes
+    /// and escapes as written) with the reader at the value, which it must skip.
+    private static func skipObject(
+        _ reader: inout JSONReader, _ member: (UnsafeRawBufferPointer, inout JSONReader) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
+        guard let first = reader.peek, first == UInt8(ascii: "{") else { return try reader.skipValue() }
+        try reader.enter()
+        defer { reader.leave() }
+        reader.position += 1
+        reader.skipWhitespace()
+        if reader.peek == UInt8(ascii: "}") {
+            reader.position += 1
+            return
+        }
+        while true {
+            reader.skipWhitespace()
+            guard reader.peek == UInt8(ascii: "\"") else { throw reader.unexpected("a string key") }
+            let keyStart = reader.position
+            try reader.skipString()
+            let key = UnsafeRawBufferPointer(rebasing: reader.bytes[keyStart..<reader.position])
+            reader.skipWhitespace()
+            try reader.expect(UInt8(ascii: ":"), "':'")
+            reader.skipWhitespace()
+            try member(key, &reader)
+            reader.skipWhitespace()
+            guard let next = reader.peek else { throw reader.unexpected("',' or '}'") }
+            if next == UInt8(ascii: ",") {
+                reader.position += 1
+                continue
+            }
+            if next == UInt8(ascii: "}") {
+                reader.position += 1
+                return
+            }
+            throw reader.unexpected("',' or '}'")
+        }
+    }
+}
+
 /// Reads members of a raw JSON object without decoding the values.
 package enum RawObject {
+    /// Whether the JSON string token `token` (quotes included) spells `name` (an ASCII name),
+    /// escapes decoded.
+    package static func isKey(_ token: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        if token.count == count + 2 {
+            return memcmp(token.baseAddress! + 1, name.utf8Start, count) == 0
+        }
+        guard token.count > count + 2, token.contains(UInt8(ascii: "\\")) else { return false }
+        var reader = JSONReader(token)
+        guard let decoded = try? reader.readString() else { return false }
+        return decoded.utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
+    }
+
     /// Calls `visit` with each key and the byte range of its value. Throws on malformed JSON or a
     /// non-object.
     package static func members(

@@ -42,6 +42,12 @@ package struct MessageFramer: Sendable {
     private var expectedBody: Int?
     /// Content-Length state: bytes of an oversized body still to skip.
     private var skipRemaining = 0
+    /// The buffer of the last message delivered, reused for the next one when no handler kept it
+    /// (a kept message stays as it was: the next one then gets a buffer of its own). A message a
+    /// handler is done with thus costs no allocation; most are done with when `handle` returns.
+    private var spare: [UInt8] = []
+    /// Spare buffers larger than this are not kept.
+    private static let largestSpare = 64 << 10
 
     package init(maximumMessageBytes: Int = 16 << 20, framing: Framing? = nil) {
         self.maximumMessageBytes = maximumMessageBytes
@@ -59,19 +65,43 @@ package struct MessageFramer: Sendable {
     package mutating func consume(_ chunk: UnsafeRawBufferPointer, _ handle: (FramedEvent) -> Void) {
         var chunk = chunk
         if framing == nil {
-            // Skip leading white space before deciding.
-            var index = 0
-            while index < chunk.count, chunk[index] == 0x20 || chunk[index] == 0x0A || chunk[index] == 0x0D || chunk[index] == 0x09 {
-                index += 1
-            }
-            guard index < chunk.count else { return }
-            framing = chunk[index] == UInt8(ascii: "C") ? .contentLength : .newlineDelimited
-            chunk = UnsafeRawBufferPointer(rebasing: chunk[index...])
+            guard let start = detectFraming(chunk) else { return }
+            chunk = UnsafeRawBufferPointer(rebasing: chunk[start...])
         }
         switch framing! {
         case .newlineDelimited: consumeLines(chunk, handle)
         case .contentLength: consumeContentLength(chunk, handle)
         }
+    }
+
+    /// Chooses the framing from the first non-white-space byte of `chunk`, if not chosen yet (as
+    /// `consume` does first), so a caller knows it before any event is handled. Returns where
+    /// that byte is; nil when the chunk is all white space (still undecided).
+    @discardableResult
+    package mutating func detectFraming(_ chunk: UnsafeRawBufferPointer) -> Int? {
+        var index = 0
+        while index < chunk.count, chunk[index] == 0x20 || chunk[index] == 0x0A || chunk[index] == 0x0D || chunk[index] == 0x09 {
+            index += 1
+        }
+        guard index < chunk.count else { return nil }
+        if framing == nil { framing = chunk[index] == UInt8(ascii: "C") ? .contentLength : .newlineDelimited }
+        return index
+    }
+
+    /// A message event with a copy of `body`, in the spare buffer when nobody kept it.
+    private mutating func message(_ body: UnsafeRawBufferPointer) -> FramedEvent {
+        if spare.capacity > Self.largestSpare || body.count > Self.largestSpare { spare = [] }
+        spare.removeAll(keepingCapacity: true)
+        spare.append(contentsOf: body)
+        return .message(spare)
+    }
+
+    /// `message` for bytes of `buffer`.
+    private mutating func bufferedMessage(_ range: Range<Int>) -> FramedEvent {
+        if spare.capacity > Self.largestSpare || range.count > Self.largestSpare { spare = [] }
+        spare.removeAll(keepingCapacity: true)
+        spare.append(contentsOf: buffer[range])
+        return .message(spare)
     }
 
     /// Signals end of input: a final unterminated NDJSON line is delivered as a message.
@@ -132,7 +162,7 @@ package struct MessageFramer: Sendable {
         }
     }
 
-    private func deliverLine(_ line: UnsafeRawBufferPointer, _ handle: (FramedEvent) -> Void) {
+    private mutating func deliverLine(_ line: UnsafeRawBufferPointer, _ handle: (FramedEvent) -> Void) {
         var count = line.count
         if count > 0, line[count - 1] == 0x0D { count -= 1 }
         if count > maximumMessageBytes {
@@ -141,7 +171,7 @@ package struct MessageFramer: Sendable {
         }
         let body = UnsafeRawBufferPointer(rebasing: line[0..<count])
         if isBlank(body) { return }
-        handle(.message(Array(body)))
+        handle(message(body))
     }
 
     private func isBlank(_ bytes: some Collection<UInt8>) -> Bool {
@@ -169,7 +199,7 @@ package struct MessageFramer: Sendable {
         while true {
             if let expected = expectedBody {
                 guard buffer.count - consumed >= expected else { return }
-                handle(.message(Array(buffer[consumed..<consumed + expected])))
+                handle(bufferedMessage(consumed..<consumed + expected))
                 consumed += expected
                 expectedBody = nil
                 continue

@@ -133,7 +133,7 @@ package final class RPCServer: Sendable {
             let problem: RPCError? = message.withUnsafeBytes { bytes in
                 do throws(RPCError) {
                     itemLocation = try configuration.inputLimits.checkParams(
-                        bytes, range: params, itemLimit: configuration.outputLimits.itemBytes)
+                        bytes, range: params, itemLimit: configuration.outputLimits.itemBytes, known: envelope.itemLocation)
                     return nil
                 } catch {
                     return error

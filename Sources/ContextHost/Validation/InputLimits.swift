@@ -49,8 +49,14 @@ public struct InputLimits: Sendable, Equatable {
     /// Returns where `params.item` and its `providerId` are, found on the way (the `items/*`
     /// methods route by them without reading the params again).
     @discardableResult
-    package func checkParams(_ bytes: UnsafeRawBufferPointer, range: Range<Int>, itemLimit: Int) throws(RPCError) -> ItemLocation {
+    ///
+    /// - Parameter known: where `Envelope.scan` found the item, if it did: that item is stepped
+    ///   over rather than read again.
+    package func checkParams(
+        _ bytes: UnsafeRawBufferPointer, range: Range<Int>, itemLimit: Int, known: ItemLocation = ItemLocation()
+    ) throws(RPCError) -> ItemLocation {
         var walker = ParamsWalker(bytes: bytes, limits: self, itemLimit: itemLimit, position: range.lowerBound)
+        walker.known = known
         do {
             try walker.walk(top: true)
             return walker.item
@@ -120,6 +126,8 @@ private struct ParamsWalker {
     var trail: [Component] = []
     /// What the walk found of `params.item`.
     var item = ItemLocation()
+    /// Where the envelope's scan found `params.item` (then it is not read again).
+    var known = ItemLocation()
 
     enum Component {
         case key(Range<Int>)
@@ -175,6 +183,11 @@ private struct ParamsWalker {
     /// whole (not walked for limits); only its top-level members are looked at.
     mutating func skipItem() throws {
         let start = position
+        if let known = known.item, known.lowerBound == start {
+            position = known.upperBound
+            item = self.known
+            return
+        }
         guard bytes[position] == UInt8(ascii: "{") else {
             try skipValue()
             item = ItemLocation(item: start..<position, providerID: nil)
@@ -200,24 +213,11 @@ private struct ParamsWalker {
             skipWhitespace()
             let valueStart = position
             try skipValue()
-            if Self.isKey(UnsafeRawBufferPointer(rebasing: bytes[key]), "providerId") {
+            if RawObject.isKey(UnsafeRawBufferPointer(rebasing: bytes[key]), "providerId") {
                 providerID = valueStart..<position
             }
         }
         item = ItemLocation(item: start..<position, providerID: providerID)
-    }
-
-    /// Whether the JSON string token `token` (quotes included) spells `name` (an ASCII name),
-    /// escapes decoded.
-    static func isKey(_ token: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
-        let count = name.utf8CodeUnitCount
-        if token.count == count + 2 {
-            return memcmp(token.baseAddress! + 1, name.utf8Start, count) == 0
-        }
-        guard token.count > count + 2, token.contains(UInt8(ascii: "\\")) else { return false }
-        var reader = JSONReader(token)
-        guard let decoded = try? reader.readString() else { return false }
-        return decoded.utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
     }
 
     mutating func walk(top: Bool = false) throws {
@@ -255,7 +255,7 @@ private struct ParamsWalker {
                 skipWhitespace()
                 position += 1  // ':'
                 skipWhitespace()
-                if top, Self.isKey(UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(keyStart + keyLength + 2)]), "item") {
+                if top, RawObject.isKey(UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(keyStart + keyLength + 2)]), "item") {
                     let start = position
                     try skipItem()
                     let length = position - start
