@@ -1,6 +1,7 @@
 @testable import ContextHost
 import ContextProviderKit
 import Synchronization
+import Logging
 import Testing
 
 /// `ReplyRelay`: in-process answers go to the reader while it is busy, and nowhere else.
@@ -14,6 +15,12 @@ struct ReplyRelayTests {
             answers.withLock { $0.append(text) }
         }
         var all: [String] { answers.withLock { $0 } }
+    }
+
+    /// A count shared by tasks.
+    private final class Remaining: Sendable {
+        let count: Atomic<Int>
+        init(_ count: Int) { self.count = Atomic(count) }
     }
 
     private static func offer(_ relay: ReplyRelay, id: Int64, chip: String, to seen: Seen) -> Bool {
@@ -51,6 +58,48 @@ struct ReplyRelayTests {
         #expect(seen.all.count == 2)
     }
 
+    @Test("after each message the reader delivers what is queued, and stays busy")
+    func deliveredPerMessage() {
+        let relay = ReplyRelay()
+        let seen = Seen()
+        relay.readerWakes()
+        relay.deliverQueued()  // nothing queued: nothing happens
+        #expect(Self.offer(relay, id: 1, chip: #"{"a":1}"#, to: seen))
+        relay.deliverQueued()
+        #expect(seen.all == [#"{"a":1}"#])
+        // Still busy: the next answer is queued too.
+        #expect(Self.offer(relay, id: 2, chip: #"{"a":2}"#, to: seen))
+        #expect(relay.queuedCount == 1)
+        relay.drain()
+        #expect(seen.all == [#"{"a":1}"#, #"{"a":2}"#])
+    }
+
+    @Test("exit writes the answers queued for the reader before the process ends")
+    func exitDrains() {
+        let relay = ReplyRelay.shared
+        let written = Seen()
+        let logger = Logger(label: "test")
+        let host = Host(configuration: HostConfiguration(), logger: logger)
+        let output = OutputChannel { bytes in
+            written.answers.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) }
+            return true
+        }
+        let server = RPCServer(host: host, output: output, logger: logger) { _ in
+            written.answers.withLock { $0.append("exit") }
+        }
+        let reply = Reply(id: Array("5".utf8), output: output)
+        relay.readerWakes()
+        let bytes = Array(#"{"jsonrpc":"2.0","id":77,"result":{"done":true}}"#.utf8)
+        let waiting = ReplyRouter.Waiting(
+            completion: { response in response.resultBytes.map { reply.sendResult(raw: $0) } }, expected: .any)
+        #expect(bytes.withUnsafeBytes { relay.offer(id: 77, waiting: waiting, bytes: $0) })
+        output.batch { server.exit(status: 0) }
+        #expect(written.all.first == #"{"jsonrpc":"2.0","id":5,"result":{"done":true}}"# + "\n")
+        #expect(written.all.contains("exit"))
+        #expect(relay.queuedCount == 0)
+        relay.drain()
+    }
+
     @Test("a relayed answer is checked as any other: the wrong id is a bad reply")
     func relayedAnswersAreChecked() {
         let relay = ReplyRelay()
@@ -80,6 +129,7 @@ struct ReplyRelayTests {
         let relay = ReplyRelay()
         let seen = Seen()
         let declined = Seen()
+        let offering = Remaining(4)
         relay.readerWakes()
         await withTaskGroup(of: Void.self) { group in
             for thread in 0..<4 {
@@ -90,10 +140,13 @@ struct ReplyRelayTests {
                             declined.answers.withLock { $0.append("declined") }
                         }
                     }
+                    offering.count.subtract(1, ordering: .releasing)
                 }
             }
             group.addTask {
-                for _ in 0..<50 {
+                // The reader's rhythm, for as long as answers come: per message, then per chunk.
+                while offering.count.load(ordering: .acquiring) > 0 {
+                    relay.deliverQueued()
                     relay.drain()
                     relay.readerWakes()
                 }

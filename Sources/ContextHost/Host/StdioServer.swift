@@ -70,8 +70,12 @@ public enum StdioServer {
                 }
                 output.batch {
                     ReplyRelay.shared.readerWakes()
-                    // Each message is handled as it is framed (its buffer then serves the next).
-                    framer.consume(chunk) { event in server.handle(event) }
+                    // Each message is handled as it is framed (its buffer then serves the next);
+                    // provider answers that came in meanwhile are delivered after it.
+                    framer.consume(chunk) { event in
+                        server.handle(event)
+                        ReplyRelay.shared.deliverQueued()
+                    }
                     ReplyRelay.shared.drain()
                 }
             }

@@ -7,9 +7,13 @@ import Synchronization
 /// that thread is the busiest: it runs the provider, then checks and writes each reply, while the
 /// reader, which only parses requests, has time to spare. So while the reader works through a
 /// chunk of input (`readerWakes` … `drain`), a call thread copies each answer into a queue
-/// (`offer`) and goes on to its next request; the reader delivers the queue before it reads
-/// again. While the reader waits for input, call threads deliver answers themselves, as without
-/// a relay, so a lone request never waits for a thread to wake up.
+/// (`offer`) and goes on to its next request; the reader delivers the queue after each message it
+/// handles (`deliverQueued`) and before it reads again. While the reader waits for input, call
+/// threads deliver answers themselves, as without a relay, so a lone request never waits for a
+/// thread to wake up.
+///
+/// The rule this adds: **nothing may wait on the reader thread for an in-process provider's
+/// answer** (it would wait until that answer's timeout). Handlers already never wait there.
 ///
 /// Only the stdio server's reader drives it; with no reader, `offer` always declines.
 package final class ReplyRelay: Sendable {
@@ -32,6 +36,9 @@ package final class ReplyRelay: Sendable {
     /// `state.readerBusy` as last set, read without the lock: `offer` declines at once while the
     /// reader is idle (and checks again under the lock otherwise).
     private let readerBusyHint = Atomic<Bool>(false)
+    /// Whether the queue may hold answers, read without the lock (`deliverQueued` returns at once
+    /// when it does not).
+    private let queuedHint = Atomic<Bool>(false)
     /// Copies of answers, reused.
     private let buffers = MessageBuffers()
 
@@ -49,6 +56,7 @@ package final class ReplyRelay: Sendable {
         let queued = state.withLock { state -> Bool in
             guard state.readerBusy else { return false }
             state.queue.append(Relayed(id: id, waiting: waiting, bytes: copy))
+            queuedHint.store(true, ordering: .relaxed)
             return true
         }
         if !queued {
@@ -67,14 +75,27 @@ package final class ReplyRelay: Sendable {
         }
     }
 
+    /// Delivers the answers queued so far; the reader stays busy. The reader calls it after each
+    /// message, so an answer waits at most for the message being handled, not for the whole
+    /// chunk of input.
+    package func deliverQueued() {
+        guard queuedHint.load(ordering: .relaxed) else { return }
+        deliver(goingIdle: false)
+    }
+
     /// The reader is done with its input: delivers every queued answer, including those queued
     /// meanwhile, then lets call threads deliver their own again.
     package func drain() {
+        deliver(goingIdle: true)
+    }
+
+    private func deliver(goingIdle: Bool) {
         var batch: [Relayed] = []
         while true {
             state.withLock { state in
                 swap(&batch, &state.queue)
-                if batch.isEmpty {
+                queuedHint.store(false, ordering: .relaxed)
+                if batch.isEmpty, goingIdle {
                     state.readerBusy = false
                     readerBusyHint.store(false, ordering: .relaxed)
                 }

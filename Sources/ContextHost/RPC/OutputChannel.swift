@@ -12,8 +12,9 @@ import Darwin
 /// While the reader is handling a chunk of input, or a provider's call thread a group of requests
 /// (`batch`), replies are buffered and written with one system call at the end, which keeps
 /// pipelined throughput high without delaying a reply that arrives while nobody is batching. A
-/// batch that stays open (a provider stuck in a call) holds replies back for at most a few
-/// milliseconds: a timer writes them out.
+/// batch that stays open (a provider stuck in a call) holds buffered replies back for at most a
+/// few milliseconds: a timer writes them out. (In-process answers the reader takes over,
+/// `ReplyRelay`, are buffered only once the reader delivers them, after the message it is on.)
 package final class OutputChannel: Sendable {
     private struct State {
         var framing: Framing = .newlineDelimited

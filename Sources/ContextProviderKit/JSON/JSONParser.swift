@@ -246,6 +246,7 @@ package struct JSONReader {
         if left > Self.unmeasuredDecodingLimit {
             var probe = self
             probe.position = start - 1
+            probe.checksSurrogates = true  // (so errors come in the order decoding finds them)
             try probe.skipString()
             capacity = probe.position - 1 - start
         }
@@ -499,6 +500,7 @@ package struct JSONReader {
                 // Escapes, decoded into a buffer of the escaped length (or an error, reported as
                 // for any string).
                 var probe = self
+                probe.checksSurrogates = true  // (so errors come in the order decoding finds them)
                 try probe.skipString()
                 let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, probe.position - 1 - start))
                 defer { buffer.deallocate() }
