@@ -143,7 +143,11 @@ package final class ProviderRegistry: Sendable {
 
     /// The entry for a provider id.
     package func entry(id: String) -> ProviderEntry? {
-        state.withLock { entries in entries.first { $0.manifest?.id == id } }
+        // Lengths first: an id read from a request is not known to be ASCII, so `==` on it goes
+        // through Unicode normalization; ids are lowercase ASCII (`ManifestParser.isValidID`), and
+        // only the one of the same length is compared.
+        let length = id.utf8.count
+        return state.withLock { entries in entries.first { $0.manifest?.id.utf8.count == length && $0.manifest?.id == id } }
     }
 
     /// Loads and opens every discovered provider and checks its availability for this client;

@@ -411,8 +411,12 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         _ id: Int, _ target: ReplyTarget, immediate: Bool, _ body: @escaping @Sendable () async -> [UInt8]?
     ) {
         let accepted: Bool = lock.withLock {
-            if closed || pending[id] != nil { return false }
-            pending[id] = Pending(task: nil, target: target)
+            if closed { return false }
+            // (One lookup: a duplicate is put back.)
+            if let duplicate = pending.updateValue(Pending(task: nil, target: target), forKey: id) {
+                pending[id] = duplicate
+                return false
+            }
             return true
         }
         guard accepted else {
