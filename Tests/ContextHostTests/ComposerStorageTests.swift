@@ -92,3 +92,19 @@ struct ComposerStorageTests {
         #expect(try JSONValue(parsing: bytes) == .object(host.summary(of: composer)))
     }
 }
+
+@Suite("Composer store order")
+struct ComposerStoreOrderTests {
+    @Test("every composer is listed oldest first, and composers opened at the same moment by id")
+    func oldestFirst() throws {
+        let store = ComposerStore(stateDirectory: nil, logger: Logger(label: "test"))
+        var opened: [(Double, String)] = []
+        for now in [5.0, 1.0, 3.0, 3.0, 1.0, 9.0, 3.0] {
+            let composer = try store.open(maximumItems: 10, byteBudget: 1 << 20, now: now)
+            opened.append((now, composer.id))
+        }
+        let expected = opened.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }.map(\.1)
+        #expect(store.all().map(\.id) == expected)
+        #expect(store.all().map(\.createdAt) == [1, 1, 3, 3, 3, 5, 9])
+    }
+}

@@ -48,9 +48,13 @@ package final class ComposerStore: Sendable {
     /// Every composer, oldest first.
     package func all() -> [Composer] {
         let composers = self.composers.withLock { Array($0.values) }
-        // Sorting indices, not the composers: cheaper to move, with a thousand of them.
-        let order = composers.indices.sorted {
-            (composers[$0].createdAt, composers[$0].id) < (composers[$1].createdAt, composers[$1].id)
+        // Sorting indices by the creation times taken out first, not the composers: cheaper to
+        // move and compare with a thousand of them (`composer/list` without an id sorts them each
+        // time). Ids settle equal times.
+        let created = composers.map(\.createdAt)
+        let order = composers.indices.sorted { a, b in
+            if created[a] != created[b] { return created[a] < created[b] }
+            return composers[a].id < composers[b].id
         }
         return order.map { composers[$0] }
     }
