@@ -29,9 +29,8 @@ private let outputKinds: [ProviderOutput] = [.chip, .detail, .form, .submitOutco
 private func message(_ bytes: UnsafeRawBufferPointer, selector: UInt8) {
     let (envelope, error) = Envelope.scan(bytes)
     let parsed = try? JSONReader.parse(bytes)
-    // What the parser reads, the scanner must accept. (Not the reverse: the scanner does not count
-    // the envelope object itself as a nesting level, so it takes params 256 levels deep, which
-    // `Request.params()` then parses on their own.)
+    // What the parser reads, the scanner must accept. (The scanner counts the envelope as a
+    // nesting level, as the parser does; it still checks less: unpaired surrogate escapes pass.)
     if error != nil, parsed != nil { fatalError("Envelope.scan refused what JSONReader.parse reads") }
     if let parsed {
         // What the host prints must be JSON it can read back.

@@ -84,4 +84,71 @@ struct MessageFramerTests {
         _ = Array("{}\n".utf8).withUnsafeBytes { framer.consume($0) }
         #expect(framer.framing == .newlineDelimited)
     }
+
+    /// The server's way of feeding the framer: the callback form, told the framing before the
+    /// first event, each message handled (and usually dropped) before the next is framed.
+    private func served(_ chunks: [String]) -> (framings: [Framing], messages: [String]) {
+        var framer = MessageFramer()
+        var framings: [Framing] = []
+        var messages: [String] = []
+        for chunk in chunks {
+            Array(chunk.utf8).withUnsafeBytes { bytes in
+                framer.consume(bytes, framingChosen: { framing in
+                    #expect(messages.isEmpty)  // before the first event
+                    framings.append(framing)
+                }) { event in
+                    if case .message(let body) = event { messages.append(String(decoding: body, as: UTF8.self)) }
+                }
+            }
+        }
+        return (framings, messages)
+    }
+
+    @Test("white space before the first message is skipped, however the input is split, in both framings")
+    func leadingWhiteSpace() {
+        let body = #"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+        let headed = "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        for chunks in [["\n" + headed], [" \r\n", headed], ["\r\n\r\n" + headed + headed]] {
+            let (framings, messages) = served(chunks)
+            #expect(framings == [.contentLength])
+            #expect(messages == Array(repeating: body, count: chunks.joined().components(separatedBy: "Content-Length").count - 1))
+        }
+        for chunks in [["  " + body + "\n"], [" ", " " + body + "\n"], ["\n\t", body + "\n" + body + "\n"]] {
+            let (framings, messages) = served(chunks)
+            #expect(framings == [.newlineDelimited])
+            #expect(messages.first == body)
+        }
+        #expect(served(["  ", "\n"]).framings.isEmpty)  // all white space: still undecided
+    }
+
+    @Test("a message a handler keeps stays as it was; one it drops lends its buffer to the next")
+    func messageBuffers() {
+        var framer = MessageFramer()
+        var kept: [UInt8] = []
+        var addresses: [UInt] = []
+        let lines = ["{\"first\":1}\n", "{\"second\":22}\n", "{\"third\":333}\n"]
+        for (index, line) in lines.enumerated() {
+            Array(line.utf8).withUnsafeBytes { bytes in
+                framer.consume(bytes) { event in
+                    guard case .message(let body) = event else { return }
+                    if index == 0 { kept = body }
+                    addresses.append(body.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) })
+                }
+            }
+        }
+        #expect(String(decoding: kept, as: UTF8.self) == "{\"first\":1}")
+        #expect(addresses[1] != addresses[0])  // the first was kept: the second got a buffer of its own
+        #expect(addresses[2] == addresses[1])  // the second was dropped: the third reuses its buffer
+        // A message larger than the spare gets its own buffer, and the next small one is right.
+        let large = "{\"x\":\"" + String(repeating: "y", count: MessageFramer.largestSpare) + "\"}\n"
+        var sizes: [Int] = []
+        for line in [large, "{}\n"] {
+            Array(line.utf8).withUnsafeBytes { bytes in
+                framer.consume(bytes) { event in
+                    if case .message(let body) = event { sizes.append(body.count) }
+                }
+            }
+        }
+        #expect(sizes == [large.utf8.count - 1, 2])
+    }
 }

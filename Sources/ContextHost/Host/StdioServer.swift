@@ -49,7 +49,6 @@ public enum StdioServer {
         CallThread.batchScope = { body in output.batch(body) }
         var framer = MessageFramer(maximumMessageBytes: configuration.maximumMessageBytes)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var framingSet = false
         while true {
             let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count < 0 {
@@ -60,19 +59,12 @@ public enum StdioServer {
             if count == 0 { break }
             buffer.withUnsafeBytes { bytes in
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-                if !framingSet {
-                    // Answers are framed as the client frames its messages: known before the first.
-                    framer.detectFraming(chunk)
-                    if let framing = framer.framing {
-                        output.setFraming(framing)
-                        framingSet = true
-                    }
-                }
                 output.batch {
                     ReplyRelay.shared.readerWakes()
                     // Each message is handled as it is framed (its buffer then serves the next);
-                    // provider answers that came in meanwhile are delivered after it.
-                    framer.consume(chunk) { event in
+                    // provider answers that came in meanwhile are delivered after it. Answers are
+                    // framed as the client frames its messages, known before the first.
+                    framer.consume(chunk, framingChosen: { output.setFraming($0) }) { event in
                         server.handle(event)
                         ReplyRelay.shared.deliverQueued()
                     }

@@ -46,8 +46,8 @@ package struct MessageFramer: Sendable {
     /// (a kept message stays as it was: the next one then gets a buffer of its own). A message a
     /// handler is done with thus costs no allocation; most are done with when `handle` returns.
     private var spare: [UInt8] = []
-    /// Spare buffers larger than this are not kept.
-    private static let largestSpare = 64 << 10
+    /// Messages larger than this get a buffer of their own, not the spare.
+    static let largestSpare = 64 << 10
 
     package init(maximumMessageBytes: Int = 16 << 20, framing: Framing? = nil) {
         self.maximumMessageBytes = maximumMessageBytes
@@ -63,10 +63,27 @@ package struct MessageFramer: Sendable {
 
     /// Consumes a chunk of bytes and calls `handle` for each event it completes, in order.
     package mutating func consume(_ chunk: UnsafeRawBufferPointer, _ handle: (FramedEvent) -> Void) {
+        consume(chunk, framingChosen: { _ in }, handle)
+    }
+
+    /// `consume`, telling `framingChosen` the framing as soon as it is chosen (from the first
+    /// chunk that is not all white space), before the first event: a server answers in the
+    /// client's framing.
+    package mutating func consume(
+        _ chunk: UnsafeRawBufferPointer, framingChosen: (Framing) -> Void, _ handle: (FramedEvent) -> Void
+    ) {
         var chunk = chunk
         if framing == nil {
-            guard let start = detectFraming(chunk) else { return }
-            chunk = UnsafeRawBufferPointer(rebasing: chunk[start...])
+            // Skip leading white space before deciding.
+            var index = 0
+            while index < chunk.count, chunk[index] == 0x20 || chunk[index] == 0x0A || chunk[index] == 0x0D || chunk[index] == 0x09 {
+                index += 1
+            }
+            guard index < chunk.count else { return }
+            let chosen: Framing = chunk[index] == UInt8(ascii: "C") ? .contentLength : .newlineDelimited
+            framing = chosen
+            framingChosen(chosen)
+            chunk = UnsafeRawBufferPointer(rebasing: chunk[index...])
         }
         switch framing! {
         case .newlineDelimited: consumeLines(chunk, handle)
@@ -74,34 +91,28 @@ package struct MessageFramer: Sendable {
         }
     }
 
-    /// Chooses the framing from the first non-white-space byte of `chunk`, if not chosen yet (as
-    /// `consume` does first), so a caller knows it before any event is handled. Returns where
-    /// that byte is; nil when the chunk is all white space (still undecided).
-    @discardableResult
-    package mutating func detectFraming(_ chunk: UnsafeRawBufferPointer) -> Int? {
-        var index = 0
-        while index < chunk.count, chunk[index] == 0x20 || chunk[index] == 0x0A || chunk[index] == 0x0D || chunk[index] == 0x09 {
-            index += 1
-        }
-        guard index < chunk.count else { return nil }
-        if framing == nil { framing = chunk[index] == UInt8(ascii: "C") ? .contentLength : .newlineDelimited }
-        return index
-    }
-
     /// A message event with a copy of `body`, in the spare buffer when nobody kept it.
     private mutating func message(_ body: UnsafeRawBufferPointer) -> FramedEvent {
-        if spare.capacity > Self.largestSpare || body.count > Self.largestSpare { spare = [] }
-        spare.removeAll(keepingCapacity: true)
+        // A large message gets an array of its own: the spare stays small, so neither it nor a
+        // kept message (which takes the spare's capacity along) holds on to much more than it needs.
+        guard body.count <= Self.largestSpare else { return .message(Array(body)) }
+        prepareSpare(for: body.count)
         spare.append(contentsOf: body)
         return .message(spare)
     }
 
     /// `message` for bytes of `buffer`.
     private mutating func bufferedMessage(_ range: Range<Int>) -> FramedEvent {
-        if spare.capacity > Self.largestSpare || range.count > Self.largestSpare { spare = [] }
-        spare.removeAll(keepingCapacity: true)
+        guard range.count <= Self.largestSpare else { return .message(Array(buffer[range])) }
+        prepareSpare(for: range.count)
         spare.append(contentsOf: buffer[range])
         return .message(spare)
+    }
+
+    /// Empties the spare for a message of `count` bytes, replacing it when it is much larger.
+    private mutating func prepareSpare(for count: Int) {
+        if spare.capacity > 2 * max(count, 4096) { spare = [] }
+        spare.removeAll(keepingCapacity: true)
     }
 
     /// Signals end of input: a final unterminated NDJSON line is delivered as a message.

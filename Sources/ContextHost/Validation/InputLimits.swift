@@ -48,10 +48,10 @@ public struct InputLimits: Sendable, Equatable {
     ///
     /// Returns where `params.item` and its `providerId` are, found on the way (the `items/*`
     /// methods route by them without reading the params again).
-    @discardableResult
     ///
     /// - Parameter known: where `Envelope.scan` found the item, if it did: that item is stepped
     ///   over rather than read again.
+    @discardableResult
     package func checkParams(
         _ bytes: UnsafeRawBufferPointer, range: Range<Int>, itemLimit: Int, known: ItemLocation = ItemLocation()
     ) throws(RPCError) -> ItemLocation {
