@@ -219,8 +219,17 @@ def main():
         server, driver = med_of(x, cpu_per_request), med_of(x, driver_per_request)
         if not rps or server is None or driver is None:
             return "n/a"
-        return (f"server {server * rps / 1e6:.2f} cores ({server:.2f} µs/req), driver {driver * rps / 1e6:.2f} cores "
+        text = (f"server {server * rps / 1e6:.2f} cores ({server:.2f} µs/req), driver {driver * rps / 1e6:.2f} cores "
                 f"({driver:.2f} µs/req)")
+        # The busiest single thread of the server (treerun samples each thread's CPU): at close
+        # to 100% of a core it bounds the run whatever the other core does.
+        shares = [float(r["tree_busiest_thread_cpu_s"]) / float(r["elapsed_s"]) for r in x
+                  if r.get("tree_busiest_thread_cpu_s") not in (None, "", "NA") and float(r.get("elapsed_s", 0) or 0) > 0]
+        if shares:
+            names = sorted({r.get("tree_busiest_thread", "-") for r in x if r.get("tree_busiest_thread")})
+            text += (f"; busiest thread ({', '.join(names)}) {100 * statistics.median(shares):.0f}% of a core over the "
+                     f"run (start-up included)")
+        return text
 
     def startup_ms(row_id):
         return med(sel(row_id, "startup"), "p50_us", 1e-3)

@@ -24,6 +24,9 @@
  *   tree_processes=N       processes seen (the server included)
  *   tree_cpu_s=X           user+sys of every reaped descendant (exact)
  *   tree_orphans_killed=N
+ *   tree_busiest_thread_cpu_s=X  user+sys of the busiest single thread of the tree (sampled with
+ *                          the peaks: its last 100 ms may be missed)
+ *   tree_busiest_thread=NAME     that thread's name (/proc/.../comm)
  * Exit status: the server's (128+signal if it was killed).
  * Build: gcc -O2 -Wall -Wextra -o treerun treerun.c
  */
@@ -60,6 +63,49 @@ static void note_peak(pid_t pid, long kb) {
     for (int i = 0; i < nseen; i++)
         if (seen[i].pid == pid) { if (kb > seen[i].peak_kb) seen[i].peak_kb = kb; return; }
     if (nseen < MAX_PROCS) { seen[nseen].pid = pid; seen[nseen].peak_kb = kb; nseen++; }
+}
+
+/* The CPU ticks each thread of the tree was last seen to have used (threads keep their ticks
+   until they end), to find the busiest one: a single thread at 100% of a core bounds a run. */
+static struct { pid_t tid; long ticks; char name[32]; } threads[MAX_PROCS];
+static int nthreads;
+
+static void note_threads(pid_t pid) {
+    char path[128];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char file[300], buf[512];
+        snprintf(file, sizeof file, "/proc/%d/task/%s/stat", (int)pid, e->d_name);
+        FILE *f = fopen(file, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+        long utime, stime;
+        /* after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+        if (!open_paren || !close_paren
+            || sscanf(close_paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime) != 2)
+            continue;
+        pid_t tid = (pid_t)atoi(e->d_name);
+        int k = 0;
+        while (k < nthreads && threads[k].tid != tid) k++;
+        if (k == nthreads) {
+            if (nthreads == MAX_PROCS) continue;
+            nthreads++;
+            threads[k].tid = tid;
+        }
+        threads[k].ticks = utime + stime;
+        size_t n = (size_t)(close_paren - open_paren - 1);
+        if (n >= sizeof threads[k].name) n = sizeof threads[k].name - 1;
+        memcpy(threads[k].name, open_paren + 1, n);
+        threads[k].name[n] = 0;
+    }
+    closedir(d);
 }
 
 static long vmhwm_kb(pid_t pid) {
@@ -116,7 +162,11 @@ static int scan(int sample, int sig) {
     }
     for (int j = 1; j < nt; j++) {
         found++;
-        if (sample) { long kb = vmhwm_kb(tree[j]); if (kb >= 0) note_peak(tree[j], kb); }
+        if (sample) {
+            long kb = vmhwm_kb(tree[j]);
+            if (kb >= 0) note_peak(tree[j], kb);
+            note_threads(tree[j]);
+        }
         if (sig) kill(tree[j], sig);
     }
     return found;
@@ -180,10 +230,21 @@ int main(int argc, char **argv) {
     long tree_kb = 0;
     for (int k = 0; k < nseen; k++) tree_kb += seen[k].peak_kb;
     double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    int busiest = -1;
+    for (int k = 0; k < nthreads; k++)
+        if (busiest < 0 || threads[k].ticks > threads[busiest].ticks) busiest = k;
+    double busiest_s = busiest < 0 ? 0 : (double)threads[busiest].ticks / (double)sysconf(_SC_CLK_TCK);
+    char busiest_name[32] = "-";
+    if (busiest >= 0) {
+        /* one word, for the key=value line */
+        snprintf(busiest_name, sizeof busiest_name, "%s", threads[busiest].name);
+        for (char *c = busiest_name; *c; c++) if (*c == ' ' || *c == '=') *c = '_';
+    }
     FILE *f = fopen(out, "w");
     if (f) {
-        fprintf(f, "tree_peak_rss_kb=%ld tree_max_rss_kb=%ld tree_processes=%d tree_cpu_s=%.3f tree_orphans_killed=%d\n",
-                tree_kb, ru.ru_maxrss, nseen, cpu, orphans_killed);
+        fprintf(f, "tree_peak_rss_kb=%ld tree_max_rss_kb=%ld tree_processes=%d tree_cpu_s=%.3f tree_orphans_killed=%d "
+                   "tree_busiest_thread_cpu_s=%.3f tree_busiest_thread=%s\n",
+                tree_kb, ru.ru_maxrss, nseen, cpu, orphans_killed, busiest_s, busiest_name);
         fclose(f);
     } else {
         fprintf(stderr, "treerun: cannot write %s: %s\n", out, strerror(errno));

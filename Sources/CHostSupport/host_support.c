@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <pthread.h>
 #ifdef __linux__
 #include <linux/openat2.h>
 #include <sys/mman.h>
@@ -140,4 +141,18 @@ int ctxh_open_no_symlinks(const char *path) {
     if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return (int)fd;
 #endif
     return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+int ctxh_name_this_thread(const char *name) {
+#if defined(__linux__)
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = 0;
+    return prctl(PR_SET_NAME, truncated, 0, 0, 0) == 0 ? 0 : -1;
+#elif defined(__APPLE__)
+    return pthread_setname_np(name) == 0 ? 0 : -1;
+#else
+    (void)name;
+    return -1;
+#endif
 }

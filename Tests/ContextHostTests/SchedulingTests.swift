@@ -1,4 +1,6 @@
 import ContextHost
+import Dispatch
+import Foundation
 import Synchronization
 import Testing
 
@@ -150,3 +152,26 @@ struct CallThreadStopTests {
         #expect(idle.hasExited)
     }
 }
+
+#if os(Linux)
+@Suite("Thread names")
+struct ThreadNameTests {
+    final class Seen: Sendable {
+        let name = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+    }
+
+    @Test("a thread started with a name shows it to tools (/proc), cut to 15 bytes")
+    func named() {
+        let seen = Seen()
+        startThread(name: "provider-call-and-more") {
+            let path = "/proc/thread-self/comm"  // the calling thread
+            let comm = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            seen.name.withLock { $0 = comm }
+            seen.done.signal()
+        }
+        seen.done.wait()
+        #expect(seen.name.withLock { $0 } == "provider-call-a")
+    }
+}
+#endif

@@ -60,6 +60,10 @@ int ctxh_seal_readonly(int fd);
  */
 int ctxh_open_no_symlinks(const char *path);
 
+/** Names the calling thread as tools show it (`top -H`, `perf`); at most 15 bytes are kept.
+    Returns 0, or -1 where threads cannot be named. */
+int ctxh_name_this_thread(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

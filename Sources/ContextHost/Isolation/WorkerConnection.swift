@@ -197,7 +197,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         let started = Started(worker: worker, reader: reader)
         let limit = maximumReplyBytes
         // Holds the connection weakly: a connection dropped by the registry kills its worker.
-        startThread { [weak self] in
+        startThread(name: "worker-replies") { [weak self] in
             var reader = started.reader
             readLoop: while true {
                 let event = reader.next(maximumPayload: limit)

@@ -40,7 +40,7 @@ package final class CallThread: @unchecked Sendable {
         jobs.append(job)
         if !started {
             started = true
-            startThread { [self] in run() }
+            startThread(name: "provider-call") { [self] in run() }
         } else if sleeping {
             pthread_cond_signal(condition)
         }

@@ -88,7 +88,7 @@ package final class DeadlineTimer: @unchecked Sendable {
         if queued > 4096 && queued > 4 * actions.count { compactLocked() }
         if !started {
             started = true
-            startThread { [self] in run() }
+            startThread(name: "deadline-timer") { [self] in run() }
         } else if roundUp(deadline) < sleepingUntil {
             pthread_cond_signal(condition)
         }
