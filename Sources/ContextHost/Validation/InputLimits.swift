@@ -49,15 +49,21 @@ public struct InputLimits: Sendable, Equatable {
     /// Returns where `params.item` and its `providerId` are, found on the way (the `items/*`
     /// methods route by them without reading the params again).
     ///
-    /// - Parameter known: where `Envelope.scan` found the item, if it did: that item is stepped
-    ///   over rather than read again.
+    /// - Parameter known: where `Envelope.scan` found the item (`Envelope.itemLocation`); found
+    ///   here the same way when not given. That item is stepped over rather than read again.
     @discardableResult
     package func checkParams(
-        _ bytes: UnsafeRawBufferPointer, range: Range<Int>, itemLimit: Int, known: ItemLocation = ItemLocation()
+        _ bytes: UnsafeRawBufferPointer, range: Range<Int>, itemLimit: Int, known: ItemLocation? = nil
     ) throws(RPCError) -> ItemLocation {
         var walker = ParamsWalker(bytes: bytes, limits: self, itemLimit: itemLimit, position: range.lowerBound)
-        walker.known = known
         do {
+            if let known {
+                walker.item = known
+            } else {
+                var reader = JSONReader(bytes, position: range.lowerBound)
+                reader.skipWhitespace()
+                walker.item = try Envelope.skipParams(&reader)
+            }
             try walker.walk(top: true)
             return walker.item
         } catch let error as RPCError {
@@ -124,10 +130,8 @@ private struct ParamsWalker {
     let itemLimit: Int
     var position: Int
     var trail: [Component] = []
-    /// What the walk found of `params.item`.
+    /// Where `params.item` (the last one) and its `providerId` are, found by `Envelope.skipParams`.
     var item = ItemLocation()
-    /// Where the envelope's scan found `params.item` (then it is not read again).
-    var known = ItemLocation()
 
     enum Component {
         case key(Range<Int>)
@@ -179,45 +183,15 @@ private struct ParamsWalker {
         position = reader.position
     }
 
-    /// Skips `params.item` and notes where it and its `providerId` are. The item is measured
-    /// whole (not walked for limits); only its top-level members are looked at.
+    /// Skips the value of a top-level `item` member: the item is measured whole, not walked for
+    /// limits. The last one, located already (`item`), is stepped over; an earlier repeated one
+    /// is skipped.
     mutating func skipItem() throws {
-        let start = position
-        if let known = known.item, known.lowerBound == start {
-            position = known.upperBound
-            item = self.known
+        if let located = item.item, located.lowerBound == position {
+            position = located.upperBound
             return
         }
-        guard bytes[position] == UInt8(ascii: "{") else {
-            try skipValue()
-            item = ItemLocation(item: start..<position, providerID: nil)
-            return
-        }
-        var providerID: Range<Int>?
-        position += 1
-        while true {
-            skipWhitespace()
-            if bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                break
-            }
-            if bytes[position] == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            let keyStart = position
-            _ = try string()
-            let key = keyStart..<position
-            skipWhitespace()
-            position += 1  // ':'
-            skipWhitespace()
-            let valueStart = position
-            try skipValue()
-            if RawObject.isKey(UnsafeRawBufferPointer(rebasing: bytes[key]), "providerId") {
-                providerID = valueStart..<position
-            }
-        }
-        item = ItemLocation(item: start..<position, providerID: providerID)
+        try skipValue()
     }
 
     mutating func walk(top: Bool = false) throws {
