@@ -129,7 +129,7 @@ final class ChipListing: Sendable {
 
     /// One `item/preview` per slot.
     private func previewEach(_ slots: [Int], live: Host.LiveProvider) {
-        let providerID = live.manifest.id
+        let providerID = live.id
         let connection = live.connection
         var pending: [(slot: Int, request: Int64, call: Call)] = []
         for slot in slots {
@@ -173,7 +173,7 @@ final class ChipListing: Sendable {
             // A provider that does not answer the method at all gets item/preview from now on
             // (recorded before the listing is answered, so the next one already knows).
             if PreviewManySupport.markUnsupported(connection) {
-                logger.info("Provider '\(live.manifest.id)' gets item/preview per item from now on: it did not answer item/previewMany in time.")
+                logger.info("Provider '\(live.id)' gets item/preview per item from now on: it did not answer item/previewMany in time.")
             }
             for slot in slots { results.finish(slot, .failure(timeoutError)) }
             connection.timedOut(request)
@@ -183,7 +183,7 @@ final class ChipListing: Sendable {
     /// Sorts an `item/previewMany` answer into the slots' outcomes, or falls back to
     /// `item/preview` when the provider does not answer the method as documented.
     private func receive(_ response: ProviderResponse, for slots: [Int], live: Host.LiveProvider) {
-        let providerID = live.manifest.id
+        let providerID = live.id
         if let error = response.error {
             // Timed out, cancelled, crashed, unreadable: the same for every item.
             if response.errorIsFromHost || error.code == .requestCancelled {
@@ -228,7 +228,7 @@ final class ChipListing: Sendable {
 
     private func fallBack(_ slots: [Int], live: Host.LiveProvider, because reason: String) {
         if PreviewManySupport.markUnsupported(live.connection) {
-            logger.info("Provider '\(live.manifest.id)' gets item/preview per item from now on: \(reason).")
+            logger.info("Provider '\(live.id)' gets item/preview per item from now on: \(reason).")
         }
         // Not on the thread that delivered the answer: a worker's reader must not wait on its writes.
         DispatchQueue.global().async { [self] in
@@ -239,8 +239,8 @@ final class ChipListing: Sendable {
 
     /// Arms the provider's preview timeout for a call; `action` gets the error to answer with.
     private func arm(live: Host.LiveProvider, method: String, _ action: @escaping @Sendable (RPCError) -> Void) {
-        let providerID = live.manifest.id
-        let timeout = Host.timeout(for: "item/preview", in: live.manifest.timeouts)
+        let providerID = live.id
+        let timeout = Host.timeout(for: "item/preview", in: live.timeouts)
         let error = RPCError(
             .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
             data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])

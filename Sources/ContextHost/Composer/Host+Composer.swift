@@ -14,18 +14,18 @@ extension Host {
     /// this returns, so an item the client hears about is never lost.
     package func attach(_ item: JSONValue, from provider: LiveProvider, to composerID: String) async throws(RPCError) -> Composer {
         guard case .object(let object) = item else {
-            throw RPCError(.providerBadReply, "Provider '\(provider.manifest.id)' produced an item that is not an object.")
+            throw RPCError(.providerBadReply, "Provider '\(provider.id)' produced an item that is not an object.")
         }
         let encoded = try await request(provider, method: "item/encode", params: ["item": item])
         guard case .object(let encoding) = encoded, encoding["data"]?.stringValue != nil else {
             throw RPCError(
-                .providerBadReply, "Provider '\(provider.manifest.id)' answered item/encode without base64 'data'.",
-                data: ["providerId": .string(provider.manifest.id), "method": "item/encode"])
+                .providerBadReply, "Provider '\(provider.id)' answered item/encode without base64 'data'.",
+                data: ["providerId": .string(provider.id), "method": "item/encode"])
         }
         do {
             return try composers.attach(
                 AttachedItem(item: object, encoding: encoding), to: composerID,
-                providerLimit: provider.manifest.maximumAttachmentCount)
+                providerLimit: provider.maximumAttachmentCount)
         } catch {
             // Give the item back so the client can keep what the user entered.
             var data = error.data?.objectValue ?? JSONObject()
@@ -37,7 +37,7 @@ extension Host {
     /// Checks, before a collection starts, that an item of `providerID` could still be attached.
     package func checkCanStartCollection(providerID: String, composerID: String) throws(RPCError) {
         let composer = try composers.get(composerID)
-        let limit = registry.entry(id: providerID)?.manifest?.maximumAttachmentCount ?? 1
+        let limit = registry.withEntry(id: providerID) { $0.manifest?.maximumAttachmentCount ?? 1 } ?? 1
         try ComposerPolicy.checkCanAttach(to: composer, providerID: providerID, providerLimit: limit, encodedBytes: 0)
     }
 
@@ -136,7 +136,7 @@ extension Host {
 
     /// The chip a client shows when the provider cannot make one (DESIGN §8 default).
     func defaultChip(for attached: AttachedItem) -> JSONValue {
-        let icon = registry.entry(id: attached.providerID)?.manifest?.iconName ?? "doc"
+        let icon = registry.withEntry(id: attached.providerID) { $0.manifest?.iconName ?? "doc" } ?? "doc"
         return [
             "ctxui": 1, "icon": .string(icon), "title": .string(attached.displayName), "tone": "neutral",
             "accessibilityLabel": .string(attached.displayName), "fallbackText": .string(attached.displayName),

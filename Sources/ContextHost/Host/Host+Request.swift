@@ -7,8 +7,8 @@ extension Host {
     /// timeout, checked like `forward` (`OutputValidation`). For host logic that needs several
     /// provider calls (composer attach, list, send); the pass-through hot path uses `forward`.
     package func request(_ provider: LiveProvider, method: String, params: JSONValue) async throws(RPCError) -> JSONValue {
-        let providerID = provider.manifest.id
-        let timeout = Self.timeout(for: method, in: provider.manifest.timeouts)
+        let providerID = provider.id
+        let timeout = Self.timeout(for: method, in: provider.timeouts)
         let connection = provider.connection
         let kind = ProviderOutput.expected(for: method)
         let limits = configuration.outputLimits

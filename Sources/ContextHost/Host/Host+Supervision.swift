@@ -50,14 +50,13 @@ extension Host {
         return ["provider": ProviderDescription.json(for: current, locale: locale)]
     }
 
-    /// The manifest with its timeouts capped by the host's maximum call timeout.
-    func cappingTimeouts(_ manifest: Manifest) -> Manifest {
-        let cap = configuration.isolation.maximumCallTimeout
-        var manifest = manifest
-        manifest.timeouts.collect = min(manifest.timeouts.collect, cap)
-        manifest.timeouts.preview = min(manifest.timeouts.preview, cap)
-        manifest.timeouts.detail = min(manifest.timeouts.detail, cap)
-        manifest.timeouts.encode = min(manifest.timeouts.encode, cap)
-        return manifest
+    /// Timeouts capped by the host's maximum call timeout.
+    static func capping(_ timeouts: Timeouts, at cap: Duration) -> Timeouts {
+        var timeouts = timeouts
+        timeouts.collect = min(timeouts.collect, cap)
+        timeouts.preview = min(timeouts.preview, cap)
+        timeouts.detail = min(timeouts.detail, cap)
+        timeouts.encode = min(timeouts.encode, cap)
+        return timeouts
     }
 }

@@ -106,10 +106,27 @@ package final class Host: Sendable {
         case programmatic
     }
 
-    /// A provider that can take requests now.
+    /// A provider that can take requests now: what a call needs, taken out of its registry entry.
     package struct LiveProvider: Sendable {
-        package var manifest: Manifest
+        package var id: String
+        /// The manifest's timeouts, capped by the host configuration (`capping(_:at:)`).
+        package var timeouts: Timeouts
+        package var maximumAttachmentCount: Int
         package var connection: any ProviderConnection
+
+        package init(id: String, timeouts: Timeouts, maximumAttachmentCount: Int, connection: any ProviderConnection) {
+            self.id = id
+            self.timeouts = timeouts
+            self.maximumAttachmentCount = maximumAttachmentCount
+            self.connection = connection
+        }
+
+        /// The provider of `manifest`, with the manifest's timeouts as they are.
+        package init(manifest: Manifest, connection: any ProviderConnection) {
+            self.init(
+                id: manifest.id, timeouts: manifest.timeouts, maximumAttachmentCount: manifest.maximumAttachmentCount,
+                connection: connection)
+        }
     }
 
     /// The live provider with this id, or an error that says why it cannot be used.
@@ -118,40 +135,45 @@ package final class Host: Sendable {
     /// load finished (`whenLoaded`, `registry.waitForLoad(of:)`); a provider found through a
     /// collection session or an attached item's request already waited.
     package func provider(_ id: String, for use: Use) throws(RPCError) -> LiveProvider {
-        guard let entry = registry.entry(id: id), let manifest = entry.manifest else {
-            throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
+        let cap = configuration.isolation.maximumCallTimeout
+        let notFound = RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
+        let live = try registry.withEntry(id: id) { (entry: borrowing ProviderEntry) throws(RPCError) -> LiveProvider in
+            if entry.status == .quarantined {
+                let reason = entry.unavailability ?? Unavailability(code: "quarantined", message: "It is quarantined; call providers/retry.")
+                throw RPCError(
+                    .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
+                    data: ["providerId": .string(id), "reason": reason.json])
+            }
+            if entry.status == .failed, let error = entry.loadError {
+                throw RPCError(
+                    .providerLoadFailed, "Provider '\(id)' could not be loaded: \(error.message)",
+                    data: ["providerId": .string(id), "code": .string(error.code), "hint": .string(error.hint)])
+            }
+            if use != .item, let reason = entry.unavailability {
+                throw RPCError(
+                    .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
+                    data: ["providerId": .string(id), "reason": reason.json])
+            }
+            guard let connection = entry.connection else {
+                let reason = entry.unavailability ?? .provider("It is not loaded.")
+                throw RPCError(
+                    .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
+                    data: ["providerId": .string(id), "reason": reason.json])
+            }
+            switch (use, entry.manifest!.collection) {
+            case (.form, .programmatic):
+                throw RPCError(.collectionNotSupported, "Provider '\(id)' has no collector form; use collect/make.", data: ["providerId": .string(id), "collection": "programmatic"])
+            case (.programmatic, .form):
+                throw RPCError(.collectionNotSupported, "Provider '\(id)' collects through a form; use collect/start.", data: ["providerId": .string(id), "collection": "form"])
+            default:
+                break
+            }
+            return LiveProvider(
+                id: entry.manifest!.id, timeouts: Self.capping(entry.manifest!.timeouts, at: cap),
+                maximumAttachmentCount: entry.manifest!.maximumAttachmentCount, connection: connection)
         }
-        if entry.status == .quarantined {
-            let reason = entry.unavailability ?? Unavailability(code: "quarantined", message: "It is quarantined; call providers/retry.")
-            throw RPCError(
-                .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
-                data: ["providerId": .string(id), "reason": reason.json])
-        }
-        if entry.status == .failed, let error = entry.loadError {
-            throw RPCError(
-                .providerLoadFailed, "Provider '\(id)' could not be loaded: \(error.message)",
-                data: ["providerId": .string(id), "code": .string(error.code), "hint": .string(error.hint)])
-        }
-        if use != .item, let reason = entry.unavailability {
-            throw RPCError(
-                .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
-                data: ["providerId": .string(id), "reason": reason.json])
-        }
-        guard let connection = entry.connection else {
-            let reason = entry.unavailability ?? .provider("It is not loaded.")
-            throw RPCError(
-                .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
-                data: ["providerId": .string(id), "reason": reason.json])
-        }
-        switch (use, manifest.collection) {
-        case (.form, .programmatic):
-            throw RPCError(.collectionNotSupported, "Provider '\(id)' has no collector form; use collect/make.", data: ["providerId": .string(id), "collection": "programmatic"])
-        case (.programmatic, .form):
-            throw RPCError(.collectionNotSupported, "Provider '\(id)' collects through a form; use collect/start.", data: ["providerId": .string(id), "collection": "form"])
-        default:
-            break
-        }
-        return LiveProvider(manifest: cappingTimeouts(manifest), connection: connection)
+        guard let live else { throw notFound }
+        return live
     }
 
     /// Checks that an item a provider produced can be routed back to it.
@@ -216,70 +238,16 @@ package final class Host: Sendable {
         onError: (@Sendable () -> Void)? = nil
     ) {
         let pending = server.track(reply)
-        let providerID = provider.manifest.id
-        let timeout = Self.timeout(for: method, in: provider.manifest.timeouts)
-        let connection = provider.connection
-        let limits = configuration.outputLimits
-        let messageLimit = configuration.maximumMessageBytes
-        // The provider-side id, known once `send` returns (the timer may need it).
-        let providerRequest = Mutex<Int64?>(nil)
+        let call = ForwardedCall(
+            reply: reply, providerID: provider.id, method: method, timeout: Self.timeout(for: method, in: provider.timeouts),
+            connection: provider.connection, limits: configuration.outputLimits, messageLimit: configuration.maximumMessageBytes,
+            transform: transform, onError: onError)
         // Armed before the call, so a provider that is slow to return from `call` is timed too.
-        let timer = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { [weak reply] in
-            guard let reply, !reply.isAnswered else { return }
-            reply.sendError(RPCError(
-                .providerTimedOut,
-                "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
-                data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
-            // Tell the provider to stop; its late answer, if any, is dropped. A worker that does
-            // not stop within the grace period is killed and restarted. Not on the timer's thread:
-            // an in-process provider's `call` could block it, and every other timeout with it.
-            if let id = providerRequest.withLock({ $0 }) { DispatchQueue.global().async { connection.timedOut(id) } }
-        }
-        let id = connection.send(method: method, params: params) { response in
-            DeadlineTimer.shared.cancel(timer)
-            if let error = response.error {
-                onError?()
-                reply.sendError(Self.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))
-                return
-            }
-            guard let bytes = response.resultBytes else {
-                onError?()
-                reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result.", data: ["providerId": .string(providerID), "method": .string(method)]))
-                return
-            }
-            if let kind = ProviderOutput.expected(for: method),
-                !(kind == .chip && response.resultIsScannedChip && bytes.count <= limits.chipBytes)
-            {
-                do throws(RPCError) {
-                    try OutputValidation.validate(
-                        bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
-                } catch {
-                    onError?()
-                    reply.sendError(error)
-                    return
-                }
-            }
-            if let transform {
-                do {
-                    let value = try JSONReader.parse(bytes)
-                    reply.sendResult(try transform(value))
-                } catch let error as RPCError {
-                    onError?()
-                    reply.sendError(error)
-                } catch {
-                    onError?()
-                    reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) with invalid JSON: \(error)", data: ["providerId": .string(providerID), "method": .string(method)]))
-                }
-                return
-            }
-            if Self.containsLineBreak(bytes), let value = try? JSONReader.parse(bytes) {
-                reply.sendResult(value)
-            } else {
-                reply.sendResult(raw: bytes)
-            }
-        }
-        providerRequest.withLock { $0 = id }
-        pending.setCancel { connection.cancel(id) }
+        // (Each closure captures only `call`: its context is that object, not a new allocation.)
+        call.deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: call.timeout) { call.timedOut() }.rawValue, ordering: .releasing)
+        let id = call.connection.send(method: method, params: params) { response in call.complete(response) }
+        call.providerRequest.store(id, ordering: .releasing)
+        pending.setCancel { call.cancelProviderRequest() }
     }
 
     /// Whether raw bytes contain `\n` or `\r` (which NDJSON framing cannot carry).
@@ -319,5 +287,110 @@ package final class Host: Sendable {
         data["providerCode"] = .number(Double(error.code.rawValue))
         if let providerData = error.data { data["providerData"] = providerData }
         return RPCError(.providerError, "Provider '\(providerID)' failed \(method): \(error.message)", data: .object(data))
+    }
+}
+
+/// A request `Host.forward` passed to a provider: what its deadline, its completion and its
+/// cancellation need, in one object. Each of the three closures captures only this object, so
+/// forwarding allocates it alone rather than a closure context and a box for each (the reader
+/// forwards every `items/*` request).
+private final class ForwardedCall: Sendable {
+    let reply: Reply
+    let providerID: String
+    let method: String
+    /// Milliseconds.
+    let timeout: Int
+    let connection: any ProviderConnection
+    let limits: OutputLimits
+    let messageLimit: Int
+    let transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?
+    let onError: (@Sendable () -> Void)?
+    /// The provider-side request id, once `send` returned (0 before: ids start at 1).
+    let providerRequest = Atomic<Int64>(0)
+    /// The deadline's token (`DeadlineTimer.Token.rawValue`), stored before the request is sent.
+    let deadline = Atomic<UInt64>(0)
+
+    init(
+        reply: Reply, providerID: String, method: String, timeout: Int, connection: any ProviderConnection, limits: OutputLimits,
+        messageLimit: Int, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?
+    ) {
+        self.reply = reply
+        self.providerID = providerID
+        self.method = method
+        self.timeout = timeout
+        self.connection = connection
+        self.limits = limits
+        self.messageLimit = messageLimit
+        self.transform = transform
+        self.onError = onError
+    }
+
+    /// The deadline passed: answers the client and tells the provider to stop. A late answer,
+    /// if any, is dropped; a worker that does not stop within the grace period is killed and
+    /// restarted.
+    func timedOut() {
+        guard !reply.isAnswered else { return }
+        reply.sendError(RPCError(
+            .providerTimedOut,
+            "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
+            data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
+        // Not on the timer's thread: an in-process provider's `call` could block it, and every
+        // other timeout with it.
+        let id = providerRequest.load(ordering: .acquiring)
+        if id != 0 {
+            let connection = connection
+            DispatchQueue.global().async { connection.timedOut(id) }
+        }
+    }
+
+    /// The client cancelled the request (`$/cancelRequest`): tells the provider.
+    func cancelProviderRequest() {
+        let id = providerRequest.load(ordering: .acquiring)
+        if id != 0 { connection.cancel(id) }
+    }
+
+    /// The provider answered (or the host gave up on it): checks the answer and replies.
+    func complete(_ response: ProviderResponse) {
+        DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
+        if let error = response.error {
+            onError?()
+            reply.sendError(Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))
+            return
+        }
+        guard let bytes = response.resultBytes else {
+            onError?()
+            reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result.", data: ["providerId": .string(providerID), "method": .string(method)]))
+            return
+        }
+        if let kind = ProviderOutput.expected(for: method),
+            !(kind == .chip && response.resultIsScannedChip && bytes.count <= limits.chipBytes)
+        {
+            do throws(RPCError) {
+                try OutputValidation.validate(
+                    bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
+            } catch {
+                onError?()
+                reply.sendError(error)
+                return
+            }
+        }
+        if let transform {
+            do {
+                let value = try JSONReader.parse(bytes)
+                reply.sendResult(try transform(value))
+            } catch let error as RPCError {
+                onError?()
+                reply.sendError(error)
+            } catch {
+                onError?()
+                reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) with invalid JSON: \(error)", data: ["providerId": .string(providerID), "method": .string(method)]))
+            }
+            return
+        }
+        if Host.containsLineBreak(bytes), let value = try? JSONReader.parse(bytes) {
+            reply.sendResult(value)
+        } else {
+            reply.sendResult(raw: bytes)
+        }
     }
 }

@@ -333,9 +333,30 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method))
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
-        let message = OutgoingMessage(bytes)
-        calls.submit { [self] in call(id: id, message: message.take()) }
+        let queued = QueuedCall(connection: self, id: id, message: bytes)
+        calls.submit { queued.run() }  // (captures only `queued`: no closure context)
         return id
+    }
+
+    /// One request waiting for the call thread, which takes the message out (so the buffer is
+    /// uniquely referenced again when it is given back).
+    private final class QueuedCall: @unchecked Sendable {
+        let connection: InProcessConnection
+        let id: Int64
+        /// Taken by `run`, on the call thread.
+        var message: [UInt8]
+
+        init(connection: InProcessConnection, id: Int64, message: [UInt8]) {
+            self.connection = connection
+            self.id = id
+            self.message = message
+        }
+
+        func run() {
+            var message: [UInt8] = []
+            swap(&message, &self.message)
+            connection.call(id: id, message: message)
+        }
     }
 
     /// Hands one request to the provider's `call` (on the call thread).

@@ -31,22 +31,6 @@ package enum ProviderMessage {
     }
 }
 
-/// A request message on its way to the call thread, which takes the bytes out (so the buffer is
-/// uniquely referenced again when it is given back).
-package final class OutgoingMessage: @unchecked Sendable {
-    package var bytes: [UInt8]
-
-    package init(_ bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
-    package func take() -> [UInt8] {
-        var taken: [UInt8] = []
-        swap(&taken, &bytes)
-        return taken
-    }
-}
-
 /// Message buffers handed back and forth between the thread that writes provider requests and
 /// the thread that calls the provider, so a request costs no allocation of its own (and no
 /// memory freed on another thread than the one that allocated it, which glibc's allocator makes

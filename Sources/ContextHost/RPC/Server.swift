@@ -36,9 +36,13 @@ package final class RPCServer: Sendable {
     package let host: Host
     package let logger: Logger
     private let lifecycle = Mutex(Lifecycle.uninitialized)
-    private let pending = Mutex<[String: PendingRequest]>([:])
+    private let pending = PendingTable()
     private let exitHandler: @Sendable (Int32) -> Void
     private let handlers: [String: any MethodHandler.Type]
+    /// The host configuration's input limits and item size limit, read once: copying the whole
+    /// configuration for each message retains every string and array in it.
+    private let inputLimits: InputLimits
+    private let itemLimit: Int
 
     /// - Parameter exit: called for the `exit` notification with the exit status (tests pass a
     ///   closure; the CLI exits the process).
@@ -48,6 +52,8 @@ package final class RPCServer: Sendable {
         self.logger = logger
         self.exitHandler = exit
         self.handlers = MethodRegistry.handlers
+        self.inputLimits = host.configuration.inputLimits
+        self.itemLimit = host.configuration.outputLimits.itemBytes
         host.notificationSink.withLock { $0 = { [weak self] method, params in self?.sendNotification(method, params: params) } }
     }
 
@@ -129,11 +135,10 @@ package final class RPCServer: Sendable {
         }
         var itemLocation = ItemLocation()
         if let params = envelope.params {
-            let configuration = host.configuration
             let problem: RPCError? = message.withUnsafeBytes { bytes in
                 do throws(RPCError) {
-                    itemLocation = try configuration.inputLimits.checkParams(
-                        bytes, range: params, itemLimit: configuration.outputLimits.itemBytes, known: envelope.itemLocation)
+                    itemLocation = try inputLimits.checkParams(
+                        bytes, range: params, itemLimit: itemLimit, known: envelope.itemLocation)
                     return nil
                 } catch {
                     return error
@@ -186,35 +191,35 @@ package final class RPCServer: Sendable {
     /// Returns the entry; set its `onCancel` once the provider call is sent.
     @discardableResult
     package func track(_ reply: Reply) -> PendingRequest {
-        let entry = PendingRequest(reply: reply)
-        let key = reply.idText
-        pending.withLock { $0[key] = entry }
-        reply.whenAnswered { [weak self] in
-            self?.pending.withLock { table in
-                if table[key] === entry { table[key] = nil }
-            }
-        }
+        let entry = PendingRequest(reply: reply, key: reply.idText, table: pending)
+        pending.insert(entry)
+        reply.whenAnswered { entry.leaveTable() }  // (captures only `entry`: no closure context)
         return entry
     }
 
     /// Cancels the request whose raw id text is `key`, if it is still running.
     package func cancel(idText key: String) {
-        guard let entry = pending.withLock({ $0[key] }) else { return }
+        guard let entry = pending.entry(key) else { return }
         entry.reply.sendError(RPCError(.requestCancelled, "Request cancelled"))
         entry.runCancel()
     }
 
     /// How many requests are waiting for a provider (for tests and diagnostics).
-    package var pendingCount: Int { pending.withLock { $0.count } }
+    package var pendingCount: Int { pending.count }
 }
 
 /// A request waiting on a provider.
 package final class PendingRequest: Sendable {
     package let reply: Reply
+    /// The request's raw id text, its key in `table`.
+    let key: String
+    let table: PendingTable
     private let onCancel = Mutex<(@Sendable () -> Void)?>(nil)
 
-    init(reply: Reply) {
+    init(reply: Reply, key: String, table: PendingTable) {
         self.reply = reply
+        self.key = key
+        self.table = table
     }
 
     /// What to do when the client cancels (e.g. tell the provider).
@@ -226,4 +231,31 @@ package final class PendingRequest: Sendable {
         let action = onCancel.withLock { $0 }
         action?()
     }
+
+    /// Leaves the table (the request was answered).
+    func leaveTable() {
+        table.remove(self)
+    }
+}
+
+/// The requests waiting on a provider, by raw id text.
+final class PendingTable: Sendable {
+    private let entries = Mutex<[String: PendingRequest]>([:])
+
+    func insert(_ entry: PendingRequest) {
+        entries.withLock { $0[entry.key] = entry }
+    }
+
+    /// Removes `entry` if it is still the one under its key (a client may reuse an id).
+    func remove(_ entry: PendingRequest) {
+        entries.withLock { table in
+            if table[entry.key] === entry { table[entry.key] = nil }
+        }
+    }
+
+    func entry(_ key: String) -> PendingRequest? {
+        entries.withLock { $0[key] }
+    }
+
+    var count: Int { entries.withLock { $0.count } }
 }

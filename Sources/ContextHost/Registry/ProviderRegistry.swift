@@ -143,11 +143,27 @@ package final class ProviderRegistry: Sendable {
 
     /// The entry for a provider id.
     package func entry(id: String) -> ProviderEntry? {
+        withEntry(id: id) { copy $0 }
+    }
+
+    /// Runs `body` with the entry for a provider id, inside the registry's lock and without
+    /// copying the entry; nil when there is no such entry. A copy retains every string and array
+    /// of the entry and its manifest, and `items/preview` looks one up per request: `body` should
+    /// take out only what it needs. It must be short and must not call the registry.
+    package func withEntry<Result: Sendable, Failure: Error>(
+        id: String, _ body: (borrowing ProviderEntry) throws(Failure) -> Result
+    ) throws(Failure) -> Result? {
         // Lengths first: an id read from a request is not known to be ASCII, so `==` on it goes
         // through Unicode normalization; ids are lowercase ASCII (`ManifestParser.isValidID`), and
         // only the one of the same length is compared.
         let length = id.utf8.count
-        return state.withLock { entries in entries.first { $0.manifest?.id.utf8.count == length && $0.manifest?.id == id } }
+        return try state.withLock { entries throws(Failure) -> Result? in
+            guard let index = entries.firstIndex(where: { $0.manifest?.id.utf8.count == length && $0.manifest?.id == id }) else {
+                return nil
+            }
+            // (Through the buffer: the array's own subscript makes a copy to lend.)
+            return try entries.withUnsafeBufferPointer { buffer throws(Failure) in try body(buffer[index]) }
+        }
     }
 
     /// Loads and opens every discovered provider and checks its availability for this client;

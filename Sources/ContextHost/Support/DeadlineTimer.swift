@@ -22,6 +22,13 @@ package final class DeadlineTimer: @unchecked Sendable {
     /// Identifies an armed action, for `cancel`.
     package struct Token: Sendable, Hashable {
         fileprivate let value: UInt64
+
+        /// The token as a number (never 0), to keep in an `Atomic`.
+        package var rawValue: UInt64 { value }
+
+        /// The token `rawValue` gave; a token of 0 or of an action that already ran or was
+        /// cancelled cancels nothing.
+        package init(rawValue: UInt64) { value = rawValue }
     }
 
     private struct Entry {
@@ -93,7 +100,7 @@ package final class DeadlineTimer: @unchecked Sendable {
             pthread_cond_signal(condition)
         }
         pthread_mutex_unlock(mutex)
-        return Token(value: token)
+        return Token(rawValue: token)
     }
 
     /// Forgets an action that has not run; does nothing if it ran or was cancelled.
