@@ -136,7 +136,6 @@ package final class Host: Sendable {
     /// collection session or an attached item's request already waited.
     package func provider(_ id: String, for use: Use) throws(RPCError) -> LiveProvider {
         let cap = configuration.isolation.maximumCallTimeout
-        let notFound = RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
         let live = try registry.withEntry(id: id) { (entry: borrowing ProviderEntry) throws(RPCError) -> LiveProvider in
             if entry.status == .quarantined {
                 let reason = entry.unavailability ?? Unavailability(code: "quarantined", message: "It is quarantined; call providers/retry.")
@@ -160,6 +159,7 @@ package final class Host: Sendable {
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
+            // (`withEntry` finds an entry by its manifest's id: the manifest is there.)
             switch (use, entry.manifest!.collection) {
             case (.form, .programmatic):
                 throw RPCError(.collectionNotSupported, "Provider '\(id)' has no collector form; use collect/make.", data: ["providerId": .string(id), "collection": "programmatic"])
@@ -172,7 +172,9 @@ package final class Host: Sendable {
                 id: entry.manifest!.id, timeouts: Self.capping(entry.manifest!.timeouts, at: cap),
                 maximumAttachmentCount: entry.manifest!.maximumAttachmentCount, connection: connection)
         }
-        guard let live else { throw notFound }
+        guard let live else {
+            throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
+        }
         return live
     }
 
@@ -237,17 +239,18 @@ package final class Host: Sendable {
         transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)? = nil,
         onError: (@Sendable () -> Void)? = nil
     ) {
-        let pending = server.track(reply)
         let call = ForwardedCall(
             reply: reply, providerID: provider.id, method: method, timeout: Self.timeout(for: method, in: provider.timeouts),
             connection: provider.connection, limits: configuration.outputLimits, messageLimit: configuration.maximumMessageBytes,
             transform: transform, onError: onError)
+        // A cancel that comes before `send` returns answers the client but cannot reach the
+        // provider (there is no provider-side id yet); the provider's answer is then dropped.
+        server.track(reply, onCancel: { call.cancelProviderRequest() })
         // Armed before the call, so a provider that is slow to return from `call` is timed too.
         // (Each closure captures only `call`: its context is that object, not a new allocation.)
         call.deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: call.timeout) { call.timedOut() }.rawValue, ordering: .releasing)
         let id = call.connection.send(method: method, params: params) { response in call.complete(response) }
         call.providerRequest.store(id, ordering: .releasing)
-        pending.setCancel { call.cancelProviderRequest() }
     }
 
     /// Whether raw bytes contain `\n` or `\r` (which NDJSON framing cannot carry).

@@ -32,7 +32,7 @@ package final class Reply: Sendable {
     private let answered = Atomic<Bool>(false)
     /// What runs once the answer is written, and whether it was (so an action registered after
     /// the answer runs at once instead of never).
-    private let onAnswer: Mutex<(action: (@Sendable () -> Void)?, done: Bool)>
+    private let onAnswer: Mutex<(action: Action?, done: Bool)>
 
     package init(id: [UInt8], output: OutputChannel) {
         self.id = id
@@ -57,7 +57,7 @@ package final class Reply: Sendable {
     package func whenAnswered(_ action: @escaping @Sendable () -> Void) {
         let runNow = onAnswer.withLock { state -> Bool in
             if state.done { return true }
-            state.action = action
+            state.action = Action(action)
             return false
         }
         if runNow { action() }
@@ -69,11 +69,11 @@ package final class Reply: Sendable {
     }
 
     private func finish() {
-        let action = onAnswer.withLock { state -> (@Sendable () -> Void)? in
+        let action = onAnswer.withLock { state -> Action? in
             defer { state = (nil, true) }
             return state.action
         }
-        action?()
+        action?.run()
     }
 
     /// Answers with a result given as raw JSON bytes (compact: no raw newlines).

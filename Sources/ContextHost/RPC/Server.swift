@@ -188,10 +188,10 @@ package final class RPCServer: Sendable {
     // MARK: Pending requests and cancellation
 
     /// Tracks a request that will be answered later, so `$/cancelRequest` can reach it.
-    /// Returns the entry; set its `onCancel` once the provider call is sent.
+    /// Returns the entry; `onCancel` (or what `setCancel` sets later) runs when the client cancels.
     @discardableResult
-    package func track(_ reply: Reply) -> PendingRequest {
-        let entry = PendingRequest(reply: reply, key: reply.idText, table: pending)
+    package func track(_ reply: Reply, onCancel: (@Sendable () -> Void)? = nil) -> PendingRequest {
+        let entry = PendingRequest(reply: reply, key: reply.idText, table: pending, onCancel: onCancel)
         pending.insert(entry)
         reply.whenAnswered { entry.leaveTable() }  // (captures only `entry`: no closure context)
         return entry
@@ -214,22 +214,23 @@ package final class PendingRequest: Sendable {
     /// The request's raw id text, its key in `table`.
     let key: String
     let table: PendingTable
-    private let onCancel = Mutex<(@Sendable () -> Void)?>(nil)
+    private let onCancel: Mutex<Action?>
 
-    init(reply: Reply, key: String, table: PendingTable) {
+    init(reply: Reply, key: String, table: PendingTable, onCancel: (@Sendable () -> Void)?) {
         self.reply = reply
         self.key = key
         self.table = table
+        self.onCancel = Mutex(onCancel.map(Action.init))
     }
 
     /// What to do when the client cancels (e.g. tell the provider).
     package func setCancel(_ action: @escaping @Sendable () -> Void) {
-        onCancel.withLock { $0 = action }
+        onCancel.withLock { $0 = Action(action) }
     }
 
     func runCancel() {
         let action = onCancel.withLock { $0 }
-        action?()
+        action?.run()
     }
 
     /// Leaves the table (the request was answered).

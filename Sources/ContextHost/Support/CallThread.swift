@@ -14,7 +14,7 @@ package final class CallThread: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     // Guarded by `mutex`.
-    private var jobs: [@Sendable () -> Void] = []
+    private var jobs: [Action] = []
     private var sleeping = false
     private var started = false
     private var stopping = false
@@ -37,7 +37,7 @@ package final class CallThread: @unchecked Sendable {
     /// Queues `job`; the thread starts with the first one.
     package func submit(_ job: @escaping @Sendable () -> Void) {
         pthread_mutex_lock(mutex)
-        jobs.append(job)
+        jobs.append(Action(job))
         if !started {
             started = true
             startThread(name: "provider-call") { [self] in run() }
@@ -65,7 +65,7 @@ package final class CallThread: @unchecked Sendable {
     }
 
     private func run() {
-        var batch: [@Sendable () -> Void] = []
+        var batch: [Action] = []
         while true {
             pthread_mutex_lock(mutex)
             while jobs.isEmpty, !stopping {
@@ -86,9 +86,9 @@ package final class CallThread: @unchecked Sendable {
             while start < batch.count {
                 let end = min(batch.count, start + Self.groupSize)
                 if let scope = Self.batchScope {
-                    scope { for job in batch[start..<end] { job() } }
+                    scope { for job in batch[start..<end] { job.run() } }
                 } else {
-                    for job in batch[start..<end] { job() }
+                    for job in batch[start..<end] { job.run() }
                 }
                 start = end
             }

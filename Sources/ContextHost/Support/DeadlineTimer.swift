@@ -61,7 +61,7 @@ package final class DeadlineTimer: @unchecked Sendable {
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     // Guarded by `mutex`.
     private var queues: [UInt64: Queue] = [:]
-    private var actions: [UInt64: @Sendable () -> Void] = [:]
+    private var actions: [UInt64: Action] = [:]
     private var nextToken: UInt64 = 1
     private var queued = 0
     private var sleepingUntil = UInt64.max
@@ -89,7 +89,7 @@ package final class DeadlineTimer: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         let token = nextToken
         nextToken += 1
-        actions[token] = action
+        actions[token] = Action(action)
         queues[delay, default: Queue()].entries.append(Entry(deadline: deadline, token: token))
         queued += 1
         if queued > 4096 && queued > 4 * actions.count { compactLocked() }
@@ -120,7 +120,7 @@ package final class DeadlineTimer: @unchecked Sendable {
     private func run() {
         pthread_mutex_lock(mutex)
         while true {
-            var due: [@Sendable () -> Void] = []
+            var due: [Action] = []
             let now = Self.now()
             var earliest = UInt64.max
             for delay in Array(queues.keys) {
@@ -136,7 +136,7 @@ package final class DeadlineTimer: @unchecked Sendable {
             }
             if !due.isEmpty {
                 pthread_mutex_unlock(mutex)
-                for action in due { action() }
+                for action in due { action.run() }
                 pthread_mutex_lock(mutex)
                 continue
             }
