@@ -1,8 +1,9 @@
 @testable import ContextProviderKit
 import Testing
 
-/// The word-at-a-time string scans (JSONReader, JSONWriter) and the Base64 encoder: each special
-/// byte at every offset around the eight-byte boundaries, against the plain definitions.
+/// The block- and word-at-a-time string scans (JSONReader, JSONWriter) and the Base64 encoder:
+/// each special byte at every offset around the 16- and eight-byte boundaries, against the plain
+/// definitions.
 @Suite("JSON and Base64 fast paths")
 struct FastPathTests {
     static let specials: [(byte: UInt8, escaped: String)] = [
@@ -26,7 +27,7 @@ struct FastPathTests {
     @Test("a special character anywhere in a long string is read, skipped and written correctly")
     func everyOffset() throws {
         for (byte, escaped) in Self.specials {
-            for length in [1, 7, 8, 9, 15, 16, 17, 40] {
+            for length in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 47, 48, 49, 70] {
                 for offset in 0..<length {
                     var text = Array(repeating: UInt8(ascii: "a"), count: length)
                     text[offset] = byte
@@ -52,9 +53,44 @@ struct FastPathTests {
         }
     }
 
+    @Test("skipPlainBlocks stops at the block holding the first special byte, with or without non-ASCII bytes counted")
+    func plainBlocks() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let length = Int.random(in: 0...80, using: &generator)
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0x20...0x7E, using: &generator) }.map { $0 == 0x22 || $0 == 0x5C ? 0x41 : $0 }
+            for _ in 0..<Int.random(in: 0...2, using: &generator) where length > 0 {
+                bytes[Int.random(in: 0..<length, using: &generator)] = [0x00, 0x1F, 0x22, 0x5C, 0x80, 0xC3, 0xFF].randomElement(using: &generator)!
+            }
+            let start = Int.random(in: 0...length, using: &generator)
+            for stoppingAtNonASCII in [false, true] {
+                func isSpecial(_ byte: UInt8) -> Bool { byte == 0x22 || byte == 0x5C || byte < 0x20 || (stoppingAtNonASCII && byte >= 0x80) }
+                // The reference: whole blocks of 16 plain bytes from `start`, and no more.
+                var expected = start
+                while expected + 16 <= length, !bytes[expected..<expected + 16].contains(where: isSpecial) { expected += 16 }
+                let found = bytes.withUnsafeBytes { JSONReader.skipPlainBlocks($0, from: start, stoppingAtNonASCII: stoppingAtNonASCII) }
+                #expect(found == expected, "\(bytes) from \(start), non-ASCII stops: \(stoppingAtNonASCII)")
+            }
+        }
+    }
+
+    @Test("non-ASCII text at every offset of a long string is read, and bytes that are not UTF-8 are refused")
+    func nonASCIIEveryOffset() throws {
+        for length in [2, 15, 16, 17, 31, 32, 33, 48] {
+            for offset in 0..<(length - 1) {
+                var text = Array(repeating: UInt8(ascii: "a"), count: length)
+                text[offset] = 0xC3; text[offset + 1] = 0xA9  // é
+                let quoted = [UInt8(ascii: "\"")] + text + [UInt8(ascii: "\"")]
+                #expect(try JSONValue(parsing: quoted) == .string(String(decoding: text, as: UTF8.self)))
+                text[offset + 1] = 0x41  // a lead byte without its continuation
+                #expect(throws: JSONParseError.self) { try JSONValue(parsing: [UInt8(ascii: "\"")] + text + [UInt8(ascii: "\"")]) }
+            }
+        }
+    }
+
     @Test("an unterminated long string is an error, not a read past the end")
     func unterminated() {
-        for length in 0..<24 {
+        for length in 0..<40 {
             let bytes = Array("[\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: length)
             #expect(throws: JSONParseError.self) { try JSONValue(parsing: bytes) }
         }

@@ -77,7 +77,7 @@ package enum JSONWriter {
         var string = string
         string.withUTF8 { utf8 in
             // Most strings need no escapes: copy them whole.
-            var clean = 0
+            var clean = JSONReader.skipPlainBlocks(UnsafeRawBufferPointer(utf8), from: 0, stoppingAtNonASCII: false)
             while clean + 8 <= utf8.count,
                   !JSONReader.hasSpecialByte(UnsafeRawBufferPointer(utf8).loadUnaligned(fromByteOffset: clean, as: UInt64.self)) {
                 clean += 8
