@@ -53,14 +53,26 @@ struct FastPathTests {
         }
     }
 
+    /// SplitMix64: random cases that a failure message can name and a rerun repeats.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
     @Test("skipPlainBlocks stops at the block holding the first special byte, with or without non-ASCII bytes counted")
     func plainBlocks() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(state: 0x5EED)
         for _ in 0..<5_000 {
             let length = Int.random(in: 0...80, using: &generator)
-            var bytes = (0..<length).map { _ in UInt8.random(in: 0x20...0x7E, using: &generator) }.map { $0 == 0x22 || $0 == 0x5C ? 0x41 : $0 }
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0x20...0x7F, using: &generator) }.map { $0 == 0x22 || $0 == 0x5C ? 0x41 : $0 }
             for _ in 0..<Int.random(in: 0...2, using: &generator) where length > 0 {
-                bytes[Int.random(in: 0..<length, using: &generator)] = [0x00, 0x1F, 0x22, 0x5C, 0x80, 0xC3, 0xFF].randomElement(using: &generator)!
+                bytes[Int.random(in: 0..<length, using: &generator)] = [0x00, 0x1F, 0x22, 0x5C, 0x7F, 0x80, 0xC3, 0xFF].randomElement(using: &generator)!
             }
             let start = Int.random(in: 0...length, using: &generator)
             for stoppingAtNonASCII in [false, true] {
@@ -82,8 +94,31 @@ struct FastPathTests {
                 text[offset] = 0xC3; text[offset + 1] = 0xA9  // é
                 let quoted = [UInt8(ascii: "\"")] + text + [UInt8(ascii: "\"")]
                 #expect(try JSONValue(parsing: quoted) == .string(String(decoding: text, as: UTF8.self)))
+                // Written back: non-ASCII text is copied as it is, and a special character in the
+                // same or the next block is still escaped.
+                for (special, escaped) in Self.specials {
+                    var written = text
+                    written[min(offset + 2 + offset % 17, length - 1)] = special
+                    guard written[offset] == 0xC3, written[offset + 1] == 0xA9 else { continue }
+                    let string = String(decoding: written, as: UTF8.self)
+                    let json = JSONValue.string(string).jsonBytes
+                    #expect(String(decoding: json, as: UTF8.self).contains(escaped))
+                    #expect(try JSONValue(parsing: json) == .string(string))
+                }
                 text[offset + 1] = 0x41  // a lead byte without its continuation
                 #expect(throws: JSONParseError.self) { try JSONValue(parsing: [UInt8(ascii: "\"")] + text + [UInt8(ascii: "\"")]) }
+            }
+        }
+    }
+
+    @Test("text mostly not ASCII (Cyrillic, CJK, emoji) is read back as written, whatever its length")
+    func mostlyNonASCII() throws {
+        for sample in ["Привет, мир", "日本語のテキスト", "👋🏽🎉", "mixé ASCII and 中文 text"] {
+            for repeats in [1, 3, 9] {
+                let string = String(repeating: sample + "\n", count: repeats)
+                let json = JSONValue.string(string).jsonBytes
+                #expect(try JSONValue(parsing: json) == .string(string))
+                #expect(try JSONValue(parsing: Array("[".utf8) + json + Array(",1]".utf8)) == [.string(string), 1])
             }
         }
     }

@@ -108,12 +108,17 @@ package final class Host: Sendable {
 
     /// A provider that can take requests now: what a call needs, taken out of its registry entry.
     package struct LiveProvider: Sendable {
+        /// The provider's id.
         package var id: String
-        /// The manifest's timeouts, capped by the host configuration (`capping(_:at:)`).
+        /// The manifest's timeouts; `provider(_:for:)` caps them by the host configuration
+        /// (`capping(_:at:)`).
         package var timeouts: Timeouts
+        /// The manifest's limit on items of this provider in one composer.
         package var maximumAttachmentCount: Int
+        /// Where its requests go.
         package var connection: any ProviderConnection
 
+        /// A provider from its parts.
         package init(id: String, timeouts: Timeouts, maximumAttachmentCount: Int, connection: any ProviderConnection) {
             self.id = id
             self.timeouts = timeouts
@@ -121,7 +126,7 @@ package final class Host: Sendable {
             self.connection = connection
         }
 
-        /// The provider of `manifest`, with the manifest's timeouts as they are.
+        /// The provider of `manifest`, with the manifest's timeouts as they are (not capped).
         package init(manifest: Manifest, connection: any ProviderConnection) {
             self.init(
                 id: manifest.id, timeouts: manifest.timeouts, maximumAttachmentCount: manifest.maximumAttachmentCount,
@@ -243,14 +248,12 @@ package final class Host: Sendable {
             reply: reply, providerID: provider.id, method: method, timeout: Self.timeout(for: method, in: provider.timeouts),
             connection: provider.connection, limits: configuration.outputLimits, messageLimit: configuration.maximumMessageBytes,
             transform: transform, onError: onError)
-        // A cancel that comes before `send` returns answers the client but cannot reach the
-        // provider (there is no provider-side id yet); the provider's answer is then dropped.
         server.track(reply, onCancel: { call.cancelProviderRequest() })
         // Armed before the call, so a provider that is slow to return from `call` is timed too.
         // (Each closure captures only `call`: its context is that object, not a new allocation.)
         call.deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: call.timeout) { call.timedOut() }.rawValue, ordering: .releasing)
         let id = call.connection.send(method: method, params: params) { response in call.complete(response) }
-        call.providerRequest.store(id, ordering: .releasing)
+        call.sent(id)
     }
 
     /// Whether raw bytes contain `\n` or `\r` (which NDJSON framing cannot carry).
@@ -308,8 +311,11 @@ private final class ForwardedCall: Sendable {
     let messageLimit: Int
     let transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?
     let onError: (@Sendable () -> Void)?
-    /// The provider-side request id, once `send` returned (0 before: ids start at 1).
+    /// The provider-side request id once `send` returned (ids are never 0 or negative); before
+    /// that, 0, or what to tell the provider once the id is known: `Self.cancelled` or
+    /// `Self.timedOut` (a `$/cancelRequest` or the deadline came while `send` ran).
     let providerRequest = Atomic<Int64>(0)
+    static let cancelled: Int64 = -1, timedOut: Int64 = -2
     /// The deadline's token (`DeadlineTimer.Token.rawValue`), stored before the request is sent.
     let deadline = Atomic<UInt64>(0)
 
@@ -337,19 +343,32 @@ private final class ForwardedCall: Sendable {
             .providerTimedOut,
             "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
             data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
-        // Not on the timer's thread: an in-process provider's `call` could block it, and every
-        // other timeout with it.
-        let id = providerRequest.load(ordering: .acquiring)
-        if id != 0 {
-            let connection = connection
-            DispatchQueue.global().async { connection.timedOut(id) }
-        }
+        let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.timedOut, ordering: .acquiringAndReleasing)
+        if !noIDYet, id > 0 { tellTimedOut(id) }  // (with no id yet, `sent` tells it)
     }
 
-    /// The client cancelled the request (`$/cancelRequest`): tells the provider.
+    /// Tells the provider that request `id` ran out of time. Not on the timer's thread: an
+    /// in-process provider's `call` could block it, and every other timeout with it.
+    private func tellTimedOut(_ id: Int64) {
+        let connection = connection
+        DispatchQueue.global().async { connection.timedOut(id) }
+    }
+
+    /// The client cancelled the request (`$/cancelRequest`, already answered): tells the
+    /// provider, and disarms the deadline (which would otherwise keep this call until it passed).
     func cancelProviderRequest() {
-        let id = providerRequest.load(ordering: .acquiring)
-        if id != 0 { connection.cancel(id) }
+        DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
+        let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.cancelled, ordering: .acquiringAndReleasing)
+        if !noIDYet, id > 0 { connection.cancel(id) }  // (with no id yet, `sent` tells it)
+    }
+
+    /// `send` returned the provider-side id: passes on a cancel or a timeout that came meanwhile.
+    func sent(_ id: Int64) {
+        switch providerRequest.exchange(id, ordering: .acquiringAndReleasing) {
+        case Self.cancelled: connection.cancel(id)
+        case Self.timedOut: tellTimedOut(id)
+        default: break
+        }
     }
 
     /// The provider answered (or the host gave up on it): checks the answer and replies.

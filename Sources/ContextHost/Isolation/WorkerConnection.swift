@@ -260,12 +260,12 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     package func send(method: String, params: ParamsWriter, completion: @escaping Completion) -> Int64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let message = ProviderMessage.request(id: id, method: method, params: params)
-        enum Action {
+        enum Route {
             case write(WorkerProcess)
             case wait
             case refuse(Unavailability)
         }
-        let action = state.withLock { state -> Action in
+        let route = state.withLock { state -> Route in
             if state.phase == .quarantined {
                 return .refuse(state.quarantine ?? Unavailability(code: "quarantined", message: "It is quarantined."))
             }
@@ -277,7 +277,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             state.queue.append(id)
             return .wait
         }
-        switch action {
+        switch route {
         case .write(let worker):
             worker.write(WorkerFrame.encode(tag: id, payload: message))
         case .wait:

@@ -56,8 +56,9 @@ package typealias ParamsWriter = (inout [UInt8]) -> Void
 /// A live provider instance the host can send requests to: in-process today, a worker process in
 /// a later isolation mode. Requests may be sent from any thread.
 package protocol ProviderConnection: AnyObject, Sendable {
-    /// Sends a request. `completion` runs exactly once, on any thread, with the answer.
-    /// Returns the provider-side request id (for `cancel`).
+    /// Sends a request. `completion` runs exactly once, on any thread, with the answer (it may
+    /// run before `send` returns). Returns the provider-side request id (for `cancel`), which is
+    /// always positive.
     @discardableResult
     func send(
         method: String, params: ParamsWriter,

@@ -213,6 +213,8 @@ package final class PendingRequest: Sendable {
     package let reply: Reply
     /// The request's raw id text, its key in `table`.
     let key: String
+    /// The table this entry leaves when the request is answered. (Held strongly: an entry may
+    /// outlive its server, e.g. a request answered by its timeout after the server is gone.)
     let table: PendingTable
     private let onCancel: Mutex<Action?>
 

@@ -147,7 +147,8 @@ package final class ProviderRegistry: Sendable {
     }
 
     /// Runs `body` with the entry for a provider id, inside the registry's lock and without
-    /// copying the entry; nil when there is no such entry. A copy retains every string and array
+    /// copying the entry; nil when there is no such entry. (Entries are found by their manifest's
+    /// id, so the entry `body` gets always has a manifest.) A copy retains every string and array
     /// of the entry and its manifest, and `items/preview` looks one up per request: `body` should
     /// take out only what it needs. It must be short and must not call the registry.
     package func withEntry<Result: Sendable, Failure: Error>(

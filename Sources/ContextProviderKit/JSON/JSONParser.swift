@@ -342,14 +342,18 @@ package struct JSONReader {
     }
 
     /// The index of the first byte at or after `index` that is `"`, `\\`, a control byte or the
-    /// start of what is not valid UTF-8 (or the end): ASCII eight bytes at a time, and each valid
-    /// multi-byte sequence whole. (JSON text must be UTF-8; the bytes of a string are passed on as
+    /// start of what is not valid UTF-8 (or the end): ASCII 16 bytes at a time while a run of it
+    /// lasts, then eight, and each valid multi-byte sequence whole. (JSON text must be UTF-8; the bytes of a string are passed on as
     /// they are, so they are checked here rather than repaired later.)
     @inline(__always)
     func skipPlainBytes(from index: Int) -> Int {
         var index = index
+        // Blocks only in a run of ASCII: text where most characters are not ASCII (Cyrillic,
+        // CJK) stops at each one, and would pay a failed block test per character.
+        var inASCIIRun = true
         while true {
-            index = Self.skipPlainBlocks(bytes, from: index, stoppingAtNonASCII: true)
+            if inASCIIRun { index = Self.skipPlainBlocks(bytes, from: index, stoppingAtNonASCII: true) }
+            let wordsStart = index
             while index + 8 <= bytes.count {
                 let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                 let flags = Self.specialByteFlags(word) | (word & 0x8080_8080_8080_8080)
@@ -360,6 +364,7 @@ package struct JSONReader {
                 }
                 index += 8
             }
+            inASCIIRun = index - wordsStart >= 8
             guard index < bytes.count else { return index }
             let byte = bytes[index]
             if byte < 0x80 {
@@ -679,7 +684,8 @@ package struct JSONReader {
             let block = (base + index).loadUnaligned(as: SIMD16<UInt8>.self)
             var special = (block .== quote) .| (block .== backslash) .| (block .< space)
             if stoppingAtNonASCII { special = special .| (block .>= high) }
-            // Any lane set: one 128-bit OR, not a reduction across the lanes.
+            // Any lane set: one 128-bit OR, not a reduction across the lanes (which SSE2 does
+            // slowly). A mask of 16 one-byte lanes is 16 bytes, each 0 or all ones.
             let lanes = unsafeBitCast(special, to: SIMD2<UInt64>.self)
             if lanes[0] | lanes[1] != 0 { break }
             index &+= 16

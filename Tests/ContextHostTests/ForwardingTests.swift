@@ -1,0 +1,136 @@
+import ContextProviderKit
+import Dispatch
+import Logging
+import Synchronization
+import Testing
+
+@testable import ContextHost
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `Host.forward`: a request passed to a provider is answered once, leaves the pending table and
+/// disarms its deadline, and a cancel or a timeout that comes while `send` is still running
+/// reaches the provider once `send` returns its id.
+@Suite("Forwarding a request to a provider", .serialized)
+struct ForwardingTests {
+    /// A connection whose `send` runs a hook (on the caller's thread) before it returns its id,
+    /// and that records what the host tells it.
+    private final class HookedConnection: ProviderConnection, @unchecked Sendable {
+        let id: Int64 = 41
+        let hook: @Sendable (_ completion: @escaping @Sendable (ProviderResponse) -> Void) -> Void
+        let told = Mutex<(cancelled: [Int64], timedOut: [Int64])>(([], []))
+
+        init(hook: @escaping @Sendable (_ completion: @escaping @Sendable (ProviderResponse) -> Void) -> Void) {
+            self.hook = hook
+        }
+
+        func send(method: String, params: ParamsWriter, completion: @escaping @Sendable (ProviderResponse) -> Void) -> Int64 {
+            hook(completion)
+            return id
+        }
+
+        func cancel(_ id: Int64) { told.withLock { $0.cancelled.append(id) } }
+        func timedOut(_ id: Int64) { told.withLock { $0.timedOut.append(id) } }
+    }
+
+    private final class Written: Sendable {
+        let lines = Mutex<[String]>([])
+        var text: String { lines.withLock { $0.joined() } }
+    }
+
+    private struct Setup {
+        let server: RPCServer
+        let reply: Reply
+        let written: Written
+    }
+
+    private func setUp() -> Setup {
+        let logger = Logger(label: "test")
+        let written = Written()
+        let output = OutputChannel { bytes in
+            written.lines.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) }
+            return true
+        }
+        let host = Host(configuration: HostConfiguration(), logger: logger)
+        let server = RPCServer(host: host, output: output, logger: logger) { _ in }
+        return Setup(server: server, reply: Reply(id: Array("7".utf8), output: output), written: written)
+    }
+
+    private func forward(_ setup: Setup, to connection: HookedConnection, previewTimeout: Duration = .seconds(5)) {
+        let provider = Host.LiveProvider(
+            id: "com.example.hooked", timeouts: Timeouts(preview: previewTimeout), maximumAttachmentCount: 1, connection: connection)
+        setup.server.host.forward(reply: setup.reply, server: setup.server, provider: provider, method: "item/preview") { out in
+            out.append(contentsOf: Array("{}".utf8))
+        }
+    }
+
+    /// Waits up to two seconds for `condition`.
+    private func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<400 {
+            if condition() { return true }
+            usleep(5_000)
+        }
+        return condition()
+    }
+
+    @Test("an answer given inside send is written once; the request leaves the pending table and its deadline is disarmed")
+    func answeredInsideSend() {
+        let setup = setUp()
+        let armed = DeadlineTimer.shared.armedCount
+        let connection = HookedConnection { completion in
+            let chip = #"{"jsonrpc":"2.0","id":41,"result":{"ctxui":1,"icon":"doc","title":"T","tone":"neutral","accessibilityLabel":"T","fallbackText":"T"}}"#
+            Array(chip.utf8).withUnsafeBytes { bytes in
+                ReplyRouter.deliver(bytes, to: completion, expectedID: 41, expected: .chip)
+            }
+        }
+        forward(setup, to: connection)
+        #expect(setup.reply.isAnswered)
+        #expect(setup.written.text.contains(#""result":{"ctxui":1"#))
+        #expect(setup.server.pendingCount == 0)
+        #expect(DeadlineTimer.shared.armedCount == armed)
+        #expect(connection.told.withLock { $0.cancelled.isEmpty && $0.timedOut.isEmpty })
+    }
+
+    @Test("a cancel that comes while send runs is answered at once and reaches the provider when send returns its id")
+    func cancelledInsideSend() {
+        let setup = setUp()
+        let armed = DeadlineTimer.shared.armedCount
+        let server = setup.server
+        let idText = setup.reply.idText
+        let connection = HookedConnection { _ in server.cancel(idText: idText) }
+        forward(setup, to: connection)
+        #expect(setup.written.text.contains("-32800"))
+        #expect(connection.told.withLock { $0.cancelled } == [41])
+        #expect(server.pendingCount == 0)
+        // The cancel disarmed the deadline: nothing keeps the request until it would have passed.
+        #expect(DeadlineTimer.shared.armedCount == armed)
+    }
+
+    @Test("a cancel after send returned reaches the provider with its id")
+    func cancelledAfterSend() {
+        let setup = setUp()
+        let connection = HookedConnection { _ in }
+        forward(setup, to: connection)
+        setup.server.cancel(idText: setup.reply.idText)
+        #expect(setup.written.text.contains("-32800"))
+        #expect(connection.told.withLock { $0.cancelled } == [41])
+    }
+
+    @Test("a deadline that passes while send runs is answered, and the provider is told once send returns its id")
+    func timedOutInsideSend() {
+        let setup = setUp()
+        let reply = setup.reply
+        let connection = HookedConnection { _ in
+            // `send` stuck (a worker's full pipe) past the deadline.
+            for _ in 0..<400 where !reply.isAnswered { usleep(5_000) }
+        }
+        forward(setup, to: connection, previewTimeout: .milliseconds(20))
+        #expect(setup.written.text.contains("did not answer item/preview within 20 ms"))
+        #expect(eventually { connection.told.withLock { $0.timedOut } == [41] })
+        #expect(connection.told.withLock { $0.cancelled.isEmpty })
+    }
+}
