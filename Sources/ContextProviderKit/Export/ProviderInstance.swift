@@ -1,5 +1,4 @@
 import CContextProvider
-import Synchronization
 
 /// Where an answer goes: the host's reply callback and its opaque context.
 struct ReplyTarget: @unchecked Sendable {
@@ -395,12 +394,24 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         writing work: @escaping @Sendable () async throws -> Result
     ) {
         let immediate = !method.isEmpty && immediateMethods.contains(method)
-        start(id, target, immediate: immediate) {
-            do {
-                return Wire.result(id: id, writing: try await work())
-            } catch {
-                return Wire.error(id: id, ProviderError.from(error))
-            }
+        guard accept(id, target) else { return }
+        // (One task closure, capturing `work` itself: a preview is the most frequent request, and
+        // each closure wrapped around another is an allocation more.)
+        let task: Task<Void, Never>
+        if immediate, #available(macOS 26.0, iOS 26.0, *) {
+            task = Task.immediate { [self] in finish(id, await Self.response(id, work)) }
+        } else {
+            task = Task { [self] in finish(id, await Self.response(id, work)) }
+        }
+        record(task, for: id)
+    }
+
+    /// The response to request `id`: `work`'s result, or the error it threw.
+    private static func response<Result: WireResult>(_ id: Int, _ work: @Sendable () async throws -> Result) async -> [UInt8] {
+        do {
+            return Wire.result(id: id, writing: try await work())
+        } catch {
+            return Wire.error(id: id, ProviderError.from(error))
         }
     }
 
@@ -410,6 +421,22 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     private func start(
         _ id: Int, _ target: ReplyTarget, immediate: Bool, _ body: @escaping @Sendable () async -> [UInt8]?
     ) {
+        guard accept(id, target) else { return }
+        let run: @Sendable () async -> Void = { [self] in
+            if let response = await body() { finish(id, response) }
+        }
+        let task: Task<Void, Never>
+        if immediate, #available(macOS 26.0, iOS 26.0, *) {
+            task = Task.immediate { await run() }
+        } else {
+            task = Task { await run() }
+        }
+        record(task, for: id)
+    }
+
+    /// Registers request `id` as in flight; false (after answering it, unless the instance is
+    /// closed) when it cannot run.
+    private func accept(_ id: Int, _ target: ReplyTarget) -> Bool {
         let accepted: Bool = lock.withLock {
             if closed { return false }
             // (One lookup: a duplicate is put back.)
@@ -419,28 +446,16 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             }
             return true
         }
-        guard accepted else {
-            if !lock.withLock({ closed }) {
-                target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
-            }
-            return
+        if !accepted, !lock.withLock({ closed }) {
+            target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
         }
-        let run: @Sendable () async -> Void = {
-            if let response = await body() { self.finish(id, response) }
-        }
-        let task: Task<Void, Never>
-        if immediate, #available(macOS 26.0, iOS 26.0, *) {
-            let finished = Finished()
-            task = Task.immediate {
-                await run()
-                finished.set()
-            }
-            // As a rule an immediate method is done (and answered) before `Task.immediate`
-            // returns: then there is no task left to record for cancellation.
-            if finished.isSet { return }
-        } else {
-            task = Task { await run() }
-        }
+        return accepted
+    }
+
+    /// Records request `id`'s task, for cancellation. A request no longer in flight was answered
+    /// (as a rule an immediate method is done before `Task.immediate` returns) or cancelled before
+    /// its task was known: the task is cancelled, which does nothing to a finished one.
+    private func record(_ task: Task<Void, Never>, for id: Int) {
         let cancelledMeanwhile: Bool = lock.withLock {
             guard pending[id] != nil else { return true }
             pending[id]!.task = task
@@ -500,13 +515,6 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             ThreadID.yield()
         }
     }
-}
-
-/// Set once a task has finished (read by the thread that started it with `Task.immediate`).
-private final class Finished: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func set() { flag.store(true, ordering: .releasing) }
-    var isSet: Bool { flag.load(ordering: .acquiring) }
 }
 
 extension ProviderError {
