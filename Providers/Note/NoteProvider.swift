@@ -65,7 +65,7 @@ public struct NoteProvider: ContextProvider {
         return ContextChip(
             icon: Self.metadata.iconName, title: title, subtitle: words, tone: .neutral,
             thumbnail: NoteThumbnail.dataURI(title: title, body: note.body),
-            accessibilityLabel: "Note: \(title), \(words)", fallbackText: "\(title) (\(words))")
+            accessibilityLabel: Self.joined("Note: ", title, ", ", words, ""), fallbackText: Self.joined("", title, " (", words, ")"))
     }
 
     public func detail(_ item: ContextItem) async throws -> ContextDetail {
@@ -103,6 +103,31 @@ public struct NoteProvider: ContextProvider {
     // MARK: Helpers
 
     static func wordsLabel(_ count: Int) -> String { count == 1 ? "1 word" : "\(count) words" }
+
+    /// `prefix + first + infix + second + suffix`, made in one allocation: string interpolation
+    /// appends piece by piece, which cost more than the rest of the chip's text.
+    static func joined(_ prefix: StaticString, _ first: String, _ infix: StaticString, _ second: String, _ suffix: StaticString) -> String {
+        var first = first, second = second
+        return first.withUTF8 { a in
+            second.withUTF8 { b in
+                let capacity = prefix.utf8CodeUnitCount + a.count + infix.utf8CodeUnitCount + b.count + suffix.utf8CodeUnitCount
+                return String(unsafeUninitializedCapacity: capacity) { buffer in
+                    var count = 0
+                    func append(_ piece: UnsafeBufferPointer<UInt8>) {
+                        guard let start = piece.baseAddress, !piece.isEmpty else { return }
+                        (buffer.baseAddress! + count).initialize(from: start, count: piece.count)
+                        count += piece.count
+                    }
+                    append(UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+                    append(a)
+                    append(UnsafeBufferPointer(start: infix.utf8Start, count: infix.utf8CodeUnitCount))
+                    append(b)
+                    append(UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount))
+                    return count
+                }
+            }
+        }
+    }
 
     /// The first non-empty line of the title, else of the body, shortened to 60 characters.
     static func chipTitle(_ note: Note) -> String {

@@ -38,6 +38,11 @@ struct NoteProviderTests {
         #expect(lines(svg) == ["Groceries", "Shopping milk", "eggs and", "bread also", "coffee"])
         #expect(chip["title"] == "Groceries")
         #expect(chip["fallbackText"] == "Groceries (7 words)")
+        #expect(chip["accessibilityLabel"] == "Note: Groceries, 7 words")
+        // Non-ASCII text, and one word, in both texts.
+        let cafe = try await self.chip(title: "Caf\u{E9} \u{2615}\u{FE0F}", body: "R\u{E9}sum\u{E9}")
+        #expect(cafe["fallbackText"] == "Caf\u{E9} \u{2615}\u{FE0F} (1 word)")
+        #expect(cafe["accessibilityLabel"] == "Note: Caf\u{E9} \u{2615}\u{FE0F}, 1 word")
     }
 
     @Test("a long body fills five lines and ends with an ellipsis; a long word is cut")
