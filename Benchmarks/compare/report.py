@@ -229,6 +229,10 @@ def main():
             names = sorted({r.get("tree_busiest_thread", "-") for r in x if r.get("tree_busiest_thread")})
             text += (f"; busiest thread ({', '.join(names)}) {100 * statistics.median(shares):.0f}% of a core over the "
                      f"run (start-up included)")
+        # Time the hypervisor gave these vCPUs to other machines while the runs went on.
+        steals = [float(r["steal_pct"]) for r in x if r.get("steal_pct") not in (None, "", "NA")]
+        if steals:
+            text += f"; CPU steal during these runs {min(steals):.0f}–{max(steals):.0f}% (median {statistics.median(steals):.0f}%)"
         return text
 
     def startup_ms(row_id):

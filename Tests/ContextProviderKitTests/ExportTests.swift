@@ -40,8 +40,18 @@ struct EchoProvider: ContextProvider {
         return ContextChip(icon: Self.metadata.iconName, title: item.displayName)
     }
 
+    /// The display names of the items whose `describe` was cancelled while it slept.
+    static let cancelledDescribes = Names()
+
     func describe(_ item: ContextItem) async throws -> String {
-        if let delay = item.content["sleepMs"]?.intValue { try await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000) }
+        if let delay = item.content["sleepMs"]?.intValue {
+            do {
+                try await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000)
+            } catch {
+                Self.cancelledDescribes.append(item.displayName)
+                throw error
+            }
+        }
         return "Echo \(item.displayName)"
     }
 
@@ -58,6 +68,13 @@ struct QuietProvider: ContextProvider {
 
 extension JSONObject {
     var jsonValue: JSONValue { .object(self) }
+}
+
+final class Names: @unchecked Sendable {
+    private let lock = Lock()
+    private var names: [String] = []
+    func append(_ name: String) { lock.withLock { names.append(name) } }
+    func count(of name: String) -> Int { lock.withLock { names.filter { $0 == name }.count } }
 }
 
 final class Counter: @unchecked Sendable {
@@ -362,6 +379,64 @@ struct ExportTests {
         let replies = try await harness.box.wait(for: 4 * perTask)
         #expect(Set(replies.compactMap { $0["id"]?.intValue }).count == 4 * perTask)
         #expect(replies.allSatisfy { $0["result"]?["title"] == "Hello" })
+    }
+
+    /// Sends `next` from inside the reply callback of the first answer it gets.
+    final class ChainBox: @unchecked Sendable {
+        let table: UnsafePointer<ctxp_provider_v1>
+        let instance: UnsafeMutableRawPointer
+        let next: [UInt8]
+        let replies = ReplyBox()
+        private let lock = Lock()
+        private var sent = false
+
+        init(_ harness: Harness, next: JSONValue) {
+            table = harness.table
+            instance = harness.instance
+            self.next = next.jsonBytes
+        }
+
+        static let callback: ctxp_reply_fn = { context, bytes, length in
+            let box = Unmanaged<ChainBox>.fromOpaque(context!).takeUnretainedValue()
+            ReplyBox.callback(box.replies.context, bytes, length)
+            let first = box.lock.withLock { () -> Bool in
+                defer { box.sent = true }
+                return !box.sent
+            }
+            if first {
+                box.next.withUnsafeBufferPointer {
+                    box.table.pointee.call(box.instance, $0.baseAddress, $0.count, ReplyBox.callback, box.replies.context)
+                }
+            }
+        }
+
+        func send(_ message: JSONValue) {
+            message.jsonBytes.withUnsafeBufferPointer {
+                table.pointee.call(instance, $0.baseAddress, $0.count, Self.callback, Unmanaged.passUnretained(self).toOpaque())
+            }
+        }
+    }
+
+    @Test("an id reused from inside the answer of an immediate request: the new request's task is the one a cancel stops")
+    func idReusedInsideAnswer() async throws {
+        let harness = try Harness(EchoProvider.self)
+        defer { harness.close() }
+        // The immediate preview answers inside `call`; its answer's callback sends a slow describe
+        // with the same id before `call` returns.
+        guard case .object(var slow) = Self.item(content: ["sleepMs": 5_000]) else { return }
+        slow["displayName"] = "reused id"
+        let chain = ChainBox(harness, next: [
+            "jsonrpc": "2.0", "id": 5, "method": "item/describe", "params": ["item": .object(slow)],
+        ])
+        chain.send(["jsonrpc": "2.0", "id": 5, "method": "item/preview", "params": ["item": Self.item]])
+        let first = try await chain.replies.wait(for: 1)
+        #expect(first.first?["result"]?["title"] == "Hello")
+        harness.send(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": 5]])
+        let replies = try await chain.replies.wait(for: 2)
+        #expect(replies.count == 2 && replies[1]["error"]?["code"] == -32800)
+        // The describe's task was cancelled (its sleep ended early), not left running.
+        for _ in 0..<2000 where EchoProvider.cancelledDescribes.count(of: "reused id") == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(EchoProvider.cancelledDescribes.count(of: "reused id") == 1)
     }
 
     @Test func duplicateIdsInFlightAreRejected() async throws {

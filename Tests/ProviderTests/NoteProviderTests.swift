@@ -38,11 +38,22 @@ struct NoteProviderTests {
         #expect(lines(svg) == ["Groceries", "Shopping milk", "eggs and", "bread also", "coffee"])
         #expect(chip["title"] == "Groceries")
         #expect(chip["fallbackText"] == "Groceries (7 words)")
-        #expect(chip["accessibilityLabel"] == "Note: Groceries, 7 words")
-        // Non-ASCII text, and one word, in both texts.
-        let cafe = try await self.chip(title: "Caf\u{E9} \u{2615}\u{FE0F}", body: "R\u{E9}sum\u{E9}")
+    }
+
+    @Test("the chip's fallback text and accessibility label: title and word count, non-ASCII text, a title cut short")
+    func chipTexts() async throws {
+        let groceries = try await chip(title: "Groceries", body: "# Shopping\n\n- milk and eggs")
+        #expect(groceries["fallbackText"] == "Groceries (4 words)")
+        #expect(groceries["accessibilityLabel"] == "Note: Groceries, 4 words")
+        let cafe = try await chip(title: "Caf\u{E9} \u{2615}\u{FE0F}", body: "R\u{E9}sum\u{E9}")
         #expect(cafe["fallbackText"] == "Caf\u{E9} \u{2615}\u{FE0F} (1 word)")
         #expect(cafe["accessibilityLabel"] == "Note: Caf\u{E9} \u{2615}\u{FE0F}, 1 word")
+        // Over 60 characters: 59 and an ellipsis (three bytes of UTF-8), in the title and both texts.
+        let long = try await chip(title: String(repeating: "\u{E9}t\u{E9} ", count: 20), body: "x")
+        let cut = String(String(repeating: "\u{E9}t\u{E9} ", count: 20).prefix(59)).trimmingCharacters(in: .whitespaces) + "\u{2026}"
+        #expect(long["title"]?.stringValue == cut)
+        #expect(long["fallbackText"]?.stringValue == cut + " (1 word)")
+        #expect(long["accessibilityLabel"]?.stringValue == "Note: " + cut + ", 1 word")
     }
 
     @Test("a long body fills five lines and ends with an ellipsis; a long word is cut")

@@ -52,6 +52,9 @@ enum Wire {
 private struct Pending {
     var task: Task<Void, Never>?
     let target: ReplyTarget
+    /// Which registration of the id this is: a host may reuse an id once it is answered, and a
+    /// task must be recorded for the request that started it, not for a later one.
+    let serial: UInt64
 }
 
 /// A method's result as it is written into the response.
@@ -149,6 +152,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     // Guarded by `lock`.
     private let lock = Lock()
     private var pending: [Int: Pending] = [:]
+    private var nextSerial: UInt64 = 0
     private var closed = false
     private var replyingThreads: [ThreadHandle] = []
 
@@ -326,7 +330,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// every message, so it is answered exactly as it would have been.
     private func runPreviewMany(_ id: Int, _ target: ReplyTarget, message: [UInt8]) {
         let provider = self.provider
-        start(id, target, immediate: false) { [self] () async -> [UInt8]? in
+        start(id, target) { [self] () async -> [UInt8]? in
             let items = message.withUnsafeBytes { buffer -> [Result<ContextItem, JSONDecodeError>]? in
                 guard let request = try? ProviderRequest(scanning: buffer), request.jsonrpc == .string("2.0"),
                     request.id?.intValue == id, request.method == .string("item/previewMany"),
@@ -394,7 +398,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         writing work: @escaping @Sendable () async throws -> Result
     ) {
         let immediate = !method.isEmpty && immediateMethods.contains(method)
-        guard accept(id, target) else { return }
+        guard let serial = accept(id, target) else { return }
         // (One task closure, capturing `work` itself: a preview is the most frequent request, and
         // each closure wrapped around another is an allocation more.)
         let task: Task<Void, Never>
@@ -403,7 +407,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         } else {
             task = Task { [self] in finish(id, await Self.response(id, work)) }
         }
-        record(task, for: id)
+        record(task, for: id, serial: serial)
     }
 
     /// The response to request `id`: `work`'s result, or the error it threw.
@@ -415,49 +419,44 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
     }
 
-    /// Registers request `id` and runs `body` in a task (started on this thread when `immediate`);
-    /// answers with the response `body` returns, unless the request was cancelled or the instance
-    /// closed first (nil: `body` saw to the request itself).
-    private func start(
-        _ id: Int, _ target: ReplyTarget, immediate: Bool, _ body: @escaping @Sendable () async -> [UInt8]?
-    ) {
-        guard accept(id, target) else { return }
-        let run: @Sendable () async -> Void = { [self] in
+    /// Registers request `id` and runs `body` in a task; answers with the response `body`
+    /// returns, unless the request was cancelled or the instance closed first (nil: `body` saw to
+    /// the request itself).
+    private func start(_ id: Int, _ target: ReplyTarget, _ body: @escaping @Sendable () async -> [UInt8]?) {
+        guard let serial = accept(id, target) else { return }
+        let task = Task { [self] in
             if let response = await body() { finish(id, response) }
         }
-        let task: Task<Void, Never>
-        if immediate, #available(macOS 26.0, iOS 26.0, *) {
-            task = Task.immediate { await run() }
-        } else {
-            task = Task { await run() }
-        }
-        record(task, for: id)
+        record(task, for: id, serial: serial)
     }
 
-    /// Registers request `id` as in flight; false (after answering it, unless the instance is
-    /// closed) when it cannot run.
-    private func accept(_ id: Int, _ target: ReplyTarget) -> Bool {
-        let accepted: Bool = lock.withLock {
-            if closed { return false }
+    /// Registers request `id` as in flight and returns the registration's serial; nil (after
+    /// answering it, unless the instance is closed) when it cannot run.
+    private func accept(_ id: Int, _ target: ReplyTarget) -> UInt64? {
+        let serial: UInt64? = lock.withLock {
+            if closed { return nil }
+            nextSerial &+= 1
             // (One lookup: a duplicate is put back.)
-            if let duplicate = pending.updateValue(Pending(task: nil, target: target), forKey: id) {
+            if let duplicate = pending.updateValue(Pending(task: nil, target: target, serial: nextSerial), forKey: id) {
                 pending[id] = duplicate
-                return false
+                return nil
             }
-            return true
+            return nextSerial
         }
-        if !accepted, !lock.withLock({ closed }) {
+        if serial == nil, !lock.withLock({ closed }) {
             target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
         }
-        return accepted
+        return serial
     }
 
-    /// Records request `id`'s task, for cancellation. A request no longer in flight was answered
-    /// (as a rule an immediate method is done before `Task.immediate` returns) or cancelled before
-    /// its task was known: the task is cancelled, which does nothing to a finished one.
-    private func record(_ task: Task<Void, Never>, for id: Int) {
+    /// Records the task of request `id`'s registration `serial`, for cancellation. If that
+    /// registration is no longer in flight, it was answered (as a rule an immediate method is done
+    /// before `Task.immediate` returns) or cancelled before its task was known: the task is
+    /// cancelled, which does nothing to a finished one. (The id may be in flight again meanwhile,
+    /// as a new request: its entry is not touched.)
+    private func record(_ task: Task<Void, Never>, for id: Int, serial: UInt64) {
         let cancelledMeanwhile: Bool = lock.withLock {
-            guard pending[id] != nil else { return true }
+            guard pending[id]?.serial == serial else { return true }
             pending[id]!.task = task
             return false
         }
