@@ -158,6 +158,7 @@ final class ChipListing: Sendable {
         let connection = live.connection
         let call = Call()
         let request = connection.send(method: "item/previewMany", params: { [items] params in
+            params.reserveCapacity(params.count + 16 + slots.reduce(0) { $0 + items[$1].itemJSON.count + 1 })
             params.append(contentsOf: #"{"items":["#.utf8)
             for (position, slot) in slots.enumerated() {
                 if position > 0 { params.append(UInt8(ascii: ",")) }

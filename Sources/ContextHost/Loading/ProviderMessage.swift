@@ -37,8 +37,10 @@ package enum ProviderMessage {
 /// slow under contention).
 package final class MessageBuffers: Sendable {
     private let spare = Mutex<[[UInt8]]>([])
-    /// Buffers kept for reuse, and the largest capacity worth keeping.
-    static let keptCount = 64, keptCapacity = 16 << 10
+    /// Buffers kept for reuse, and the largest capacity worth keeping (an `item/previewMany` of
+    /// a composer's items, or its answer, is tens of KB: allocating one of those each time costs
+    /// more than copying it).
+    static let keptCount = 64, keptCapacity = 64 << 10
 
     package init() {}
 
