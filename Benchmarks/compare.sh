@@ -170,7 +170,7 @@ run() { # id rep mode kind(ping|call|idle) extra-rpcload-args...
     read -r -a b < /proc/stat
     local steal
     steal=$(awk -v st=$(( b[8] - a[8] )) -v t=$(( b[1]+b[2]+b[3]+b[4]+b[5]+b[6]+b[7]+b[8] - a[1]-a[2]-a[3]-a[4]-a[5]-a[6]-a[7]-a[8] )) \
-        'BEGIN { printf "%.1f", t > 0 ? 100 * st / t : 0 }')
+        'BEGIN { printf "%.1f", (t > 0 ? 100 * st / t : 0) }')  # (parenthesized: a bare > would redirect)
     [[ -n "$treefile" && -f "$treefile" ]] && tree=$(cat "$treefile")
     echo "peer=$id kind=$kind rep=$rep rc=$rc steal_pct=$steal $tree $line" >> "$SUM"
     echo "  $id rep=$rep $mode $kind rc=$rc: $(echo "$line" | grep -oE '(^| )(rps|p50_us|p99_us|ready_p50_us|errors)=[^ ]*' | tr '\n' ' ')" >&2
