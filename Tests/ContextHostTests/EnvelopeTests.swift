@@ -287,5 +287,14 @@ struct MessageBufferTests {
         var kept = 0
         while buffers.take().capacity > 0 { kept += 1 }
         #expect(kept == MessageBuffers.keptCount)
+        #expect(buffers.keptByteCount == 0)
+
+        // Large buffers: kept up to `keptBytes` in all, however many are given back.
+        for _ in 0..<MessageBuffers.keptCount { buffers.giveBack([UInt8](repeating: 0, count: MessageBuffers.keptCapacity - 64)) }
+        #expect(buffers.keptByteCount <= MessageBuffers.keptBytes)
+        var large = 0
+        while buffers.take().capacity > 0 { large += 1 }
+        #expect(large > 0 && large < MessageBuffers.keptCount)
+        #expect(buffers.keptByteCount == 0)
     }
 }

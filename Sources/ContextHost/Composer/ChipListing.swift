@@ -158,6 +158,7 @@ final class ChipListing: Sendable {
         let connection = live.connection
         let call = Call()
         let request = connection.send(method: "item/previewMany", params: { [items] params in
+            // (16: the 12 bytes around the items and the message's closing brace, with room to spare.)
             params.reserveCapacity(params.count + 16 + slots.reduce(0) { $0 + items[$1].itemJSON.count + 1 })
             params.append(contentsOf: #"{"items":["#.utf8)
             for (position, slot) in slots.enumerated() {

@@ -31,31 +31,48 @@ package enum ProviderMessage {
     }
 }
 
-/// Message buffers handed back and forth between the thread that writes provider requests and
-/// the thread that calls the provider, so a request costs no allocation of its own (and no
-/// memory freed on another thread than the one that allocated it, which glibc's allocator makes
-/// slow under contention).
+/// Message buffers handed back and forth between threads, so a message costs no allocation of its
+/// own (and no memory freed on another thread than the one that allocated it, which glibc's
+/// allocator makes slow under contention): provider requests from the thread that writes them to
+/// the thread that calls the provider, and `ReplyRelay`'s copies of answers from a call thread to
+/// the reader.
 package final class MessageBuffers: Sendable {
-    private let spare = Mutex<[[UInt8]]>([])
-    /// Buffers kept for reuse, and the largest capacity worth keeping (an `item/previewMany` of
-    /// a composer's items, or its answer, is tens of KB: allocating one of those each time costs
-    /// more than copying it).
-    static let keptCount = 64, keptCapacity = 64 << 10
+    private struct Spare {
+        var buffers: [[UInt8]] = []
+        /// The capacity of `buffers`, added up.
+        var bytes = 0
+    }
+
+    private let spare = Mutex(Spare())
+    /// At most this many buffers, of this many bytes in all, are kept; a buffer larger than
+    /// `keptCapacity` never is. (An `item/previewMany` of a composer's items, or its answer, is
+    /// tens of KB: reusing such a buffer saves allocating and growing one each time, while the
+    /// byte cap bounds what one burst of large messages leaves behind.)
+    static let keptCount = 64, keptCapacity = 64 << 10, keptBytes = 1 << 20
 
     package init() {}
 
     /// An empty buffer, reused if one is spare.
     package func take() -> [UInt8] {
-        spare.withLock { $0.popLast() } ?? []
+        spare.withLock { spare in
+            guard let buffer = spare.buffers.popLast() else { return nil }
+            spare.bytes -= buffer.capacity
+            return buffer
+        } ?? []
     }
 
-    /// Gives a buffer back for reuse (dropped if there are enough or it grew too large).
+    /// Gives a buffer back for reuse (dropped if it grew too large or enough are kept).
     package func giveBack(_ buffer: consuming [UInt8]) {
         var buffer = buffer
         guard buffer.capacity <= Self.keptCapacity else { return }
         buffer.removeAll(keepingCapacity: true)
         spare.withLock { spare in
-            if spare.count < Self.keptCount { spare.append(buffer) }
+            guard spare.buffers.count < Self.keptCount, spare.bytes + buffer.capacity <= Self.keptBytes else { return }
+            spare.bytes += buffer.capacity
+            spare.buffers.append(buffer)
         }
     }
+
+    /// The capacity of the buffers kept, added up (for tests).
+    var keptByteCount: Int { spare.withLock { $0.bytes } }
 }
