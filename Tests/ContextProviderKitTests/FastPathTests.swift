@@ -123,6 +123,22 @@ struct FastPathTests {
         }
     }
 
+    @Test("strings with escapes around the length that is measured before decoding, and as keys, decode exactly")
+    func longEscapedStrings() throws {
+        let limit = JSONReader.unmeasuredDecodingLimit
+        var generator = SeededGenerator(state: 0xE5C)
+        for length in [limit - 40, limit - 17, limit - 1, limit, limit + 1, limit + 15, limit + 16, limit + 33] {
+            // Plain text with an escape every so often, and one near each end.
+            var text = (0..<length).map { _ in UInt8.random(in: 0x61...0x7A, using: &generator) }
+            for index in [0, 1, length / 3, length / 2, length - 18, length - 2, length - 1] { text[index] = 0x0A }
+            let string = String(decoding: text, as: UTF8.self)
+            let json = JSONValue.string(string).jsonBytes
+            #expect(try JSONValue(parsing: json) == .string(string), "length \(length)")
+            let object = Array("{".utf8) + json + Array(":1}".utf8)
+            #expect(try JSONValue(parsing: object) == .object([string: 1]), "key of length \(length)")
+        }
+    }
+
     @Test("an unterminated long string is an error, not a read past the end")
     func unterminated() {
         for length in 0..<40 {
