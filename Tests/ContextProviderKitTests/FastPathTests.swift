@@ -65,7 +65,7 @@ struct FastPathTests {
         }
     }
 
-    @Test("skipPlainBlocks stops at the block holding the first special byte, with or without non-ASCII bytes counted")
+    @Test("skipPlainBlocks stops at the block holding the first special byte, or at that byte, with or without non-ASCII bytes counted")
     func plainBlocks() {
         var generator = SeededGenerator(state: 0x5EED)
         for _ in 0..<5_000 {
@@ -82,6 +82,12 @@ struct FastPathTests {
                 while expected + 16 <= length, !bytes[expected..<expected + 16].contains(where: isSpecial) { expected += 16 }
                 let found = bytes.withUnsafeBytes { JSONReader.skipPlainBlocks($0, from: start, stoppingAtNonASCII: stoppingAtNonASCII) }
                 #expect(found == expected, "\(bytes) from \(start), non-ASCII stops: \(stoppingAtNonASCII)")
+                // To the byte: the first special byte of that block, if it is a whole one.
+                if expected + 16 <= length { expected = bytes[expected...].firstIndex(where: isSpecial)! }
+                let exact = bytes.withUnsafeBytes {
+                    JSONReader.skipPlainBlocks($0, from: start, stoppingAtNonASCII: stoppingAtNonASCII, toTheByte: true)
+                }
+                #expect(exact == expected, "\(bytes) from \(start) to the byte, non-ASCII stops: \(stoppingAtNonASCII)")
             }
         }
     }
@@ -139,6 +145,42 @@ struct FastPathTests {
         }
     }
 
+    @Test("strings written with escapes of every kind, non-ASCII text and plain runs of any length decode exactly")
+    func escapedStringsSeeded() throws {
+        var generator = SeededGenerator(state: 0xDEC0DE)
+        let pieces: [String] = ["a", "Z", " ", "~", "é", "中", "😀", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{7F}"]
+        for _ in 0..<3_000 {
+            var string = ""
+            var json: [UInt8] = [UInt8(ascii: "\"")]
+            for _ in 0..<Int.random(in: 0...12, using: &generator) {
+                // A plain run of 0 to 40 bytes (so runs end anywhere in a 16-byte block), then a
+                // character written as it is, as a short escape or as \u escapes.
+                let run = String(repeating: "x", count: Int.random(in: 0...40, using: &generator))
+                string += run
+                json += Array(run.utf8)
+                let piece = pieces.randomElement(using: &generator)!
+                string += piece
+                let scalar = piece.unicodeScalars.first!
+                let short: [Character: String] = ["\"": #"\""#, "\\": #"\\"#, "/": #"\/"#, "\n": #"\n"#, "\t": #"\t"#]
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0 where scalar.value >= 0x20 && scalar != "\"" && scalar != "\\":
+                    json += Array(piece.utf8)
+                case 1 where short[Character(piece)] != nil:
+                    json += Array(short[Character(piece)]!.utf8)
+                default:
+                    for unit in piece.utf16 { json += Array(("\\u" + String(unit, radix: 16).leftPadded(to: 4)).utf8) }
+                }
+            }
+            json.append(UInt8(ascii: "\""))
+            #expect(try JSONValue(parsing: json) == .string(string), "\(String(decoding: json, as: UTF8.self))")
+            // Inside a document, with members after it, and as a key.
+            let array = Array("[".utf8) + json + Array(",\"after\"]".utf8)
+            #expect(try JSONValue(parsing: array) == [.string(string), "after"])
+            let object = Array("{".utf8) + json + Array(":1,\"k\":2}".utf8)
+            #expect(try JSONValue(parsing: object) == .object([string: 1, "k": 2]))
+        }
+    }
+
     @Test("an unterminated long string is an error, not a read past the end")
     func unterminated() {
         for length in 0..<40 {
@@ -172,6 +214,19 @@ struct FastPathTests {
             #expect(appended == Array(("data:," + text).utf8))
             let uri = bytes.withUnsafeBytes { Base64.dataURI(mediaType: "image/png", $0) }
             #expect(uri == "data:image/png;base64," + text)
+            // Into a buffer, in two parts: after a first part whose length is a multiple of 3, the
+            // text of the rest continues the first part's unchanged.
+            #expect(Base64.encodedCount(length) == text.utf8.count)
+            let split = length / 3 * 3 / 2 / 3 * 3
+            var output = [UInt8](repeating: 0, count: Base64.encodedCount(split) + Base64.encodedCount(length - split))
+            output.withUnsafeMutableBufferPointer { output in
+                let middle = Base64.encodedCount(split)
+                bytes.withUnsafeBytes { bytes in
+                    Base64.encode(UnsafeRawBufferPointer(rebasing: bytes[..<split]), into: UnsafeMutableBufferPointer(rebasing: output[..<middle]))
+                    Base64.encode(UnsafeRawBufferPointer(rebasing: bytes[split...]), into: UnsafeMutableBufferPointer(rebasing: output[middle...]))
+                }
+            }
+            #expect(output == Array(text.utf8), "split at \(split) of \(length)")
         }
         #expect(Array("<svg/>".utf8).withUnsafeBytes { Base64.dataURI(mediaType: "image/svg+xml", $0) } == "data:image/svg+xml;base64,PHN2Zy8+")
     }
@@ -214,5 +269,12 @@ struct GregorianDaysTests {
         #expect(GregorianDays.weekday(days: GregorianDays.days(year: 2026, month: 11, day: 21)) == 5)  // Saturday
         #expect(GregorianDays.weekday(days: GregorianDays.days(year: 1969, month: 12, day: 29)) == 0)  // Monday
         #expect(GregorianDays.days(year: 2024, month: 1, day: 32) == GregorianDays.days(year: 2024, month: 2, day: 1))
+    }
+}
+
+extension String {
+    /// The string with zeros before it up to `length` characters.
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
     }
 }

@@ -252,7 +252,8 @@ final class PendingTable: Sendable {
     /// Removes `entry` if it is still the one under its key (a client may reuse an id).
     func remove(_ entry: PendingRequest) {
         entries.withLock { table in
-            if table[entry.key] === entry { table[entry.key] = nil }
+            // (One lookup: the key is hashed once.)
+            if let index = table.index(forKey: entry.key), table.values[index] === entry { table.remove(at: index) }
         }
     }
 

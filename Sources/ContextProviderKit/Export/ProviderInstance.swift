@@ -456,8 +456,9 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// as a new request: its entry is not touched.)
     private func record(_ task: Task<Void, Never>, for id: Int, serial: UInt64) {
         let cancelledMeanwhile: Bool = lock.withLock {
-            guard pending[id]?.serial == serial else { return true }
-            pending[id]!.task = task
+            // (One lookup: a preview's registration is usually answered by now.)
+            guard let index = pending.index(forKey: id), pending.values[index].serial == serial else { return true }
+            pending.values[index].task = task
             return false
         }
         if cancelledMeanwhile { task.cancel() }

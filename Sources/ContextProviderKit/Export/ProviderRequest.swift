@@ -24,8 +24,14 @@ struct ProviderRequest {
     /// otherwise (then `ProviderInstance.items` reads them from the params' bytes).
     var previewItems: PreviewItems?
 
-    /// Methods whose params are `{item}` (plus members the SDK ignores for them).
-    static let itemMethods: Set<String> = ["item/preview", "item/detail", "item/describe"]
+    /// Whether `name` is a method whose params are `{item}` (plus members the SDK ignores for
+    /// them). A `switch`, not a `Set`: comparing a short string costs a fraction of hashing it.
+    static func isItemMethod(_ name: String) -> Bool {
+        switch name {
+        case "item/preview", "item/detail", "item/describe": true
+        default: false
+        }
+    }
 
     /// What is wrong with a message before its members can be read.
     enum Failure: Error {
@@ -60,7 +66,7 @@ struct ProviderRequest {
                     let start = reader.position
                     item = nil
                     previewItems = nil
-                    if case .string(let name)? = method, Self.itemMethods.contains(name) {
+                    if case .string(let name)? = method, Self.isItemMethod(name) {
                         item = try RequestParams.readItem(&reader)
                     } else if case .string("item/previewMany")? = method {
                         previewItems = try RequestParams.readPreviewItems(&reader)
@@ -80,7 +86,7 @@ struct ProviderRequest {
         self.id = id
         self.method = method
         // An item read for another method (a later `method` member replaced the first) is not used.
-        if case .string(let name)? = method, !Self.itemMethods.contains(name) { item = nil }
+        if case .string(let name)? = method, !Self.isItemMethod(name) { item = nil }
         if method != .string("item/previewMany") { previewItems = nil }
         self.params = RequestParams(message: message, range: params, item: item)
         self.previewItems = previewItems

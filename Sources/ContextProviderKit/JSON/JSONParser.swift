@@ -248,7 +248,7 @@ package struct JSONReader {
             probe.position = start - 1
             probe.checksSurrogates = true  // (so errors come in the order decoding finds them)
             try probe.skipString()
-            capacity = probe.position - 1 - start
+            capacity = probe.position - 1 - start + 16
         }
         return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { output throws(JSONParseError) in
             let count = try decodeEscapedString(from: start, into: output)
@@ -272,7 +272,8 @@ package struct JSONReader {
 
     /// Decodes the string whose text starts at `start` (after the opening quote) into `output`,
     /// checking it, and leaves `position` after the closing quote. Returns the decoded length,
-    /// which is at most the escaped one: `output` must hold that many bytes.
+    /// which is at most the escaped one: `output` must hold that many bytes (and 16 more lets the
+    /// whole string be copied in blocks).
     private mutating func decodeEscapedString(
         from start: Int, into output: UnsafeMutableBufferPointer<UInt8>
     ) throws(JSONParseError) -> Int {
@@ -289,9 +290,35 @@ package struct JSONReader {
         }
         position = start
         while true {
-            let run = position
-            position = skipPlainBytes(from: position)
-            append(run: run..<position)
+            // ASCII 16 bytes at a time, each block stored whole before it is tested: a note's
+            // body is short runs between `\n` escapes, and finding each run's end and then
+            // copying it cost more than the rest of reading the body. The bytes stored past the
+            // block's first special byte are overwritten by what follows it.
+            if let base = bytes.baseAddress, let target = output.baseAddress {
+                let quote = SIMD16<UInt8>(repeating: 0x22), backslash = SIMD16<UInt8>(repeating: 0x5C)
+                let space = SIMD16<UInt8>(repeating: 0x20), high = SIMD16<UInt8>(repeating: 0x80)
+                while position &+ 16 <= bytes.count, count &+ 16 <= output.count {
+                    let block = (base + position).loadUnaligned(as: SIMD16<UInt8>.self)
+                    UnsafeMutableRawPointer(target + count).storeBytes(of: block, as: SIMD16<UInt8>.self)
+                    let special = (block .== quote) .| (block .== backslash) .| (block .< space) .| (block .>= high)
+                    let lanes = unsafeBitCast(special, to: SIMD2<UInt64>.self)
+                    if lanes[0] | lanes[1] == 0 {
+                        position &+= 16
+                        count &+= 16
+                        continue
+                    }
+                    let skipped = Self.firstSetLane(lanes)
+                    position &+= skipped
+                    count &+= skipped
+                    break
+                }
+            }
+            // The rest byte by byte (non-ASCII, checked as UTF-8, and the last bytes of the input).
+            if position < bytes.count, bytes[position] >= 0x80 || bytes.count &- position < 16 || output.count &- count < 16 {
+                let run = position
+                position = skipPlainBytes(from: position)
+                append(run: run..<position)
+            }
             guard position < bytes.count else { throw error("Unterminated string") }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
@@ -352,7 +379,15 @@ package struct JSONReader {
         // CJK) stops at each one, and would pay a failed block test per character.
         var inASCIIRun = true
         while true {
-            if inASCIIRun { index = Self.skipPlainBlocks(bytes, from: index, stoppingAtNonASCII: true) }
+            if inASCIIRun {
+                index = Self.skipPlainBlocks(bytes, from: index, stoppingAtNonASCII: true, toTheByte: true)
+                // A quote, a backslash or a control byte ends the run here; a block's non-ASCII
+                // byte, or the last bytes of the input, are looked at below.
+                if index < bytes.count {
+                    let byte = bytes[index]
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return index }
+                }
+            }
             let wordsStart = index
             while index + 8 <= bytes.count {
                 let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
@@ -508,7 +543,7 @@ package struct JSONReader {
                 var probe = self
                 probe.checksSurrogates = true  // (so errors come in the order decoding finds them)
                 try probe.skipString()
-                let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, probe.position - 1 - start))
+                let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: probe.position - 1 - start + 16)
                 defer { buffer.deallocate() }
                 let count = try decodeEscapedString(from: start, into: buffer)
                 try readMember(JSONKey(utf8: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count]))), member)
@@ -670,12 +705,15 @@ package struct JSONReader {
 
     /// The offset of the first block of 16 bytes, at or after `index`, that holds a `"`, a `\\`, a
     /// byte below 0x20 or (when `stoppingAtNonASCII`) one of 0x80 or above; or of the first offset
-    /// with fewer than 16 bytes left. Callers look into that block with `specialByteFlags`.
+    /// with fewer than 16 bytes left. Callers look into that block with `specialByteFlags`; with
+    /// `toTheByte`, the offset is that of the block's first such byte instead.
     ///
     /// Strings are most of JSON text, and most of their bytes are plain: 16 at a time in vector
     /// registers (SSE2, NEON) take about half the instructions of 8 at a time in a word.
     @inline(__always)
-    static func skipPlainBlocks(_ bytes: UnsafeRawBufferPointer, from index: Int, stoppingAtNonASCII: Bool) -> Int {
+    static func skipPlainBlocks(
+        _ bytes: UnsafeRawBufferPointer, from index: Int, stoppingAtNonASCII: Bool, toTheByte: Bool = false
+    ) -> Int {
         guard let base = bytes.baseAddress else { return index }
         let quote = SIMD16<UInt8>(repeating: 0x22), backslash = SIMD16<UInt8>(repeating: 0x5C)
         let space = SIMD16<UInt8>(repeating: 0x20), high = SIMD16<UInt8>(repeating: 0x80)
@@ -687,10 +725,20 @@ package struct JSONReader {
             // Any lane set: one 128-bit OR, not a reduction across the lanes (which SSE2 does
             // slowly). A mask of 16 one-byte lanes is 16 bytes, each 0 or all ones.
             let lanes = unsafeBitCast(special, to: SIMD2<UInt64>.self)
-            if lanes[0] | lanes[1] != 0 { break }
+            if lanes[0] | lanes[1] != 0 {
+                if toTheByte { index &+= Self.firstSetLane(lanes) }
+                break
+            }
             index &+= 16
         }
         return index
+    }
+
+    /// The index of the first set lane of a mask of 16 one-byte lanes (each 0 or all ones), seen
+    /// as two little-endian words; at least one lane is set.
+    @inline(__always)
+    static func firstSetLane(_ lanes: SIMD2<UInt64>) -> Int {
+        lanes[0] != 0 ? lanes[0].trailingZeroBitCount &>> 3 : 8 &+ lanes[1].trailingZeroBitCount &>> 3
     }
 
     /// Whether any of the eight bytes is `"`, `\\` or below 0x20 (SWAR: a byte is zero in

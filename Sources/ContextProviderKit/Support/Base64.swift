@@ -24,7 +24,7 @@ public enum Base64 {
     /// an intermediate string).
     public static func append(_ bytes: [UInt8], to output: inout [UInt8]) {
         let start = output.count
-        let count = (bytes.count + 2) / 3 * 4
+        let count = encodedCount(bytes.count)
         output.append(contentsOf: repeatElement(0, count: count))
         output.withUnsafeMutableBufferPointer { buffer in
             bytes.withUnsafeBytes { input in
@@ -40,7 +40,7 @@ public enum Base64 {
         var mediaType = mediaType
         return mediaType.withUTF8 { type in
             let start = prefix.utf8CodeUnitCount + type.count + suffix.utf8CodeUnitCount
-            let count = start + (bytes.count + 2) / 3 * 4
+            let count = start + encodedCount(bytes.count)
             return String(unsafeUninitializedCapacity: count) { output in
                 var index = 0
                 func put(_ part: UnsafeBufferPointer<UInt8>) {
@@ -69,8 +69,15 @@ public enum Base64 {
         return UnsafePointer(table)
     }()
 
-    /// Writes the Base64 text of `bytes` into `output`, which has room for exactly that.
-    private static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) {
+    /// The length of the Base64 text of `count` bytes (with padding).
+    public static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
+
+    /// Writes the Base64 text of `bytes` into `output`, which must hold exactly
+    /// `encodedCount(bytes.count)` bytes: for text built around it in one allocation, such as a
+    /// `data:` URI whose first bytes are always the same and so are encoded once (when their
+    /// length is a multiple of 3, the text of the rest follows theirs unchanged).
+    public static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(output.count == encodedCount(bytes.count), "Base64.encode(_:into:): the output must hold exactly encodedCount(bytes.count) bytes")
         do {
             let alphabet = UnsafeBufferPointer(start: Self.alphabet.utf8Start, count: 64)
             let pairs = Self.pairs
@@ -108,7 +115,7 @@ public enum Base64 {
 
     /// Encodes bytes as Base64 text.
     public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
-        let count = (bytes.count + 2) / 3 * 4
+        let count = encodedCount(bytes.count)
         guard count > 0 else { return "" }
         return String(unsafeUninitializedCapacity: count) { output in
             encode(bytes, into: UnsafeMutableBufferPointer(rebasing: output[0..<count]))
