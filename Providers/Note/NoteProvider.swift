@@ -221,22 +221,28 @@ enum NoteThumbnail {
                 svg.append(closeLine)
                 lineCount += 1
             }
+            // (Through a plain pointer, with wrapping arithmetic: this loop runs for every byte
+            // of the words shown, and checks of an optional base address and of overflow were
+            // half its instructions.)
+            guard let bytes = body.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            let end = body.count
             var index = 0
-            while index < body.count {
+            while index < end {
                 // One word: skip white space, then read up to the next.
-                while index < body.count, isSpace(body[index]) { index += 1 }
+                while index < end, isSpace(bytes[index]) { index &+= 1 }
                 word.removeAll()
                 var characters = 0
-                while index < body.count, !isSpace(body[index]) {
-                    let byte = body[index]
-                    index += 1
+                while index < end {
+                    let byte = bytes[index]
+                    if isSpace(byte) { break }
+                    index &+= 1
                     if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "`") { continue }
                     if word.isEmpty, characters == 0,
                         byte == UInt8(ascii: "#") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "-")
                     {
                         continue
                     }
-                    if byte & 0xC0 != 0x80 { characters += 1 }
+                    if byte & 0xC0 != 0x80 { characters &+= 1 }
                     // Bytes past the first `lineLength` characters are counted, not kept.
                     if characters <= lineLength { word.append(byte) }
                 }
@@ -315,11 +321,13 @@ enum NoteThumbnail {
 
         mutating func append(_ byte: UInt8) {
             storage[count] = byte
-            count += 1
+            count &+= 1
         }
 
         mutating func append(_ bytes: UnsafeRawBufferPointer) {
-            for byte in bytes { append(byte) }
+            guard let start = bytes.baseAddress, let target = storage.baseAddress else { return }
+            (target + count).initialize(from: start.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+            count &+= bytes.count
         }
 
         mutating func append(_ other: ByteRun) { append(other.bytes) }
@@ -357,6 +365,15 @@ enum NoteThumbnail {
         /// Text as XML character data: markup characters escaped, control characters (not
         /// allowed in XML text) dropped.
         mutating func appendEscaped(_ clip: Clip) {
+            // Most text has nothing to escape or drop: copied whole.
+            if !clip.kept.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") }) {
+                if let start = clip.kept.baseAddress, let target = buffer.baseAddress {
+                    (target + count).initialize(from: start.assumingMemoryBound(to: UInt8.self), count: clip.kept.count)
+                    count &+= clip.kept.count
+                }
+                if clip.isCut { append(NoteThumbnail.ellipsis) }
+                return
+            }
             for byte in clip.kept {
                 switch byte {
                 case UInt8(ascii: "&"): append("&amp;")

@@ -178,6 +178,16 @@ struct FastPathTests {
             #expect(try JSONValue(parsing: array) == [.string(string), "after"])
             let object = Array("{".utf8) + json + Array(":1,\"k\":2}".utf8)
             #expect(try JSONValue(parsing: object) == .object([string: 1, "k": 2]))
+            // Bytes that are not UTF-8 (a lone byte of 0xFF, a lead byte without its
+            // continuation, a surrogate, a sequence cut short) anywhere are refused.
+            let bad: [[UInt8]] = [[0xFF], [0xC3, 0x41], [0xED, 0xA0, 0x80], [0xE2, 0x82, 0x41], [0xF4, 0x90, 0x80, 0x80]]
+            var broken = Array(json.dropLast())
+            broken.insert(contentsOf: bad.randomElement(using: &generator)!, at: Int.random(in: 1...broken.count, using: &generator))
+            broken += Array(String(repeating: "y", count: Int.random(in: 0...20, using: &generator)).utf8) + [UInt8(ascii: "\"")]
+            if broken.count > 1, broken[broken.count - 2] != UInt8(ascii: "\\") {
+                #expect(throws: JSONParseError.self, "\(broken)") { try JSONValue(parsing: broken) }
+                #expect(throws: JSONParseError.self, "\(broken)") { try JSONValue(parsing: Array("[".utf8) + broken + Array(",1]".utf8)) }
+            }
         }
     }
 

@@ -310,6 +310,17 @@ package struct JSONReader {
                     let skipped = Self.firstSetLane(lanes)
                     position &+= skipped
                     count &+= skipped
+                    // A well-formed non-ASCII character is copied and the blocks go on (text
+                    // with a word of another language now and then need not leave this loop).
+                    if bytes[position] >= 0x80 {
+                        let length = Self.utf8SequenceLength(bytes, at: position)
+                        if length != 0 {
+                            for offset in 0..<length { target[count &+ offset] = bytes[position &+ offset] }
+                            position &+= length
+                            count &+= length
+                            continue
+                        }
+                    }
                     break
                 }
             }
@@ -380,12 +391,20 @@ package struct JSONReader {
         var inASCIIRun = true
         while true {
             if inASCIIRun {
+                let blocksStart = index
                 index = Self.skipPlainBlocks(bytes, from: index, stoppingAtNonASCII: true, toTheByte: true)
-                // A quote, a backslash or a control byte ends the run here; a block's non-ASCII
-                // byte, or the last bytes of the input, are looked at below.
+                // A quote, a backslash or a control byte ends the run here. A well-formed
+                // non-ASCII character after at least eight plain bytes is taken here and the
+                // blocks go on; otherwise it, like the last bytes of the input, is looked at below.
                 if index < bytes.count {
                     let byte = bytes[index]
                     if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return index }
+                    if byte >= 0x80, index &- blocksStart >= 8, index &+ 16 <= bytes.count {
+                        let length = Self.utf8SequenceLength(bytes, at: index)
+                        if length == 0 { return index }
+                        index &+= length
+                        continue
+                    }
                 }
             }
             let wordsStart = index
