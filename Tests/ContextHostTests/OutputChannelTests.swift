@@ -1,0 +1,142 @@
+@testable import ContextHost
+import Dispatch
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `OutputChannel`: messages leave whole and in order, batches are written at once, and a write
+/// in progress (a client slow to read) does not hold up the threads that make replies.
+@Suite("Output channel")
+struct OutputChannelTests {
+    /// What the channel wrote, one entry per write call; a write can be held until released.
+    private final class Sink: Sendable {
+        let writes = Mutex<[[UInt8]]>([])
+        /// While set, each write waits until `release` (the first write's start is signalled).
+        let holding = Atomic<Bool>(false)
+        let started = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        let fails = Atomic<Bool>(false)
+
+        func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            if holding.load(ordering: .acquiring) {
+                started.signal()
+                released.wait()
+            }
+            writes.withLock { $0.append(Array(bytes)) }
+            return !fails.load(ordering: .acquiring)
+        }
+
+        /// Everything written, split into lines.
+        var lines: [String] {
+            let bytes = writes.withLock { $0.flatMap { $0 } }
+            return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        var writeCount: Int { writes.withLock { $0.count } }
+    }
+
+    private static func send(_ output: OutputChannel, _ text: String) {
+        Array(text.utf8).withUnsafeBytes { output.send($0) }
+    }
+
+    @Test("outside a batch each message is written at once; inside one, all of them with one write at its end")
+    func batching() {
+        let sink = Sink()
+        let output = OutputChannel { sink.write($0) }
+        Self.send(output, "a")
+        #expect(sink.lines == ["a"])
+        output.batch {
+            Self.send(output, "b")
+            Self.send(output, "c")
+            #expect(sink.writeCount == 1)
+        }
+        #expect(sink.writeCount == 2)
+        #expect(sink.lines == ["a", "b", "c"])
+    }
+
+    @Test("while one thread is stuck writing, another still sends (buffered), and everything leaves in order")
+    func writeOutsideTheLock() {
+        let sink = Sink()
+        let output = OutputChannel { sink.write($0) }
+        sink.holding.store(true, ordering: .releasing)
+        DispatchQueue.global().async { Self.send(output, "first") }
+        #expect(sink.started.wait(timeout: .now() + 10) == .success)
+        // The first write is in progress. With the write made under the channel's lock, this
+        // send (and any batch) would wait for it.
+        let sent = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            Self.send(output, "second")
+            output.batch { Self.send(output, "third") }
+            sent.signal()
+        }
+        #expect(sent.wait(timeout: .now() + 10) == .success, "a send waited for another thread's write")
+        #expect(sink.writeCount == 0)
+        sink.holding.store(false, ordering: .releasing)
+        sink.released.signal()
+        output.flush()  // returns once the writing thread has written what was buffered behind it
+        #expect(sink.lines == ["first", "second", "third"])
+        #expect(sink.writeCount == 2)  // the first message, then the two buffered meanwhile at once
+    }
+
+    @Test("messages from many threads, in and out of batches, arrive whole, each thread's in its order")
+    func manyThreads() {
+        let sink = Sink()
+        let output = OutputChannel { sink.write($0) }
+        let threads = 4, messages = 500
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<messages {
+                let text = "\(thread)-\(index)-" + String(repeating: "x", count: index % 97)
+                if index % 3 == 0 {
+                    output.batch { Self.send(output, text) }
+                } else {
+                    Self.send(output, text)
+                }
+            }
+        }
+        output.flush()
+        let lines = sink.lines
+        #expect(lines.count == threads * messages)
+        for thread in 0..<threads {
+            let mine = lines.filter { $0.hasPrefix("\(thread)-") }
+            let expected = (0..<messages).map { "\(thread)-\($0)-" + String(repeating: "x", count: $0 % 97) }
+            #expect(mine == expected, "thread \(thread)")
+        }
+    }
+
+    @Test("a failed write closes the channel: what follows is dropped, and flush returns")
+    func failedWrite() {
+        let sink = Sink()
+        let output = OutputChannel { sink.write($0) }
+        sink.fails.store(true, ordering: .releasing)
+        Self.send(output, "lost peer")
+        Self.send(output, "dropped")
+        output.batch { Self.send(output, "dropped too") }
+        output.flush()
+        #expect(sink.lines == ["lost peer"])
+    }
+
+    @Test("with a write stuck, senders stop once a megabyte waits behind it, and go on when it is written")
+    func backpressure() {
+        let sink = Sink()
+        let output = OutputChannel { sink.write($0) }
+        sink.holding.store(true, ordering: .releasing)
+        DispatchQueue.global().async { Self.send(output, "first") }
+        #expect(sink.started.wait(timeout: .now() + 10) == .success)
+        let chunk = String(repeating: "y", count: 64 << 10)
+        let sentAll = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            for _ in 0..<32 { Self.send(output, chunk) }  // 2 MiB
+            sentAll.signal()
+        }
+        #expect(sentAll.wait(timeout: .now() + 0.5) == .timedOut, "2 MiB were buffered behind a stuck write")
+        sink.holding.store(false, ordering: .releasing)
+        sink.released.signal()
+        #expect(sentAll.wait(timeout: .now() + 10) == .success)
+        output.flush()
+        #expect(sink.lines.count == 33)
+    }
+}
