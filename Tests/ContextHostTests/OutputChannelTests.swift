@@ -46,7 +46,8 @@ struct OutputChannelTests {
     @Test("outside a batch each message is written at once; inside one, all of them with one write at its end")
     func batching() {
         let sink = Sink()
-        let output = OutputChannel { sink.write($0) }
+        // (No late flush during the test, however long the thread is paused inside the batch.)
+        let output = OutputChannel(lateFlushMilliseconds: 600_000) { sink.write($0) }
         Self.send(output, "a")
         #expect(sink.lines == ["a"])
         output.batch {
@@ -105,6 +106,38 @@ struct OutputChannelTests {
             let expected = (0..<messages).map { "\(thread)-\($0)-" + String(repeating: "x", count: $0 % 97) }
             #expect(mine == expected, "thread \(thread)")
         }
+    }
+
+    @Test("flush returns once what was buffered when it was called is written, while other threads keep sending")
+    func flushDoesNotChase() {
+        let sink = Sink()
+        let output = OutputChannel { sink.write($0) }
+        let stop = Atomic<Bool>(false)
+        let senders = DispatchGroup()
+        for sender in 0..<2 {
+            DispatchQueue.global().async(group: senders) {
+                var count = 0
+                while !stop.load(ordering: .acquiring) {
+                    if count % 4 == 0 {
+                        output.batch { Self.send(output, "more \(sender)") }
+                    } else {
+                        Self.send(output, "more \(sender)")
+                    }
+                    count += 1
+                }
+            }
+        }
+        let flushed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            Self.send(output, "mine")
+            output.flush()
+            flushed.signal()
+        }
+        #expect(flushed.wait(timeout: .now() + 20) == .success, "flush kept waiting on output sent after it")
+        stop.store(true, ordering: .releasing)
+        senders.wait()
+        output.flush()
+        #expect(sink.lines.contains("mine"))
     }
 
     @Test("a failed write closes the channel: what follows is dropped, and flush returns")

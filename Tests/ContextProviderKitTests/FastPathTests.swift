@@ -178,9 +178,13 @@ struct FastPathTests {
             #expect(try JSONValue(parsing: array) == [.string(string), "after"])
             let object = Array("{".utf8) + json + Array(":1,\"k\":2}".utf8)
             #expect(try JSONValue(parsing: object) == .object([string: 1, "k": 2]))
-            // Bytes that are not UTF-8 (a lone byte of 0xFF, a lead byte without its
-            // continuation, a surrogate, a sequence cut short) anywhere are refused.
-            let bad: [[UInt8]] = [[0xFF], [0xC3, 0x41], [0xED, 0xA0, 0x80], [0xE2, 0x82, 0x41], [0xF4, 0x90, 0x80, 0x80]]
+            // Bytes that are not UTF-8 (0xFF, a lone continuation byte, an overlong form, a lead
+            // byte without its continuation, a surrogate, past U+10FFFF, a sequence cut short,
+            // also at the string's end) anywhere are refused.
+            let bad: [[UInt8]] = [
+                [0xFF], [0x80], [0xBF], [0xC0, 0x80], [0xC1, 0xBF], [0xC3, 0x41], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80],
+                [0xE2, 0x82, 0x41], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F, 0x98],
+            ]
             var broken = Array(json.dropLast())
             broken.insert(contentsOf: bad.randomElement(using: &generator)!, at: Int.random(in: 1...broken.count, using: &generator))
             broken += Array(String(repeating: "y", count: Int.random(in: 0...20, using: &generator)).utf8) + [UInt8(ascii: "\"")]

@@ -19,8 +19,10 @@ import Darwin
 /// The system call is made outside the lock: the thread that writes takes the buffered bytes
 /// and leaves an empty buffer behind, so the reader and the call threads go on buffering replies
 /// (rather than waiting for the lock, or spinning for it, while a pipe the client is slow to
-/// empty takes the bytes). One thread writes at a time, which keeps the messages in order; what
-/// is buffered while it writes, it writes next if a flush was asked for meanwhile.
+/// empty takes the bytes). One thread writes at a time, which keeps the messages in order. Bytes
+/// someone asked to have written while it wrote (a send outside any batch, a batch's end, a late
+/// flush, `flush`), it writes next, for a few rounds; then a worker thread takes over, so a
+/// reader never stays away from its input writing everyone's replies.
 package final class OutputChannel: Sendable {
     private struct State {
         var framing: Framing = .newlineDelimited
@@ -33,18 +35,31 @@ package final class OutputChannel: Sendable {
         var lateFlushArmed = false
         /// Whether a thread is writing (outside the lock) bytes it took from `buffer`.
         var writing = false
-        /// Whether a flush was asked for while a thread was writing: it writes what is buffered
-        /// next, batch or not.
-        var flushWanted = false
+        /// Bytes ever appended to `buffer`, and ever written (or dropped when the channel closed).
+        var appended = 0
+        var written = 0
+        /// Everything appended up to here is to be written, batch or not.
+        var wanted = 0
         var closed = false
+
+        /// Asks for everything buffered so far to be written.
+        mutating func wantAll() { wanted = appended }
+
+        /// Whether bytes someone asked to have written are still in `buffer`.
+        var owesWrite: Bool { !closed && wanted > written && !buffer.isEmpty }
     }
 
     private let state = Mutex(State())
     private let write: @Sendable (UnsafeRawBufferPointer) -> Bool
+    private let lateFlushMilliseconds: Int
 
-    /// - Parameter write: writes all the bytes or returns false (the peer is gone).
-    package init(write: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
+    /// - Parameters:
+    ///   - write: writes all the bytes or returns false (the peer is gone).
+    ///   - lateFlushMilliseconds: the longest a reply waits in an open batch's buffer (plus the
+    ///     timer's resolution).
+    package init(lateFlushMilliseconds: Int = 2, write: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
         self.write = write
+        self.lateFlushMilliseconds = lateFlushMilliseconds
     }
 
     /// An output channel that writes to a file descriptor.
@@ -67,6 +82,7 @@ package final class OutputChannel: Sendable {
     package func send(length: Int, _ write: (inout [UInt8]) -> Void) {
         let (taken, full) = state.withLock { state -> ([UInt8]?, Bool) in
             guard !state.closed else { return (nil, false) }
+            let before = state.buffer.count
             switch state.framing {
             case .newlineDelimited:
                 write(&state.buffer)
@@ -75,15 +91,16 @@ package final class OutputChannel: Sendable {
                 state.buffer.append(contentsOf: "Content-Length: \(length)\r\n\r\n".utf8)
                 write(&state.buffer)
             }
-            if state.batching == 0, let taken = takeForWriting(&state) {
-                return (taken, false)
-            }
-            if state.batching > 0, !state.lateFlushArmed {
+            state.appended += state.buffer.count - before
+            if state.batching == 0 {
+                state.wantAll()
+                if let taken = takeForWriting(&state) { return (taken, false) }
+            } else if !state.lateFlushArmed {
                 // A batch may stay open for long (a provider stuck inside a call thread's batch):
                 // buffered replies go out within a few milliseconds regardless.
                 state.lateFlushArmed = true
                 // (The write happens off the timer's thread: a full pipe must not hold up timeouts.)
-                DeadlineTimer.shared.schedule(afterMilliseconds: Self.lateFlushMilliseconds) { [weak self] in
+                DeadlineTimer.shared.schedule(afterMilliseconds: lateFlushMilliseconds) { [weak self] in
                     guard let self else { return }
                     DispatchQueue.global().async { self.lateFlush() }
                 }
@@ -93,7 +110,7 @@ package final class OutputChannel: Sendable {
         if let taken {
             writeOut(taken)
         } else if full {
-            waitForRoom()
+            waitUntil { !$0.writing || $0.closed || $0.buffer.count <= Self.maximumBuffered }
         }
     }
 
@@ -102,19 +119,20 @@ package final class OutputChannel: Sendable {
     /// under the lock), rather than making it buffer without end.
     static let maximumBuffered = 1 << 20
 
-    /// Waits while a thread is writing and more than `maximumBuffered` bytes wait behind it.
-    private func waitForRoom() {
-        while state.withLock({ $0.writing && !$0.closed && $0.buffer.count > Self.maximumBuffered }) {
-            usleep(200)
+    /// Waits until `condition` holds, looking again after 50 µs, then less and less often (up to
+    /// every 5 ms): a client that does not read can keep a writer blocked for long.
+    private func waitUntil(_ condition: (State) -> Bool) {
+        var pause: UInt32 = 50
+        while !state.withLock({ condition($0) }) {
+            usleep(pause)
+            pause = min(pause * 2, 5_000)
         }
     }
-
-    /// The longest a reply waits in a batch's buffer (plus the timer's resolution).
-    static let lateFlushMilliseconds = 2
 
     private func lateFlush() {
         let taken = state.withLock { state -> [UInt8]? in
             state.lateFlushArmed = false
+            state.wantAll()
             return takeForWriting(&state)
         }
         if let taken { writeOut(taken) }
@@ -131,72 +149,72 @@ package final class OutputChannel: Sendable {
         defer {
             let taken = state.withLock { state -> [UInt8]? in
                 state.batching -= 1
-                return state.batching == 0 ? takeForWriting(&state) : nil
+                guard state.batching == 0 else { return nil }
+                state.wantAll()
+                return takeForWriting(&state)
             }
             if let taken { writeOut(taken) }
         }
         return try body()
     }
 
-    /// Writes everything buffered so far, and returns once it is written (or the peer is gone):
-    /// if another thread is writing, after it has written that too.
+    /// Writes everything buffered so far, and returns once that is written (or the peer is gone):
+    /// if another thread is writing, once it has written that too.
     package func flush() {
-        while true {
-            let (taken, waiting) = state.withLock { state -> ([UInt8]?, Bool) in
-                if state.writing {
-                    state.flushWanted = true
-                    return (nil, true)
-                }
-                return (takeForWriting(&state), false)
-            }
-            if let taken {
-                writeOut(taken)
-                return
-            }
-            guard waiting else { return }
-            usleep(100)
+        let (taken, target) = state.withLock { state -> ([UInt8]?, Int) in
+            state.wantAll()
+            return (takeForWriting(&state), state.appended)
         }
+        if let taken { writeOut(taken) }
+        waitUntil { $0.written >= target || $0.closed }
     }
 
-    /// The buffered bytes, for this thread to write (`writeOut`), unless there are none, the
-    /// channel is closed, or another thread is writing (then it writes them next, if asked to:
-    /// `flushWanted`).
+    /// The buffered bytes, for this thread to write (`writeOut`), if bytes someone asked to have
+    /// written are among them and no other thread is writing (which then writes them next).
     private func takeForWriting(_ state: inout State) -> [UInt8]? {
-        if state.writing {
-            state.flushWanted = true
-            return nil
-        }
-        guard !state.closed, !state.buffer.isEmpty else { return nil }
+        guard !state.writing, state.owesWrite else { return nil }
         state.writing = true
-        state.flushWanted = false
         var taken: [UInt8] = []
         swap(&taken, &state.spare)
         swap(&taken, &state.buffer)
         return taken
     }
 
-    /// Writes `taken` outside the lock, then what was buffered meanwhile if a flush was asked for
-    /// (or nobody is batching), until nothing is left; gives the buffer back for reuse.
+    /// How many times a thread writes in a row before a worker thread takes over.
+    static let writesInARow = 4
+
+    /// Writes `chunk` outside the lock, then what was asked for meanwhile, up to `writesInARow`
+    /// writes; hands what is left to a worker thread; gives the buffer back for reuse.
     private func writeOut(_ chunk: consuming [UInt8]) {
+        var rounds = 1
         while true {
             let ok = chunk.withUnsafeBytes { write($0) }
-            let more = state.withLock { state -> Bool in
-                chunk.removeAll(keepingCapacity: chunk.capacity <= 1 << 20)
+            let count = chunk.count
+            // (A large buffer is freed here, not under the lock.)
+            chunk.removeAll(keepingCapacity: chunk.capacity <= 1 << 20)
+            enum Next { case done, again, handOff }
+            let next = state.withLock { state -> Next in
+                state.written += count
                 if !ok {
                     state.closed = true
+                    state.written = state.appended
                     state.buffer.removeAll()
                 }
-                guard !state.closed, !state.buffer.isEmpty, state.flushWanted || state.batching == 0 else {
+                guard state.owesWrite, rounds < Self.writesInARow else {
                     state.writing = false
-                    state.flushWanted = false
                     swap(&chunk, &state.spare)
-                    return false
+                    return state.owesWrite ? .handOff : .done
                 }
-                state.flushWanted = false
                 swap(&chunk, &state.buffer)
-                return true
+                return .again
             }
-            if !more { return }
+            switch next {
+            case .done: return
+            case .again: rounds += 1
+            case .handOff:
+                DispatchQueue.global().async { self.lateFlush() }
+                return
+            }
         }
     }
 }
