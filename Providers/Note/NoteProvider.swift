@@ -58,7 +58,9 @@ public struct NoteProvider: ContextProvider {
 
     // MARK: Views
 
-    public func preview(_ item: ContextItem) async throws -> ContextChip {
+    /// Made on the host's thread, with no task (`preview(_:)` calls it too): a chip is made for
+    /// every item of every `composer/list`.
+    public func immediatePreview(_ item: ContextItem) throws -> ContextChip? {
         let note = try Note(item)
         let words = Self.wordsLabel(note.wordCount)
         let title = Self.chipTitle(note)

@@ -1,4 +1,5 @@
 import CContextProvider
+import Dispatch
 import Testing
 
 @testable import ContextProviderKit
@@ -57,6 +58,32 @@ struct EchoProvider: ContextProvider {
 
     struct PlainError: Error, CustomStringConvertible {
         var description: String { "plain failure" }
+    }
+}
+
+/// A provider whose chips are made synchronously (`immediatePreview`), unless the item asks for
+/// the async path (`content.async`). Each chip says whether it was made inside a task.
+struct ImmediateEchoProvider: ContextProvider {
+    static let metadata = ProviderMetadata(id: "test.immediate", title: "Immediate", version: "1.0.0", iconName: "bolt")
+    static var immediateMethods: ProviderMethods { [.preview] }
+
+    init(context: ProviderContext) throws {}
+
+    func immediatePreview(_ item: ContextItem) throws -> ContextChip? {
+        if item.content["async"] != nil { return nil }
+        if let message = item.content["fail"]?.stringValue { throw ProviderError(code: 4002, message: message) }
+        let inTask = withUnsafeCurrentTask { $0 != nil }
+        return ContextChip(icon: "bolt", title: "now " + item.displayName, subtitle: inTask ? "in a task" : "no task")
+    }
+
+    func preview(_ item: ContextItem) async throws -> ContextChip {
+        if let delay = item.content["sleepMs"]?.intValue { try await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000) }
+        return ContextChip(icon: "bolt", title: "later " + item.displayName)
+    }
+
+    func describe(_ item: ContextItem) async throws -> String {
+        if let delay = item.content["sleepMs"]?.intValue { try await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000) }
+        return item.displayName
     }
 }
 
@@ -469,6 +496,55 @@ struct ExportTests {
 
         let missingValues = try await harness.call("collect/submit", ["sessionId": "s1", "stepId": "one"], id: 5)
         #expect(missingValues["error"]?["message"] == "params.values: missing; expected an object")
+    }
+
+    @Test("a chip from immediatePreview is answered before call returns, made outside any task")
+    func immediatePreviewAnswersAtOnce() throws {
+        let harness = try Harness(ImmediateEchoProvider.self)
+        defer { harness.close() }
+        // Called from a thread that runs no task, as a host's call thread is.
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            harness.request(7, "item/preview", ["item": Self.item])
+            done.signal()
+        }
+        done.wait()
+        let replies = harness.box.all  // no waiting: the answer came inside `call`
+        #expect(replies.count == 1)
+        #expect(replies.first?["id"] == 7)
+        #expect(replies.first?["result"]?["title"] == "now Hello")
+        #expect(replies.first?["result"]?["subtitle"] == "no task")
+        // A thrown error is answered the same way, with its code.
+        harness.request(8, "item/preview", ["item": Self.item(content: ["fail": "no chip"])])
+        #expect(harness.box.all.last?["error"] == ["code": 4002, "message": "no chip"])
+    }
+
+    @Test("when immediatePreview makes no chip, preview(_:) runs in a task; previewMany uses both")
+    func immediatePreviewFallsBack() async throws {
+        let harness = try Harness(ImmediateEchoProvider.self)
+        defer { harness.close() }
+        let later = try await harness.call("item/preview", ["item": Self.item(content: ["async": true])], id: 1)
+        #expect(later["result"]?["title"] == "later Hello")
+        let many = try await harness.call(
+            "item/previewMany", ["items": [Self.item, Self.item(content: ["async": true]), Self.item(content: ["fail": "bad"])]], id: 2)
+        let entries = many["result"]?["previews"]?.arrayValue ?? []
+        #expect(entries.count == 3)
+        #expect(entries.first?["chip"]?["title"] == "now Hello")
+        #expect(entries.dropFirst().first?["chip"]?["title"] == "later Hello")
+        #expect(entries.last?["error"]?["code"] == 4002)
+    }
+
+    @Test("an immediate preview whose id is in flight is refused, and accepted once that request is answered")
+    func immediatePreviewIdsAndClose() async throws {
+        let harness = try Harness(ImmediateEchoProvider.self)
+        harness.request(5, "item/describe", ["item": Self.item(content: ["sleepMs": 200])])
+        harness.request(5, "item/preview", ["item": Self.item])
+        let replies = try await harness.box.wait(for: 2)
+        #expect(replies.first?["error"]?["message"] == "Invalid Request: request id 5 is already in flight")
+        #expect(replies.dropFirst().first?["result"] == ["text": "Hello"])
+        // Answered, the id may be used again.
+        #expect(try await harness.call("item/preview", ["item": Self.item], id: 5)["result"]?["title"] == "now Hello")
+        harness.close()
     }
 
     @Test func noReplyAfterClose() async throws {

@@ -227,6 +227,17 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             // (The item is moved, not copied, and the provider reached through `self`: a preview
             // is the most frequent request, and each copy costs a reference count per string.)
             let item = try params.takeItem()
+            // A chip made on this thread is answered here: no task, nothing to register.
+            let immediate: [UInt8]?
+            do {
+                immediate = try provider.immediatePreview(item).map { Wire.result(id: id, writing: $0) }
+            } catch {
+                immediate = Wire.error(id: id, ProviderError.from(error))
+            }
+            if let immediate {
+                answerNow(id, target, immediate)
+                return
+            }
             run(id, target, .preview, writing: { [self] in try await self.provider.preview(item) })
         case "item/previewMany":
             // Only for previews computed from the item alone (declared immediate): those are made
@@ -371,7 +382,12 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         for item in items {
             try Task.checkCancellation()
             do {
-                previews.entries.append(.success(try await provider.preview(try item.get())))
+                let item = try item.get()
+                if let chip = try provider.immediatePreview(item) {
+                    previews.entries.append(.success(chip))
+                } else {
+                    previews.entries.append(.success(try await provider.preview(item)))
+                }
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
@@ -428,6 +444,29 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             if let response = await body() { finish(id, response) }
         }
         record(task, for: id, serial: serial)
+    }
+
+    /// Answers request `id` with `response` on this thread, made without a task
+    /// (`immediatePreview`): unless the instance is closed, or the id is in flight already
+    /// (answered `-32600`, as `accept` does). Nothing is registered: no cancel can reach it.
+    private func answerNow(_ id: Int, _ target: ReplyTarget, _ response: [UInt8]) {
+        let me = ThreadID.current
+        let accepted: Bool? = lock.withLock {
+            if closed { return nil }
+            if pending[id] != nil { return false }
+            // (So `close` waits until this answer is sent.)
+            replyingThreads.append(me)
+            return true
+        }
+        switch accepted {
+        case nil:
+            return
+        case false?:
+            target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
+        case true?:
+            target.send(response)
+            doneReplying()
+        }
     }
 
     /// Registers request `id` as in flight and returns the registration's serial; nil (after

@@ -277,58 +277,21 @@ package struct JSONReader {
     private mutating func decodeEscapedString(
         from start: Int, into output: UnsafeMutableBufferPointer<UInt8>
     ) throws(JSONParseError) -> Int {
+        // (Locals, no nested functions: a count captured by one lives in memory, and the loop
+        // over blocks loaded and stored it for every block.)
         var count = 0
-        func append(_ byte: UInt8) {
-            output[count] = byte
-            count += 1
-        }
-        func append(run: Range<Int>) {
-            guard !run.isEmpty else { return }
-            UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: output[count..<count + run.count]))
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[run]))
-            count += run.count
-        }
         position = start
         while true {
-            // ASCII 16 bytes at a time, each block stored whole before it is tested: a note's
-            // body is short runs between `\n` escapes, and finding each run's end and then
-            // copying it cost more than the rest of reading the body. The bytes stored past the
-            // block's first special byte are overwritten by what follows it.
-            if let base = bytes.baseAddress, let target = output.baseAddress {
-                let quote = SIMD16<UInt8>(repeating: 0x22), backslash = SIMD16<UInt8>(repeating: 0x5C)
-                let space = SIMD16<UInt8>(repeating: 0x20), high = SIMD16<UInt8>(repeating: 0x80)
-                while position &+ 16 <= bytes.count, count &+ 16 <= output.count {
-                    let block = (base + position).loadUnaligned(as: SIMD16<UInt8>.self)
-                    UnsafeMutableRawPointer(target + count).storeBytes(of: block, as: SIMD16<UInt8>.self)
-                    let special = (block .== quote) .| (block .== backslash) .| (block .< space) .| (block .>= high)
-                    let lanes = unsafeBitCast(special, to: SIMD2<UInt64>.self)
-                    if lanes[0] | lanes[1] == 0 {
-                        position &+= 16
-                        count &+= 16
-                        continue
-                    }
-                    let skipped = Self.firstSetLane(lanes)
-                    position &+= skipped
-                    count &+= skipped
-                    // A well-formed non-ASCII character is copied and the blocks go on (text
-                    // with a word of another language now and then need not leave this loop).
-                    if bytes[position] >= 0x80 {
-                        let length = Self.utf8SequenceLength(bytes, at: position)
-                        if length != 0 {
-                            for offset in 0..<length { target[count &+ offset] = bytes[position &+ offset] }
-                            position &+= length
-                            count &+= length
-                            continue
-                        }
-                    }
-                    break
-                }
-            }
+            (position, count) = Self.copyPlainBlocks(bytes, from: position, to: output, at: count)
             // The rest byte by byte (non-ASCII, checked as UTF-8, and the last bytes of the input).
             if position < bytes.count, bytes[position] >= 0x80 || bytes.count &- position < 16 || output.count &- count < 16 {
                 let run = position
                 position = skipPlainBytes(from: position)
-                append(run: run..<position)
+                if position > run {
+                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: output[count..<count + position - run]))
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[run..<position]))
+                    count += position - run
+                }
             }
             guard position < bytes.count else { throw error("Unterminated string") }
             let byte = bytes[position]
@@ -341,25 +304,72 @@ package struct JSONReader {
             guard position < bytes.count else { throw error("Unterminated string") }
             let escape = bytes[position]
             position += 1
+            let decoded: UInt8
             switch escape {
-            case UInt8(ascii: "\""): append(0x22)
-            case UInt8(ascii: "\\"): append(0x5C)
-            case UInt8(ascii: "/"): append(0x2F)
-            case UInt8(ascii: "b"): append(0x08)
-            case UInt8(ascii: "f"): append(0x0C)
-            case UInt8(ascii: "n"): append(0x0A)
-            case UInt8(ascii: "r"): append(0x0D)
-            case UInt8(ascii: "t"): append(0x09)
+            case UInt8(ascii: "\""): decoded = 0x22
+            case UInt8(ascii: "\\"): decoded = 0x5C
+            case UInt8(ascii: "/"): decoded = 0x2F
+            case UInt8(ascii: "b"): decoded = 0x08
+            case UInt8(ascii: "f"): decoded = 0x0C
+            case UInt8(ascii: "n"): decoded = 0x0A
+            case UInt8(ascii: "r"): decoded = 0x0D
+            case UInt8(ascii: "t"): decoded = 0x09
             case UInt8(ascii: "u"):
                 let code = try pairingSurrogates(try readHex4())
                 guard let scalar = Unicode.Scalar(code) else { throw error("Invalid Unicode escape") }
                 // At most 4 bytes of UTF-8 for the 6 (or 12) of the escape.
-                for unit in UTF8.encode(scalar)! { append(unit) }
+                for unit in UTF8.encode(scalar)! {
+                    output[count] = unit
+                    count += 1
+                }
+                continue
             default:
                 position -= 1
                 throw error("Invalid escape character in string")
             }
+            output[count] = decoded
+            count += 1
         }
+    }
+
+    /// Copies a string's plain text from `input` at `index` into `output` at `written`, 16 bytes
+    /// at a time, each block stored whole before it is tested (a note's body is short runs
+    /// between `\\n` escapes, and finding each run's end and then copying it cost more than the
+    /// rest of reading the body; the bytes stored past a block's first special byte are
+    /// overwritten by what follows it). Stops at a `"`, a `\\`, a control byte or a byte that does
+    /// not start a well-formed UTF-8 sequence (well-formed ones are copied, and the blocks go on:
+    /// text with a word of another language now and then need not leave this loop), or where
+    /// fewer than 16 bytes of input or of output are left. Returns where it stopped in both.
+    @inline(__always)
+    static func copyPlainBlocks(
+        _ input: UnsafeRawBufferPointer, from index: Int, to output: UnsafeMutableBufferPointer<UInt8>, at written: Int
+    ) -> (index: Int, written: Int) {
+        guard let base = input.baseAddress, let target = output.baseAddress else { return (index, written) }
+        let quote = SIMD16<UInt8>(repeating: 0x22), backslash = SIMD16<UInt8>(repeating: 0x5C)
+        let space = SIMD16<UInt8>(repeating: 0x20), high = SIMD16<UInt8>(repeating: 0x80)
+        var index = index, written = written
+        let inputEnd = input.count &- 16, outputEnd = output.count &- 16
+        while index <= inputEnd, written <= outputEnd {
+            let block = (base + index).loadUnaligned(as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(target + written).storeBytes(of: block, as: SIMD16<UInt8>.self)
+            let special = (block .== quote) .| (block .== backslash) .| (block .< space) .| (block .>= high)
+            let lanes = unsafeBitCast(special, to: SIMD2<UInt64>.self)
+            if lanes[0] | lanes[1] == 0 {
+                index &+= 16
+                written &+= 16
+                continue
+            }
+            let skipped = firstSetLane(lanes)
+            index &+= skipped
+            written &+= skipped
+            guard input[index] >= 0x80 else { break }
+            let length = utf8SequenceLength(input, at: index)
+            guard length != 0 else { break }
+            for offset in 0..<length { target[written &+ offset] = input[index &+ offset] }
+            index &+= length
+            written &+= length
+        }
+        return (index, written)
     }
 
     /// The code point of a `\\u` escape whose four digits were just read as `code`: a high

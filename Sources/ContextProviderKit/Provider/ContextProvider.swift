@@ -60,9 +60,17 @@ public protocol ContextProvider: Sendable {
     /// The user abandoned the collector (`collect/cancel`). Default: does nothing.
     func cancelCollection(sessionId: String) async throws
 
-    /// The preview chip for an item (`item/preview`). Default: the display name with the
-    /// provider's icon.
+    /// The preview chip for an item (`item/preview`). Default: `immediatePreview(_:)`'s chip if
+    /// it makes one, else the display name with the provider's icon.
     func preview(_ item: ContextItem) async throws -> ContextChip
+
+    /// The preview chip, made synchronously on the host's calling thread, with no task at all: for
+    /// chips computed from the item alone in microseconds (the Note chip), where starting a task
+    /// and registering the request for cancellation were a tenth of the work of a preview. The SDK
+    /// asks it first for `item/preview` and for each item of `item/previewMany`, and calls
+    /// `preview(_:)` only when it returns `nil`. Such a preview cannot be cancelled; like an
+    /// immediate method, it must never read files, sleep or do heavy work. Default: `nil`.
+    func immediatePreview(_ item: ContextItem) throws -> ContextChip?
 
     /// The detail document for an item (`item/detail`). Default: the display name.
     func detail(_ item: ContextItem) async throws -> ContextDetail
@@ -113,10 +121,13 @@ extension ContextProvider {
     /// Nothing to clean up.
     public func cancelCollection(sessionId: String) async throws {}
 
-    /// The default chip.
+    /// `immediatePreview(_:)`'s chip, else the default chip.
     public func preview(_ item: ContextItem) async throws -> ContextChip {
-        .default(for: item, icon: Self.metadata.iconName)
+        try immediatePreview(item) ?? .default(for: item, icon: Self.metadata.iconName)
     }
+
+    /// None: `preview(_:)` makes every chip.
+    public func immediatePreview(_ item: ContextItem) throws -> ContextChip? { nil }
 
     /// The default detail.
     public func detail(_ item: ContextItem) async throws -> ContextDetail {
