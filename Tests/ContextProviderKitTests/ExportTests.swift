@@ -83,6 +83,11 @@ struct ImmediateEchoProvider: ContextProvider {
 
     func describe(_ item: ContextItem) async throws -> String {
         if let delay = item.content["sleepMs"]?.intValue { try await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000) }
+        // Work that does not look at cancellation: the task ends after its request was cancelled.
+        if let delay = item.content["blockMs"]?.intValue {
+            let end = ContinuousClock.now + .milliseconds(delay)
+            while ContinuousClock.now < end { await Task.yield() }
+        }
         return item.displayName
     }
 }
@@ -545,6 +550,22 @@ struct ExportTests {
         // Answered, the id may be used again.
         #expect(try await harness.call("item/preview", ["item": Self.item], id: 5)["result"]?["title"] == "now Hello")
         harness.close()
+    }
+
+    @Test("a cancelled request whose task ends later does not answer the id's next request")
+    func cancelledTaskDoesNotAnswerReusedId() async throws {
+        let harness = try Harness(ImmediateEchoProvider.self)
+        defer { harness.close() }
+        harness.request(9, "item/describe", ["item": Self.item(content: ["blockMs": 150])])
+        harness.send(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": 9]])
+        #expect(try await harness.box.wait(for: 1).first?["error"]?["code"] == -32800)
+        // Id 9 again, answered after the cancelled describe has ended (immediately, and later).
+        harness.request(9, "item/preview", ["item": Self.item(content: ["async": true, "sleepMs": 400])])
+        let replies = try await harness.box.wait(for: 2)
+        #expect(replies.count == 2)
+        #expect(replies.last?["result"]?["title"] == "later Hello", "\(replies)")
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(harness.box.all.count == 2)
     }
 
     @Test func noReplyAfterClose() async throws {

@@ -70,6 +70,12 @@ extension JSONValue: WireResult {
     var estimatedJSONBytes: Int { 256 }
 }
 
+/// What `ProviderInstance.accept` found: the instance closed, the id in flight already, or the
+/// request registered under a serial.
+private enum Acceptance {
+    case closed, duplicate, accepted(UInt64)
+}
+
 /// The `item/previewMany` result, `{"previews": [{"chip": …} | {"error": …}, …]}`, written directly.
 struct Previews: WireResult {
     var entries: [Result<ContextChip, ProviderError>] = []
@@ -227,7 +233,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             // (The item is moved, not copied, and the provider reached through `self`: a preview
             // is the most frequent request, and each copy costs a reference count per string.)
             let item = try params.takeItem()
-            // A chip made on this thread is answered here: no task, nothing to register.
+            guard let serial = accept(id, target) else { return }
+            // A chip made on this thread (`immediatePreview`) is answered here, with no task. (The
+            // request is registered all the same, so a duplicate id, a cancel or `close` meanwhile
+            // is handled as for any request.)
             let immediate: [UInt8]?
             do {
                 immediate = try provider.immediatePreview(item).map { Wire.result(id: id, writing: $0) }
@@ -235,10 +244,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 immediate = Wire.error(id: id, ProviderError.from(error))
             }
             if let immediate {
-                answerNow(id, target, immediate)
+                finish(id, immediate, serial: serial)
                 return
             }
-            run(id, target, .preview, writing: { [self] in try await self.provider.preview(item) })
+            run(id, target, .preview, accepted: serial, writing: { [self] in try await self.provider.preview(item) })
         case "item/previewMany":
             // Only for previews computed from the item alone (declared immediate): those are made
             // one after another in one task. Other providers' previews may be slow, and each is
@@ -410,18 +419,18 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     /// `run` for a result written without a `JSONValue` (a chip).
     private func run<Result: WireResult>(
-        _ id: Int, _ target: ReplyTarget, _ method: ProviderMethods = [],
+        _ id: Int, _ target: ReplyTarget, _ method: ProviderMethods = [], accepted: UInt64? = nil,
         writing work: @escaping @Sendable () async throws -> Result
     ) {
         let immediate = !method.isEmpty && immediateMethods.contains(method)
-        guard let serial = accept(id, target) else { return }
+        guard let serial = accepted ?? accept(id, target) else { return }
         // (One task closure, capturing `work` itself: a preview is the most frequent request, and
         // each closure wrapped around another is an allocation more.)
         let task: Task<Void, Never>
         if immediate, #available(macOS 26.0, iOS 26.0, *) {
-            task = Task.immediate { [self] in finish(id, await Self.response(id, work)) }
+            task = Task.immediate { [self] in finish(id, await Self.response(id, work), serial: serial) }
         } else {
-            task = Task { [self] in finish(id, await Self.response(id, work)) }
+            task = Task { [self] in finish(id, await Self.response(id, work), serial: serial) }
         }
         record(task, for: id, serial: serial)
     }
@@ -441,51 +450,36 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     private func start(_ id: Int, _ target: ReplyTarget, _ body: @escaping @Sendable () async -> [UInt8]?) {
         guard let serial = accept(id, target) else { return }
         let task = Task { [self] in
-            if let response = await body() { finish(id, response) }
+            if let response = await body() { finish(id, response, serial: serial) }
         }
         record(task, for: id, serial: serial)
-    }
-
-    /// Answers request `id` with `response` on this thread, made without a task
-    /// (`immediatePreview`): unless the instance is closed, or the id is in flight already
-    /// (answered `-32600`, as `accept` does). Nothing is registered: no cancel can reach it.
-    private func answerNow(_ id: Int, _ target: ReplyTarget, _ response: [UInt8]) {
-        let me = ThreadID.current
-        let accepted: Bool? = lock.withLock {
-            if closed { return nil }
-            if pending[id] != nil { return false }
-            // (So `close` waits until this answer is sent.)
-            replyingThreads.append(me)
-            return true
-        }
-        switch accepted {
-        case nil:
-            return
-        case false?:
-            target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
-        case true?:
-            target.send(response)
-            doneReplying()
-        }
     }
 
     /// Registers request `id` as in flight and returns the registration's serial; nil (after
     /// answering it, unless the instance is closed) when it cannot run.
     private func accept(_ id: Int, _ target: ReplyTarget) -> UInt64? {
-        let serial: UInt64? = lock.withLock {
-            if closed { return nil }
+        let outcome: Acceptance = lock.withLock {
+            if closed { return .closed }
             nextSerial &+= 1
             // (One lookup: a duplicate is put back.)
             if let duplicate = pending.updateValue(Pending(task: nil, target: target, serial: nextSerial), forKey: id) {
                 pending[id] = duplicate
-                return nil
+                // (So `close` waits until the refusal is sent.)
+                replyingThreads.append(ThreadID.current)
+                return .duplicate
             }
-            return nextSerial
+            return .accepted(nextSerial)
         }
-        if serial == nil, !lock.withLock({ closed }) {
+        switch outcome {
+        case .closed:
+            return nil
+        case .duplicate:
             target.send(Wire.error(id: id, .invalidRequest("request id \(id) is already in flight")))
+            doneReplying()
+            return nil
+        case .accepted(let serial):
+            return serial
         }
-        return serial
     }
 
     /// Records the task of request `id`'s registration `serial`, for cancellation. If that
@@ -503,12 +497,14 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         if cancelledMeanwhile { task.cancel() }
     }
 
-    /// Answers `id` with `response` if nobody answered it yet.
-    private func finish(_ id: Int, _ response: [UInt8]) {
+    /// Answers registration `serial` of request `id` with `response` if nobody answered it yet
+    /// (a cancelled request's id may be in flight again, as a new request: that one is not
+    /// touched).
+    private func finish(_ id: Int, _ response: [UInt8], serial: UInt64) {
         let entry = lock.withLock { () -> Pending? in
-            guard !closed, let entry = pending.removeValue(forKey: id) else { return nil }
+            guard !closed, let index = pending.index(forKey: id), pending.values[index].serial == serial else { return nil }
             replyingThreads.append(ThreadID.current)
-            return entry
+            return pending.remove(at: index).value
         }
         guard let entry else { return }
         entry.target.send(response)

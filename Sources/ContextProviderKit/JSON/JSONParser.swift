@@ -81,7 +81,16 @@ package struct JSONReader {
     /// The byte at `position`, or nil at the end.
     package var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
 
+    /// Skips white space. Inlined where it is called, host included: most calls find none
+    /// (compact JSON), and the call cost more than the test.
+    @inlinable
     package mutating func skipWhitespace() {
+        guard position < bytes.count, bytes[position] <= 0x20 else { return }
+        skipWhitespaceRun()
+    }
+
+    @usableFromInline
+    package mutating func skipWhitespaceRun() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x0A, 0x0D, 0x09: position += 1

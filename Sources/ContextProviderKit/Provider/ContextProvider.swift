@@ -66,10 +66,14 @@ public protocol ContextProvider: Sendable {
 
     /// The preview chip, made synchronously on the host's calling thread, with no task at all: for
     /// chips computed from the item alone in microseconds (the Note chip), where starting a task
-    /// and registering the request for cancellation were a tenth of the work of a preview. The SDK
-    /// asks it first for `item/preview` and for each item of `item/previewMany`, and calls
-    /// `preview(_:)` only when it returns `nil`. Such a preview cannot be cancelled; like an
-    /// immediate method, it must never read files, sleep or do heavy work. Default: `nil`.
+    /// was most of the SDK's share of a preview. The SDK asks it first for `item/preview` (the
+    /// request is registered as any other: a duplicate id is refused, and a cancel that comes
+    /// while it runs is answered instead of the chip) and, when `immediateMethods` contains
+    /// `.preview`, for each item of `item/previewMany`; it calls `preview(_:)` only when this
+    /// returns `nil` (then the default `preview(_:)` asks it once more). Like an immediate method,
+    /// it must never read files, sleep or do heavy work. The return type must be the optional
+    /// `ContextChip?`: a method returning `ContextChip` is a different one, which the SDK never
+    /// calls. Default: `nil`.
     func immediatePreview(_ item: ContextItem) throws -> ContextChip?
 
     /// The detail document for an item (`item/detail`). Default: the display name.
