@@ -178,6 +178,8 @@ struct FastPathTests {
             #expect(try JSONValue(parsing: array) == [.string(string), "after"])
             let object = Array("{".utf8) + json + Array(":1,\"k\":2}".utf8)
             #expect(try JSONValue(parsing: object) == .object([string: 1, "k": 2]))
+            // Skipped (as the host checks params it passes on): it ends right after the quote.
+            #expect(try Self.skipped(array, from: 1).get() == 1 + json.count)
             // Bytes that are not UTF-8 (0xFF, a lone continuation byte, an overlong form, a lead
             // byte without its continuation, a surrogate, past U+10FFFF, a sequence cut short,
             // also at the string's end) anywhere are refused.
@@ -191,6 +193,20 @@ struct FastPathTests {
             if broken.count > 1, broken[broken.count - 2] != UInt8(ascii: "\\") {
                 #expect(throws: JSONParseError.self, "\(broken)") { try JSONValue(parsing: broken) }
                 #expect(throws: JSONParseError.self, "\(broken)") { try JSONValue(parsing: Array("[".utf8) + broken + Array(",1]".utf8)) }
+                #expect(throws: JSONParseError.self, "\(broken)") { try Self.skipped(broken).get() }
+            }
+        }
+    }
+
+    /// Where `skipValue` leaves a reader that starts at `start`, or the error it throws.
+    private static func skipped(_ bytes: [UInt8], from start: Int = 0) -> Result<Int, JSONParseError> {
+        bytes.withUnsafeBytes { buffer -> Result<Int, JSONParseError> in
+            var reader = JSONReader(buffer, position: start)
+            do throws(JSONParseError) {
+                try reader.skipValue()
+                return .success(reader.position)
+            } catch {
+                return .failure(error)
             }
         }
     }

@@ -353,14 +353,32 @@ package struct JSONReader {
     static func copyPlainBlocks(
         _ input: UnsafeRawBufferPointer, from index: Int, to output: UnsafeMutableBufferPointer<UInt8>, at written: Int
     ) -> (index: Int, written: Int) {
-        guard let base = input.baseAddress, let target = output.baseAddress else { return (index, written) }
+        guard let target = output.baseAddress else { return (index, written) }
+        return plainBlocks(input, from: index, copyingTo: target, at: written, outputEnd: output.count &- 16)
+    }
+
+    /// `copyPlainBlocks` without the copy: where a string's plain text ends, 16 bytes at a time
+    /// (`skipString`).
+    @inline(__always)
+    static func scanPlainBlocks(_ input: UnsafeRawBufferPointer, from index: Int) -> Int {
+        plainBlocks(input, from: index, copyingTo: nil, at: 0, outputEnd: .max).index
+    }
+
+    /// `copyPlainBlocks` (or `scanPlainBlocks`, with no `target`), where `outputEnd` is the last
+    /// offset of `target` that 16 bytes may be stored at.
+    @inline(__always)
+    private static func plainBlocks(
+        _ input: UnsafeRawBufferPointer, from index: Int, copyingTo target: UnsafeMutablePointer<UInt8>?, at written: Int,
+        outputEnd: Int
+    ) -> (index: Int, written: Int) {
+        guard let base = input.baseAddress else { return (index, written) }
         let quote = SIMD16<UInt8>(repeating: 0x22), backslash = SIMD16<UInt8>(repeating: 0x5C)
         let space = SIMD16<UInt8>(repeating: 0x20), high = SIMD16<UInt8>(repeating: 0x80)
         var index = index, written = written
-        let inputEnd = input.count &- 16, outputEnd = output.count &- 16
+        let inputEnd = input.count &- 16
         while index <= inputEnd, written <= outputEnd {
             let block = (base + index).loadUnaligned(as: SIMD16<UInt8>.self)
-            UnsafeMutableRawPointer(target + written).storeBytes(of: block, as: SIMD16<UInt8>.self)
+            if let target { UnsafeMutableRawPointer(target + written).storeBytes(of: block, as: SIMD16<UInt8>.self) }
             let special = (block .== quote) .| (block .== backslash) .| (block .< space) .| (block .>= high)
             let lanes = unsafeBitCast(special, to: SIMD2<UInt64>.self)
             if lanes[0] | lanes[1] == 0 {
@@ -374,7 +392,7 @@ package struct JSONReader {
             guard input[index] >= 0x80 else { break }
             let length = utf8SequenceLength(input, at: index)
             guard length != 0 else { break }
-            for offset in 0..<length { target[written &+ offset] = input[index &+ offset] }
+            if let target { for offset in 0..<length { target[written &+ offset] = input[index &+ offset] } }
             index &+= length
             written &+= length
         }
@@ -715,8 +733,12 @@ package struct JSONReader {
     package mutating func skipString() throws(JSONParseError) {
         position += 1
         while true {
-            // Plain bytes eight at a time; then the special byte that stopped the scan.
-            position = skipPlainBytes(from: position)
+            // Plain text 16 bytes at a time, then byte by byte where that stopped at what is not
+            // well-formed UTF-8 or near the end; then the special byte that stopped the scan.
+            position = Self.scanPlainBlocks(bytes, from: position)
+            if position < bytes.count, bytes[position] >= 0x80 || bytes.count &- position < 16 {
+                position = skipPlainBytes(from: position)
+            }
             guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
