@@ -43,6 +43,17 @@ struct OutputChannelTests {
         Array(text.utf8).withUnsafeBytes { output.send($0) }
     }
 
+    /// A channel whose sink holds its writes, and a thread stuck writing `text` to it (until
+    /// `sink.released` is signalled).
+    private static func stuckWriting(_ text: String) -> (Sink, OutputChannel) {
+        let sink = Sink()
+        let output = OutputChannel { sink.write($0) }
+        sink.holding.store(true, ordering: .releasing)
+        DispatchQueue.global().async { Self.send(output, text) }
+        #expect(sink.started.wait(timeout: .now() + 10) == .success)
+        return (sink, output)
+    }
+
     @Test("outside a batch each message is written at once; inside one, all of them with one write at its end")
     func batching() {
         let sink = Sink()
@@ -61,11 +72,7 @@ struct OutputChannelTests {
 
     @Test("while one thread is stuck writing, another still sends (buffered), and everything leaves in order")
     func writeOutsideTheLock() {
-        let sink = Sink()
-        let output = OutputChannel { sink.write($0) }
-        sink.holding.store(true, ordering: .releasing)
-        DispatchQueue.global().async { Self.send(output, "first") }
-        #expect(sink.started.wait(timeout: .now() + 10) == .success)
+        let (sink, output) = Self.stuckWriting("first")
         // The first write is in progress. With the write made under the channel's lock, this
         // send (and any batch) would wait for it.
         let sent = DispatchSemaphore(value: 0)
@@ -113,11 +120,22 @@ struct OutputChannelTests {
         let sink = Sink()
         let output = OutputChannel { sink.write($0) }
         let stop = Atomic<Bool>(false)
+        // The flushing thread starts first and waits (a thread pool busy with two senders that
+        // never block would start it late); it goes once the senders are sending.
+        let go = DispatchSemaphore(value: 0)
+        let flushed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            go.wait()
+            Self.send(output, "mine")
+            output.flush()
+            flushed.signal()
+        }
         let senders = DispatchGroup()
         for sender in 0..<2 {
             DispatchQueue.global().async(group: senders) {
                 var count = 0
                 while !stop.load(ordering: .acquiring) {
+                    if count == 100, sender == 0 { go.signal() }
                     if count % 4 == 0 {
                         output.batch { Self.send(output, "more \(sender)") }
                     } else {
@@ -126,12 +144,6 @@ struct OutputChannelTests {
                     count += 1
                 }
             }
-        }
-        let flushed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            Self.send(output, "mine")
-            output.flush()
-            flushed.signal()
         }
         #expect(flushed.wait(timeout: .now() + 20) == .success, "flush kept waiting on output sent after it")
         stop.store(true, ordering: .releasing)
@@ -154,11 +166,7 @@ struct OutputChannelTests {
 
     @Test("with a write stuck, senders stop once a megabyte waits behind it, and go on when it is written")
     func backpressure() {
-        let sink = Sink()
-        let output = OutputChannel { sink.write($0) }
-        sink.holding.store(true, ordering: .releasing)
-        DispatchQueue.global().async { Self.send(output, "first") }
-        #expect(sink.started.wait(timeout: .now() + 10) == .success)
+        let (sink, output) = Self.stuckWriting("first")
         let chunk = String(repeating: "y", count: 64 << 10)
         let sentAll = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
