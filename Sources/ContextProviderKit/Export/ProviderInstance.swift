@@ -350,7 +350,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// every message, so it is answered exactly as it would have been.
     private func runPreviewMany(_ id: Int, _ target: ReplyTarget, message: [UInt8]) {
         let provider = self.provider
-        start(id, target) { [self] () async -> [UInt8]? in
+        start(id, target) { [self] serial async -> [UInt8]? in
             let items = message.withUnsafeBytes { buffer -> [Result<ContextItem, JSONDecodeError>]? in
                 guard let request = try? ProviderRequest(scanning: buffer), request.jsonrpc == .string("2.0"),
                     request.id?.intValue == id, request.method == .string("item/previewMany"),
@@ -359,7 +359,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 return read.items
             }
             guard let items else {
-                handleAgain(id, target, message)
+                handleAgain(id, serial: serial, target, message)
                 return nil
             }
             do {
@@ -370,11 +370,13 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
     }
 
-    /// Withdraws request `id` (unless it was cancelled or the instance closed meanwhile) and
-    /// handles its message the ordinary way.
-    private func handleAgain(_ id: Int, _ target: ReplyTarget, _ message: [UInt8]) {
+    /// Withdraws registration `serial` of request `id` (unless it was cancelled or the instance
+    /// closed meanwhile: then the id may be a new request's) and handles its message the ordinary
+    /// way.
+    private func handleAgain(_ id: Int, serial: UInt64, _ target: ReplyTarget, _ message: [UInt8]) {
         let withdrawn = lock.withLock { () -> Bool in
-            guard !closed, pending.removeValue(forKey: id) != nil else { return false }
+            guard !closed, let index = pending.index(forKey: id), pending.values[index].serial == serial else { return false }
+            pending.remove(at: index)
             replyingThreads.append(ThreadID.current)
             return true
         }
@@ -444,13 +446,13 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
     }
 
-    /// Registers request `id` and runs `body` in a task; answers with the response `body`
-    /// returns, unless the request was cancelled or the instance closed first (nil: `body` saw to
-    /// the request itself).
-    private func start(_ id: Int, _ target: ReplyTarget, _ body: @escaping @Sendable () async -> [UInt8]?) {
+    /// Registers request `id` and runs `body` (given the registration's serial) in a task;
+    /// answers with the response `body` returns, unless the request was cancelled or the instance
+    /// closed first (nil: `body` saw to the request itself).
+    private func start(_ id: Int, _ target: ReplyTarget, _ body: @escaping @Sendable (_ serial: UInt64) async -> [UInt8]?) {
         guard let serial = accept(id, target) else { return }
         let task = Task { [self] in
-            if let response = await body() { finish(id, response, serial: serial) }
+            if let response = await body(serial) { finish(id, response, serial: serial) }
         }
         record(task, for: id, serial: serial)
     }
