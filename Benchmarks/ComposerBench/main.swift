@@ -34,21 +34,37 @@ struct Options {
     /// attaches are released when they expire, after the 30 s collect timeout).
     var settle = 31
 
+    static let usage = "usage: composer-bench [--composers N (1000)] [--items N (100)] [--lists N (5000)] [--settle SECONDS (31)] [--state-dir DIR]"
+
     init(_ arguments: [String]) {
         var index = 1
+        /// Stops with the usage line and why (a bench run with a mistyped option would measure
+        /// something else).
+        func fail(_ message: String) -> Never {
+            FileHandle.standardError.write(Data("composer-bench: \(message)\n\(Self.usage)\n".utf8))
+            exit(2)
+        }
         func value() -> String {
             index += 1
-            guard index < arguments.count else { fatalError("\(arguments[index - 1]) needs a value") }
+            guard index < arguments.count else { fail("\(arguments[index - 1]) needs a value") }
             return arguments[index]
+        }
+        func count() -> Int {
+            let text = value()
+            guard let number = Int(text), number >= 0 else { fail("\(arguments[index - 1]) needs a whole number ≥ 0, not \"\(text)\"") }
+            return number
         }
         while index < arguments.count {
             switch arguments[index] {
-            case "--composers": composers = Int(value()) ?? composers
-            case "--items": items = Int(value()) ?? items
-            case "--lists": lists = Int(value()) ?? lists
+            case "--composers": composers = count()
+            case "--items": items = count()
+            case "--lists": lists = count()
             case "--state-dir": stateDirectory = value()
-            case "--settle": settle = Int(value()) ?? settle
-            default: fatalError("unknown argument \(arguments[index]); see the comment at the top of main.swift")
+            case "--settle": settle = count()
+            case "--help", "-h":
+                print(Self.usage)
+                exit(0)
+            default: fail("unknown argument \(arguments[index])")
             }
             index += 1
         }
