@@ -341,8 +341,9 @@ enum NoteThumbnail {
 
     /// The SVG text, written into a buffer of `capacity` bytes, which no thumbnail exceeds.
     struct SVGWriter {
-        /// The fixed parts (~400 bytes) plus six lines of at most 56 bytes, each escaped to at
-        /// most six bytes a byte (`&quot;`), with their tags.
+        /// Room for the fixed parts (a few dozen bytes now that the header is not written here,
+        /// `headerURI`) plus six lines of at most 56 bytes, each escaped to at most six bytes a byte
+        /// (`&quot;`), with their tags.
         static let capacity = 512 + 6 * (56 * 6 + 32)
 
         private let buffer: UnsafeMutableBufferPointer<UInt8>

@@ -147,8 +147,9 @@ class ProviderInstanceBase: @unchecked Sendable {
     func close() {}
 }
 
-/// One open instance of provider `P`: decodes requests, runs provider methods in tasks, answers
-/// each request exactly once, and honours cancellation and `close`.
+/// One open instance of provider `P`: decodes requests, runs provider methods in tasks (chips
+/// from `immediatePreview` on the calling thread), answers each request exactly once, and honours
+/// cancellation and `close`.
 final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @unchecked Sendable {
     let provider: P
     let context: ProviderContext
