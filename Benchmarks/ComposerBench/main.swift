@@ -9,7 +9,7 @@
 // composers) and of `composer/list` without params (every composer's summary).
 //
 //     swift build -c release --product composer-bench --product context-host --product NoteProvider
-//     .build/release/composer-bench [--composers 1000] [--items 100] [--lists 5000] [--settle 31] [--state-dir DIR]
+//     .build/release/composer-bench [--composers 1000] [--items 100] [--lists 5000] [--summaries 200] [--settle 31] [--state-dir DIR]
 //
 // Without --state-dir the host runs with --no-state (drafts in memory only); with it, every attach
 // saves its draft there (use a tmpfs folder such as /dev/shm/x to leave the disk out of it), and at
@@ -29,12 +29,14 @@ struct Options {
     var composers = 1000
     var items = 100
     var lists = 5000
+    /// `composer/list` calls without params (every composer's summary) after the warm-up.
+    var summaries = 200
     var stateDirectory: String?
     /// Seconds to wait after attaching before measuring again (the collection timers of a burst of
     /// attaches are released when they expire, after the 30 s collect timeout).
     var settle = 31
 
-    static let usage = "usage: composer-bench [--composers N (1000)] [--items N (100)] [--lists N (5000)] [--settle SECONDS (31)] [--state-dir DIR]"
+    static let usage = "usage: composer-bench [--composers N (1000)] [--items N (100)] [--lists N (5000)] [--summaries N (200)] [--settle SECONDS (31)] [--state-dir DIR]"
 
     init(_ arguments: [String]) {
         var index = 1
@@ -59,6 +61,7 @@ struct Options {
             case "--composers": composers = count()
             case "--items": items = count()
             case "--lists": lists = count()
+            case "--summaries": summaries = count()
             case "--state-dir": stateDirectory = value()
             case "--settle": settle = count()
             case "--help", "-h":
@@ -76,8 +79,12 @@ final class Connection {
     let process = Process()
     private let input: Int32
     private let output: Int32
-    private var buffer: [UInt8] = []
+    /// Bytes read from the host: `start..<end` not yet returned, of which `start..<scanned` has
+    /// no newline.
+    private var buffer = [UInt8](repeating: 0, count: 1 << 20)
     private var start = 0
+    private var end = 0
+    private var scanned = 0
     private var nextID = 0
 
     init(executable: String, arguments: [String]) throws {
@@ -90,7 +97,6 @@ final class Connection {
         try process.run()
         input = stdinPipe.fileHandleForWriting.fileDescriptor
         output = stdoutPipe.fileHandleForReading.fileDescriptor
-        buffer.reserveCapacity(1 << 20)
     }
 
     /// Sends a request; returns its id.
@@ -119,25 +125,39 @@ final class Connection {
         }
     }
 
-    /// The next line from the host (raw bytes).
+    /// The next line from the host (raw bytes; valid until the next read). Each byte is searched
+    /// for the newline once, with `memchr`, and read into one buffer that is reused: a listing's
+    /// answer is ~175 KB, and a client that zeroes a fresh chunk per read and searches the whole
+    /// line again after each read adds its own time to every round trip it measures.
     func readLine() -> ArraySlice<UInt8> {
         while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+            let newline = buffer.withUnsafeBytes { raw -> Int? in
+                guard scanned < end, let found = memchr(raw.baseAddress! + scanned, 0x0A, end - scanned) else { return nil }
+                return raw.baseAddress!.distance(to: UnsafeRawPointer(found))
+            }
+            if let newline {
                 let line = buffer[start..<newline]
                 start = newline + 1
+                scanned = start
                 return line
             }
-            if start > 0 {
-                buffer.removeFirst(start)
-                start = 0
+            scanned = end
+            if start == end {
+                (start, end, scanned) = (0, 0, 0)
+            } else if start > 0, buffer.count - end < Self.readSize {
+                buffer.withUnsafeMutableBytes { raw in _ = memmove(raw.baseAddress!, raw.baseAddress! + start, end - start) }
+                (end, scanned, start) = (end - start, end - start, 0)
             }
-            var chunk = [UInt8](repeating: 0, count: 1 << 18)
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
+            if buffer.count - end < Self.readSize { buffer.append(contentsOf: repeatElement(0, count: max(buffer.count, Self.readSize))) }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress! + end, $0.count - end) }
             if count < 0, errno == EINTR { continue }
             precondition(count > 0, "the host closed its output")
-            buffer.append(contentsOf: chunk[..<count])
+            end += count
         }
     }
+
+    /// The least room a read gets.
+    private static let readSize = 1 << 16
 
     /// The next response, parsed; fails on an error response.
     func result() -> JSONValue {
@@ -188,6 +208,18 @@ func noteBody(_ random: inout Random) -> String {
         text += words[random.below(words.count)]
     }
     return text
+}
+
+/// The CPU time process `pid` has used, user and system, in milliseconds (/proc/PID/stat).
+func cpuMilliseconds(_ pid: Int32) -> (user: Double, system: Double) {
+    let text = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    guard let close = text.lastIndex(of: ")") else { return (0, 0) }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return (0, 0) }
+    let tick = 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
+    return (user * tick, system * tick)
 }
 
 func status(_ pid: Int32) -> (rss: Double, hwm: Double) {
@@ -287,28 +319,38 @@ func measureLists(_ host: Connection, _ composerIDs: [String], random: inout Ran
     let check = host.call("composer/list", ["composerId": .string(composerIDs[0])])
     precondition(check["items"]?.arrayValue?.count == options.items, "composer/list did not list every item")
     precondition(check["items"]?.arrayValue?.first?["providerAvailable"] == true, "the Note provider did not make the chips")
-    var latencies: [Double] = []
-    for index in 0..<(options.lists + 200) {
-        let id = composerIDs[random.below(composerIDs.count)]
-        let start = now()
-        host.send("composer/list", ["composerId": .string(id)])
-        _ = host.readLine()
-        if index >= 200 { latencies.append(Double(now() - start) / 1e6) }  // the first 200 warm up
+    let chips = closedLoop(host, name: "composer/list {composerId} (\(options.items) items with chips)", count: options.lists, warmUp: 200) {
+        ["composerId": .string(composerIDs[random.below(composerIDs.count)])]
     }
-    print(percentiles("composer/list {composerId} (\(options.items) items with chips)", latencies))
+    if options.lists > 0 { print(chips) }
 
-    var summaries: [Double] = []
-    for index in 0..<220 {
+    let line = host.call("composer/list", [:])
+    precondition(line["composers"]?.arrayValue?.count == options.composers, "composer/list missed composers")
+    let summaries = closedLoop(host, name: "composer/list (summaries of \(options.composers) composers)", count: options.summaries, warmUp: 20) { [:] }
+    if options.summaries > 0 { print(summaries) }
+}
+
+/// `count` calls of `composer/list` one at a time, after `warmUp` unmeasured ones: the latencies'
+/// percentiles and the host's CPU time per call.
+func closedLoop(_ host: Connection, name: String, count: Int, warmUp: Int, params: () -> JSONValue) -> String {
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    var before = (user: 0.0, system: 0.0)
+    for index in 0..<(warmUp + count) {
+        if index == warmUp { before = cpuMilliseconds(host.process.processIdentifier) }
+        let params = params()
         let start = now()
-        host.send("composer/list", [:])
-        let line = host.readLine()
-        if index == 0 {
-            let value = try line.withUnsafeBytes { try JSONValue(parsing: $0) }
-            precondition(value["result"]?["composers"]?.arrayValue?.count == options.composers, "composer/list missed composers")
-        }
-        if index >= 20 { summaries.append(Double(now() - start) / 1e6) }
+        host.send("composer/list", params)
+        _ = host.readLine()
+        if index >= warmUp { latencies.append(Double(now() - start) / 1e6) }
     }
-    print(percentiles("composer/list (summaries of \(options.composers) composers)", summaries))
+    guard count > 0 else { return "" }
+    let after = cpuMilliseconds(host.process.processIdentifier)
+    let calls = Double(count)
+    return percentiles(name, latencies) + "\n" + String(
+        format: "  host CPU per call: %.3f ms (user %.3f + system %.3f, all threads)",
+        (after.user - before.user + after.system - before.system) / calls, (after.user - before.user) / calls,
+        (after.system - before.system) / calls)
 }
 
 try measureLists(host, composerIDs, random: &random)

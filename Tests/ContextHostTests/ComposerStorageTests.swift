@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextHostTestSupport
 import Logging
 import Testing
 
@@ -106,5 +107,45 @@ struct ComposerStoreOrderTests {
         let expected = opened.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }.map(\.1)
         #expect(store.all().map(\.id) == expected)
         #expect(store.all().map(\.createdAt) == [1, 1, 3, 3, 3, 5, 9])
+    }
+
+    @Test("the order holds through attaches, closes and opens, and every composer is still found by id")
+    func orderThroughChanges() throws {
+        let store = ComposerStore(stateDirectory: nil, logger: Logger(label: "test"))
+        var open: [String: Double] = [:]
+        var random = SystemRandomNumberGenerator()
+        for step in 0..<300 {
+            if !open.isEmpty, step % 3 == 2, let id = open.keys.randomElement(using: &random) {
+                _ = try store.close(id)
+                open[id] = nil
+            } else {
+                let now = Double(Int.random(in: 0..<40, using: &random))
+                open[try store.open(maximumItems: 10, byteBudget: 1 << 20, now: now).id] = now
+            }
+            if step % 50 == 0 || step == 299 {
+                let expected = open.sorted { $0.value != $1.value ? $0.value < $1.value : $0.key < $1.key }.map(\.key)
+                #expect(store.all().map(\.id) == expected)
+                #expect(store.count == open.count)
+                for id in open.keys { #expect(try store.get(id).id == id) }
+            }
+        }
+        for (id, _) in open.prefix(5) {
+            #expect(throws: RPCError.self) { try store.remove(itemID: "none", from: id) }
+            _ = try store.close(id)
+            #expect(throws: RPCError.self) { try store.get(id) }
+        }
+    }
+
+    @Test("restored drafts are listed in the same order as before the restart")
+    func orderAfterRestore() throws {
+        let directory = try TemporaryDirectory()
+        let store = ComposerStore(stateDirectory: directory.path, logger: Logger(label: "test"))
+        for now in [5.0, 1.0, 3.0, 3.0, 1.0, 9.0, 3.0] { _ = try store.open(maximumItems: 10, byteBudget: 1 << 20, now: now) }
+        let before = store.all().map(\.id)
+        let restored = ComposerStore(stateDirectory: directory.path, logger: Logger(label: "test"))
+        #expect(restored.all().map(\.id) == before)
+        let newest = try restored.open(maximumItems: 10, byteBudget: 1 << 20, now: 10)
+        let oldest = try restored.open(maximumItems: 10, byteBudget: 1 << 20, now: 0)
+        #expect(restored.all().map(\.id) == [oldest.id] + before + [newest.id])
     }
 }

@@ -220,6 +220,23 @@ struct JSONTests {
         #expect(JSONValue.number(.nan).jsonString == "null")
     }
 
+    @Test("integers are written as Swift prints them, from Int64.min to Int64.max")
+    func writesIntegers() {
+        var values: [Int64] = [0, 1, 9, 10, 11, 99, 100, -1, -9, -10, 1 << 53, .max, .min, .max - 1, .min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power]
+        }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<1000 { values.append(Int64.random(in: .min ... .max, using: &random) >> Int64.random(in: 0..<63, using: &random)) }
+        for value in values {
+            var output: [UInt8] = [UInt8(ascii: "[")]
+            JSONWriter.appendInteger(value, to: &output)
+            #expect(String(decoding: output, as: UTF8.self) == "[\(value)", "\(value)")
+        }
+    }
+
     @Test func roundTripsThroughBytes() throws {
         let value: JSONValue = [
             "s": "line\nnext \"q\" 😀", "n": [0, -1, 2.25, 1e-7, 9_007_199_254_740_991], "b": [true, false, nil],

@@ -15,7 +15,7 @@ import Darwin
 /// file, flushed with `fsync`, renamed over the old one, and the folder flushed. A crash during a
 /// write leaves the previous version intact; the leftover temporary file is removed on start.
 package final class ComposerStore: Sendable {
-    private let composers = Mutex<[String: Composer]>([:])
+    private let composers = Mutex(OrderedComposers())
     /// `<state>/composers`, or nil to keep drafts in memory only.
     private let directory: String?
     private let logger: Logger
@@ -32,7 +32,8 @@ package final class ComposerStore: Sendable {
         if !Directories.makePrivate(directory) {
             logger.error("Cannot create the state folder '\(directory)': \(String(cString: strerror(errno))). Drafts will not survive a restart.")
         }
-        composers.withLock { $0 = restore(from: directory) }
+        let restored = OrderedComposers(restore(from: directory).values)
+        composers.withLock { $0 = restored }
     }
 
     // MARK: Reading
@@ -45,18 +46,10 @@ package final class ComposerStore: Sendable {
     /// How many composers are open.
     package var count: Int { composers.withLock { $0.count } }
 
-    /// Every composer, oldest first.
+    /// Every composer, oldest first (kept in that order: `composer/list` without an id lists a
+    /// thousand of them, often).
     package func all() -> [Composer] {
-        let composers = self.composers.withLock { Array($0.values) }
-        // Sorting indices by the creation times taken out first, not the composers: cheaper to
-        // move and compare with a thousand of them (`composer/list` without an id sorts them each
-        // time). Ids settle equal times.
-        let created = composers.map(\.createdAt)
-        let order = composers.indices.sorted { a, b in
-            if created[a] != created[b] { return created[a] < created[b] }
-            return composers[a].id < composers[b].id
-        }
-        return order.map { composers[$0] }
+        composers.withLock { $0.ordered }
     }
 
     // MARK: Changing
@@ -66,7 +59,7 @@ package final class ComposerStore: Sendable {
         let composer = Composer(id: Identifier.uuid(), maximumItems: maximumItems, byteBudget: byteBudget, createdAt: now)
         try composers.withLock { table throws(RPCError) in
             try save(composer)
-            table[composer.id] = composer
+            table.insert(composer)
         }
         return composer
     }
@@ -121,7 +114,7 @@ package final class ComposerStore: Sendable {
                 }
                 Self.syncDirectory(directory)
             }
-            table[composerID] = nil
+            table.remove(composerID)
             return composer
         }
     }
@@ -203,6 +196,76 @@ package final class ComposerStore: Sendable {
             logger.notice("Restored \(restored.count) draft(s) with \(restored.values.reduce(0) { $0 + $1.items.count }) item(s) from \(directory).")
         }
         return restored
+    }
+}
+
+/// The open composers by id, and in the order `composer/list` lists them: oldest first (creation
+/// time, then id), kept so rather than sorted for each listing.
+struct OrderedComposers {
+    /// Oldest first.
+    private(set) var ordered: [Composer] = []
+    /// Each composer's index in `ordered`.
+    private var positions: [String: Int] = [:]
+
+    init() {}
+
+    /// These composers, in order.
+    init(_ composers: some Sequence<Composer>) {
+        ordered = composers.sorted(by: Self.precedes)
+        for (index, composer) in ordered.enumerated() { positions[composer.id] = index }
+    }
+
+    var count: Int { ordered.count }
+
+    /// The composer with this id.
+    subscript(id: String) -> Composer? {
+        get { positions[id].map { ordered[$0] } }
+        set {
+            guard let newValue else {
+                remove(id)
+                return
+            }
+            precondition(newValue.id == id, "a composer is stored under its own id")
+            if let position = positions[id] {
+                ordered[position] = newValue
+            } else {
+                insert(newValue)
+            }
+        }
+    }
+
+    /// Adds a composer (replacing one with the same id) in its place in the order. A new one is
+    /// usually the newest: then it is appended.
+    mutating func insert(_ composer: Composer) {
+        remove(composer.id)
+        let position: Int
+        if let last = ordered.last, Self.precedes(composer, last) {
+            var low = 0, high = ordered.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Self.precedes(ordered[middle], composer) { low = middle + 1 } else { high = middle }
+            }
+            position = low
+        } else {
+            position = ordered.count
+        }
+        ordered.insert(composer, at: position)
+        for index in position..<ordered.count { positions[ordered[index].id] = index }
+    }
+
+    /// Removes the composer with this id, if there is one.
+    @discardableResult
+    mutating func remove(_ id: String) -> Composer? {
+        guard let position = positions.removeValue(forKey: id) else { return nil }
+        let removed = ordered.remove(at: position)
+        for index in position..<ordered.count { positions[ordered[index].id] = index }
+        return removed
+    }
+
+    /// The listing order: creation time, then id (equal times).
+    private static func precedes(_ a: Composer, _ b: Composer) -> Bool {
+        if a.createdAt != b.createdAt { return a.createdAt < b.createdAt }
+        return a.id < b.id
     }
 }
 

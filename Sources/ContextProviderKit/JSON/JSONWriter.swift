@@ -48,25 +48,27 @@ package enum JSONWriter {
     }
 
     package static func appendInteger(_ value: Int64, to output: inout [UInt8]) {
-        if value == 0 {
-            output.append(UInt8(ascii: "0"))
+        if value >= 0, value < 10 {
+            output.append(UInt8(truncatingIfNeeded: value) &+ UInt8(ascii: "0"))
             return
         }
+        // The digits are written from the end of a buffer and appended in one piece (a summary
+        // or an answer writes thousands of numbers; appending digit by digit checked the array's
+        // capacity for each).
         var magnitude = value.magnitude
-        if value < 0 { output.append(UInt8(ascii: "-")) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: a sign and 20 digits fit
         withUnsafeMutableBytes(of: &digits) { buffer in
-            while magnitude > 0 {
-                buffer[count] = UInt8(magnitude % 10) + UInt8(ascii: "0")
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
                 magnitude /= 10
-                count += 1
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
             }
-            for index in stride(from: count - 1, through: 0, by: -1) {
-                output.append(buffer[index])
-            }
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
     }
 
