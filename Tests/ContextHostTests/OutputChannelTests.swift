@@ -70,6 +70,30 @@ struct OutputChannelTests {
         #expect(sink.lines == ["a", "b", "c"])
     }
 
+    @Test("a message sent whole is written as it is, alone or behind buffered ones, in order, in either framing")
+    func sendTaking() {
+        let sink = Sink()
+        let output = OutputChannel(lateFlushMilliseconds: 600_000) { sink.write($0) }
+        let large = String(repeating: "y", count: 200_000)
+        // Nothing buffered: the array is the buffer written (exactly once, with its newline).
+        output.send(taking: Array("first".utf8))
+        output.send(taking: Array(large.utf8))
+        #expect(sink.writeCount == 2)
+        // Behind a buffered message (an open batch): copied after it, one write at the batch's end.
+        output.batch {
+            Self.send(output, "second")
+            output.send(taking: Array("third".utf8))
+            Self.send(output, "fourth")
+        }
+        #expect(sink.writeCount == 3)
+        #expect(sink.lines == ["first", large, "second", "third", "fourth"])
+        // Content-Length framing: the header, then the body.
+        output.setFraming(.contentLength)
+        output.send(taking: Array(#"{"a":1}"#.utf8))
+        output.flush()
+        #expect(sink.writes.withLock { String(decoding: $0.last ?? [], as: UTF8.self) } == "Content-Length: 7\r\n\r\n{\"a\":1}")
+    }
+
     @Test("while one thread is stuck writing, another still sends (buffered), and everything leaves in order")
     func writeOutsideTheLock() {
         let (sink, output) = Self.stuckWriting("first")

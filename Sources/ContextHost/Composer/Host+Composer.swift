@@ -52,37 +52,40 @@ extension Host {
         ]
     }
 
-    /// `composer/list` without an id: every open composer's summary, oldest first.
-    package func listingBytes(of composers: [Composer]) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(16 + composers.count * 128)
+    /// `composer/list` without an id: every open composer's summary, oldest first, as JSON text
+    /// appended to `output`.
+    package func appendListing(of composers: [Composer], to output: inout [UInt8]) {
         output.append(contentsOf: #"{"composers":["#.utf8)
         for (index, composer) in composers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             composer.appendSummary(to: &output)
         }
         output.append(contentsOf: "]}".utf8)
-        return output
     }
 
-    /// `composer/list {composerId}`: the summary and each item with its chip, as JSON text, passed
-    /// to `completion` on the thread that brings in the last chip (no task to wake on the way). An
-    /// item whose provider is gone or failing keeps its place and gets the default text chip,
-    /// with the reason.
+    /// About how many bytes `appendListing(of:to:)` writes for `count` composers.
+    package static func listingCapacity(composers count: Int) -> Int { 16 + count * 128 }
+
+    /// `composer/list {composerId}`: the summary and each item with its chip, as JSON text, that
+    /// `answer` gets to write (with about how many bytes it takes), on the thread that brings in
+    /// the last chip (no task to wake on the way). An item whose provider is gone or failing keeps
+    /// its place and gets the default text chip, with the reason.
     ///
     /// The chips come from `ChipListing` (`item/previewMany` calls per provider), and the items'
     /// stored JSON and the providers' checked chips are copied into the answer as they are, so
     /// listing costs little beyond the providers' own work (Benchmarks/results/composer.md).
-    package func listingBytes(of composer: Composer, completion: @escaping @Sendable ([UInt8]) -> Void) {
+    package func list(
+        _ composer: Composer, answer: @escaping @Sendable (_ capacity: Int, _ write: (inout [UInt8]) -> Void) -> Void
+    ) {
         ChipListing.chips(for: composer.items, host: self) { [self] chips in
-            completion(listingBytes(of: composer, chips: chips))
+            let capacity = 512 + composer.items.reduce(0) { $0 + $1.itemJSON.count + 1536 }
+            answer(capacity) { output in appendListing(of: composer, chips: chips, to: &output) }
         }
     }
 
-    private func listingBytes(of composer: Composer, chips: [ChipOutcome]) -> [UInt8] {
+    /// The listing `list` answers with, appended to `output`.
+    package func appendListing(of composer: Composer, chips: [ChipOutcome], to output: inout [UInt8]) {
         let items = composer.items
-        var output: [UInt8] = []
-        output.reserveCapacity(512 + items.reduce(0) { $0 + $1.itemJSON.count + 1536 })
         composer.appendSummary(to: &output)
         output.removeLast()  // the summary's closing brace
         output.append(contentsOf: #","items":["#.utf8)
@@ -106,7 +109,6 @@ extension Host {
             }
         }
         output.append(contentsOf: "]}".utf8)
-        return output
     }
 
     /// A provider's `item/preview` answer, checked like `forward` checks it, as JSON text to copy

@@ -91,6 +91,25 @@ package final class Reply: Sendable {
         finish()
     }
 
+    /// Answers with a result that `write` appends as raw JSON text (compact: no raw newlines)
+    /// straight into the message, which the output then takes whole (no copy of a large result:
+    /// `OutputChannel.send(taking:)`). `capacity`: about how many bytes `write` appends.
+    package func sendResult(capacity: Int, writing write: (inout [UInt8]) -> Void) {
+        guard claim() else { return }
+        let prefix = #"{"jsonrpc":"2.0","id":"#.utf8
+        let infix = #","result":"#.utf8
+        var message: [UInt8] = []
+        // (2: the closing brace, and the newline the output adds.)
+        message.reserveCapacity(prefix.count + id.count + infix.count + capacity + 2)
+        message.append(contentsOf: prefix)
+        message.append(contentsOf: id)
+        message.append(contentsOf: infix)
+        write(&message)
+        message.append(UInt8(ascii: "}"))
+        output.send(taking: message)
+        finish()
+    }
+
     /// Answers with a result.
     package func sendResult(_ value: JSONValue) {
         let bytes = value.jsonBytes

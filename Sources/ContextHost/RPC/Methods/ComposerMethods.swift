@@ -31,7 +31,8 @@ package enum ComposerListMethod: MethodHandler {
         let params = try request.params()
         let host = server.host
         guard let composerID = try params.optionalString("composerId") else {
-            host.listingBytes(of: host.composers.all()).withUnsafeBytes { reply.sendResult(raw: $0) }
+            let composers = host.composers.all()
+            reply.sendResult(capacity: Host.listingCapacity(composers: composers.count)) { host.appendListing(of: composers, to: &$0) }
             return
         }
         let composer = try host.composers.get(composerID)
@@ -40,7 +41,7 @@ package enum ComposerListMethod: MethodHandler {
         // and the answer from the one that brings in the last chip.
         try host.whenLoaded(nil, reply: reply, server: server) { () throws(RPCError) in
             _ = server.track(reply)
-            host.listingBytes(of: composer) { bytes in bytes.withUnsafeBytes { reply.sendResult(raw: $0) } }
+            host.list(composer) { capacity, write in reply.sendResult(capacity: capacity, writing: write) }
         }
     }
 }
