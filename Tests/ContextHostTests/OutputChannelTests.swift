@@ -76,20 +76,25 @@ struct OutputChannelTests {
         let output = OutputChannel(lateFlushMilliseconds: 600_000) { sink.write($0) }
         let large = String(repeating: "y", count: 200_000)
         // Nothing buffered: the array is the buffer written (exactly once, with its newline).
-        output.send(taking: Array("first".utf8))
-        output.send(taking: Array(large.utf8))
+        var message = Array("first".utf8)
+        output.send(taking: &message)
+        #expect(message.isEmpty)
+        message = Array(large.utf8)
+        output.send(taking: &message)
         #expect(sink.writeCount == 2)
         // Behind a buffered message (an open batch): copied after it, one write at the batch's end.
         output.batch {
             Self.send(output, "second")
-            output.send(taking: Array("third".utf8))
+            message = Array("third".utf8)
+            output.send(taking: &message)
             Self.send(output, "fourth")
         }
         #expect(sink.writeCount == 3)
         #expect(sink.lines == ["first", large, "second", "third", "fourth"])
         // Content-Length framing: the header, then the body.
         output.setFraming(.contentLength)
-        output.send(taking: Array(#"{"a":1}"#.utf8))
+        message = Array(#"{"a":1}"#.utf8)
+        output.send(taking: &message)
         output.flush()
         #expect(sink.writes.withLock { String(decoding: $0.last ?? [], as: UTF8.self) } == "Content-Length: 7\r\n\r\n{\"a\":1}")
     }

@@ -92,11 +92,11 @@ package final class OutputChannel: Sendable {
         }
     }
 
-    /// Sends one message body built whole: when nothing else is buffered (usually), the array
-    /// becomes the output buffer as it is, and is written without a copy (a `composer/list`
-    /// answer of 100 chips is ~175 KB). Keep a byte of spare capacity for the newline.
-    package func send(taking body: consuming [UInt8]) {
-        var body = body
+    /// Sends one message body built whole, taking it out of `body` (left empty, or holding a
+    /// spare buffer to reuse or drop): when nothing else is buffered (usually), the array becomes
+    /// the output buffer as it is, and is written without a copy (a `composer/list` answer of 100
+    /// chips is ~175 KB). Keep a byte of spare capacity for the newline.
+    package func send(taking body: inout [UInt8]) {
         enqueue { state in
             guard state.framing == .newlineDelimited, state.buffer.isEmpty else {
                 let length = body.count
@@ -115,6 +115,7 @@ package final class OutputChannel: Sendable {
             // (`body` is now the empty buffer: kept for its capacity if there is no spare.)
             if state.spare.capacity < body.capacity { swap(&body, &state.spare) }
         }
+        body.removeAll(keepingCapacity: true)
     }
 
     /// Appends a message under the lock (`append`), then writes it out now unless a batch is

@@ -106,7 +106,7 @@ package final class Reply: Sendable {
         message.append(contentsOf: infix)
         write(&message)
         message.append(UInt8(ascii: "}"))
-        output.send(taking: message)
+        output.send(taking: &message)
         finish()
     }
 
