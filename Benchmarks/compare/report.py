@@ -319,6 +319,9 @@ def main():
     ):
         if composer and composer.get(key, "NA") != "NA":
             p50, p90, p99 = (float(x) for x in composer[key].split("_"))
+            cpu = composer.get(key.replace("_ms", "_cpu_ms"), "NA")
+            if cpu != "NA":
+                bound = f"{bound}; host CPU {float(cpu):.2f} ms a call (all threads)"
             budget_rows.append((what, "in-process", f"≤ {COMPOSER_LIST_P99_MS:g} ms", f"{p99:.2f} ms (p50 {p50:.2f})",
                                 p99 <= COMPOSER_LIST_P99_MS, "—", "—", bound))
     if budget_rows:
