@@ -125,7 +125,8 @@ final class Connection {
         }
     }
 
-    /// The next line from the host (raw bytes; valid until the next read). Each byte is searched
+    /// The next line from the host (raw bytes, sharing the read buffer: drop it before the next
+    /// read, or that read copies the buffer). Each byte is searched
     /// for the newline once, with `memchr`, and read into one buffer that is reused: a listing's
     /// answer is ~175 KB, and a client that zeroes a fresh chunk per read and searches the whole
     /// line again after each read adds its own time to every round trip it measures.
@@ -210,16 +211,23 @@ func noteBody(_ random: inout Random) -> String {
     return text
 }
 
-/// The CPU time process `pid` has used, user and system, in milliseconds (/proc/PID/stat).
-func cpuMilliseconds(_ pid: Int32) -> (user: Double, system: Double) {
+/// The CPU time process `pid` has used, user and system, in milliseconds (/proc/PID/stat: in
+/// clock ticks, so measure spans of seconds), and in all from its CPU-time clock (nanoseconds).
+func cpuMilliseconds(_ pid: Int32) -> (user: Double, system: Double, total: Double) {
     let text = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
     // The fields after the command name, which is in parentheses and may hold spaces.
-    guard let close = text.lastIndex(of: ")") else { return (0, 0) }
-    let fields = text[text.index(after: close)...].split(separator: " ")
+    let fields = text.lastIndex(of: ")").map { text[text.index(after: $0)...].split(separator: " ") } ?? []
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return (0, 0) }
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+        fatalError("cannot read the CPU time of process \(pid) from /proc/\(pid)/stat")
+    }
+    var clock = clockid_t()
+    var time = timespec()
+    guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &time) == 0 else {
+        fatalError("cannot read the CPU-time clock of process \(pid): \(String(cString: strerror(errno)))")
+    }
     let tick = 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
-    return (user * tick, system * tick)
+    return (user * tick, system * tick, Double(time.tv_sec) * 1000 + Double(time.tv_nsec) / 1e6)
 }
 
 func status(_ pid: Int32) -> (rss: Double, hwm: Double) {
@@ -335,22 +343,22 @@ func measureLists(_ host: Connection, _ composerIDs: [String], random: inout Ran
 func closedLoop(_ host: Connection, name: String, count: Int, warmUp: Int, params: () -> JSONValue) -> String {
     var latencies: [Double] = []
     latencies.reserveCapacity(count)
-    var before = (user: 0.0, system: 0.0)
+    var before = (user: 0.0, system: 0.0, total: 0.0)
     for index in 0..<(warmUp + count) {
         if index == warmUp { before = cpuMilliseconds(host.process.processIdentifier) }
         let params = params()
         let start = now()
         host.send("composer/list", params)
-        _ = host.readLine()
+        let answered = String(decoding: host.readLine().prefix(64), as: UTF8.self).contains(#""result":"#)
         if index >= warmUp { latencies.append(Double(now() - start) / 1e6) }
+        precondition(answered, "composer/list was not answered with a result")
     }
     guard count > 0 else { return "" }
     let after = cpuMilliseconds(host.process.processIdentifier)
     let calls = Double(count)
     return percentiles(name, latencies) + "\n" + String(
         format: "  host CPU per call: %.3f ms (user %.3f + system %.3f, all threads)",
-        (after.user - before.user + after.system - before.system) / calls, (after.user - before.user) / calls,
-        (after.system - before.system) / calls)
+        (after.total - before.total) / calls, (after.user - before.user) / calls, (after.system - before.system) / calls)
 }
 
 try measureLists(host, composerIDs, random: &random)

@@ -129,6 +129,17 @@ struct ComposerStoreOrderTests {
                 for id in open.keys { #expect(try store.get(id).id == id) }
             }
         }
+        // Attaching changes a composer in place: the order and the lookups stay.
+        let before = store.all().map(\.id)
+        for (number, id) in before.enumerated() where number % 4 == 0 {
+            let item = AttachedItem(
+                item: ["id": .string("item-\(number)"), "providerId": "com.contexthost.note", "type": "note", "displayName": "n", "content": [:]],
+                encoding: ["representation": "text", "contentType": "text/plain", "data": "eA=="])
+            let attached = try store.attach(item, to: id, providerLimit: 10)
+            #expect(attached.items.count == 1)
+            #expect(try store.get(id).items.count == 1)
+        }
+        #expect(store.all().map(\.id) == before)
         for (id, _) in open.prefix(5) {
             #expect(throws: RPCError.self) { try store.remove(itemID: "none", from: id) }
             _ = try store.close(id)

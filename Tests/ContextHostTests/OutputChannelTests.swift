@@ -16,6 +16,8 @@ struct OutputChannelTests {
     /// What the channel wrote, one entry per write call; a write can be held until released.
     private final class Sink: Sendable {
         let writes = Mutex<[[UInt8]]>([])
+        /// Where each write's bytes were (to tell a buffer written as it is from a copy).
+        let addresses = Mutex<[UInt]>([])
         /// While set, each write waits until `release` (the first write's start is signalled).
         let holding = Atomic<Bool>(false)
         let started = DispatchSemaphore(value: 0)
@@ -28,6 +30,7 @@ struct OutputChannelTests {
                 released.wait()
             }
             writes.withLock { $0.append(Array(bytes)) }
+            addresses.withLock { $0.append(UInt(bitPattern: bytes.baseAddress)) }
             return !fails.load(ordering: .acquiring)
         }
 
@@ -77,8 +80,10 @@ struct OutputChannelTests {
         let large = String(repeating: "y", count: 200_000)
         // Nothing buffered: the array is the buffer written (exactly once, with its newline).
         var message = Array("first".utf8)
+        message.reserveCapacity(64)
+        let address = message.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
         output.send(taking: &message)
-        #expect(message.isEmpty)
+        #expect(sink.addresses.withLock { $0.last } == address, "the message's own array is written, not a copy")
         message = Array(large.utf8)
         output.send(taking: &message)
         #expect(sink.writeCount == 2)
@@ -97,6 +102,27 @@ struct OutputChannelTests {
         output.send(taking: &message)
         output.flush()
         #expect(sink.writes.withLock { String(decoding: $0.last ?? [], as: UTF8.self) } == "Content-Length: 7\r\n\r\n{\"a\":1}")
+    }
+
+    @Test("a message sent whole while another thread is stuck writing becomes the buffer behind it, and what follows is added to it")
+    func sendTakingWhileWriting() {
+        let (sink, output) = Self.stuckWriting("first")
+        var message = Array("second".utf8)
+        message.reserveCapacity(256)  // (room for what follows, so the buffer stays where it is)
+        let address = message.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        output.send(taking: &message)
+        let sent = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            Self.send(output, "third")
+            sent.signal()
+        }
+        #expect(sent.wait(timeout: .now() + 10) == .success, "a send waited for another thread's write")
+        sink.holding.store(false, ordering: .releasing)
+        sink.released.signal()
+        output.flush()
+        #expect(sink.lines == ["first", "second", "third"])
+        #expect(sink.writeCount == 2)
+        #expect(sink.addresses.withLock { $0.last } == address, "the message's array was the buffer written next")
     }
 
     @Test("while one thread is stuck writing, another still sends (buffered), and everything leaves in order")

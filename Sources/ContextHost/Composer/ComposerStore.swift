@@ -47,7 +47,8 @@ package final class ComposerStore: Sendable {
     package var count: Int { composers.withLock { $0.count } }
 
     /// Every composer, oldest first (kept in that order: `composer/list` without an id lists a
-    /// thousand of them, often).
+    /// thousand of them, often). The array shares its storage with the store's until either
+    /// changes: a change made while a listing still holds it copies the array once.
     package func all() -> [Composer] {
         composers.withLock { $0.ordered }
     }
@@ -213,6 +214,7 @@ struct OrderedComposers {
     init(_ composers: some Sequence<Composer>) {
         ordered = composers.sorted(by: Self.precedes)
         for (index, composer) in ordered.enumerated() { positions[composer.id] = index }
+        precondition(positions.count == ordered.count, "composers with the same id")
     }
 
     var count: Int { ordered.count }
@@ -226,10 +228,10 @@ struct OrderedComposers {
                 return
             }
             precondition(newValue.id == id, "a composer is stored under its own id")
-            if let position = positions[id] {
+            if let position = positions[id], ordered[position].createdAt == newValue.createdAt {
                 ordered[position] = newValue
             } else {
-                insert(newValue)
+                insert(newValue)  // (a new one, or one whose place in the order changed)
             }
         }
     }
