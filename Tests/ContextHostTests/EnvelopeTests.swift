@@ -21,6 +21,30 @@ struct EnvelopeTests {
         #expect(envelope.params.map { String(decoding: bytes[$0], as: UTF8.self) } == #"{"item":{"x":[1,2,{"y":"\"}"}]}}"#)
     }
 
+    @Test("every method name and jsonrpc version reads as written, however it is spelled, known to the host or not")
+    func methodsAndVersions() {
+        let known = MethodRegistry.all.map { $0.method }
+        let others = ["", "pin", "pingx", "items/preview2", "Items/preview", "пинг", "a\u{1F600}b", String(repeating: "m", count: 200)]
+        for method in known + others {
+            let written = JSONValue.string(method).jsonString
+            let (envelope, error, _) = scan(#"{"jsonrpc":"2.0","id":1,"method":"# + written + "}")
+            #expect(error == nil)
+            #expect(envelope.method == method, "\(written)")
+        }
+        // Escaped spellings of known names and of the version are the same text.
+        #expect(scan(#"{"method":"pi\u006eg"}"#).0.method == "ping")
+        #expect(scan(#"{"method":"items\/preview"}"#).0.method == "items/preview")
+        #expect(scan(#"{"method":"ping\n"}"#).0.method == "ping\n")
+        for (written, version) in [(#""2.0""#, "2.0"), (#""2\u002e0""#, "2.0"), (#""2.1""#, "2.1"), (#""2.0 ""#, "2.0 "), (#""""#, "")] {
+            #expect(scan(#"{"jsonrpc":"# + written + "}").0.jsonrpc == version, "\(written)")
+        }
+        // A version or method cut off by the end of the message is an error, with what came before kept.
+        let (cut, error, _) = scan(#"{"id":7,"jsonrpc":"2.0"#)
+        #expect(error != nil)
+        #expect(cut.jsonrpc == nil)
+        #expect(scan(#"{"id":7,"method":"pin"#).1 != nil)
+    }
+
     @Test("the id survives a later syntax error")
     func idBeforeError() {
         let (envelope, error, bytes) = scan(#"{"jsonrpc":"2.0","id":42,"method":"ping","params":{"a":tru}}"#)

@@ -110,32 +110,25 @@ extension Envelope {
     /// from `MethodRegistry` (no string made); anything else is read as a string.
     static func readMethod(_ reader: inout JSONReader) throws(JSONParseError) -> String {
         let bytes = reader.bytes
+        let known = KnownMethods.shared
         let start = reader.position + 1
         var end = start
         // Method names are short and plain ASCII: look for the closing quote, giving up at
         // anything else (an escape, a control byte, non-ASCII text), which `readString` reads.
-        while end < bytes.count, end - start <= knownMethodLength {
+        while end < bytes.count, end - start <= known.longest {
             let byte = bytes[end]
             if byte == UInt8(ascii: "\"") { break }
             guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return try reader.readString() }
             end += 1
         }
-        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
-            let name = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-            for known in knownMethods where known.utf8.count == name.count {
-                if known.utf8.withUnsafeBytes({ memcmp($0.baseAddress!, name.baseAddress!, name.count) }) == 0 {
-                    reader.position = end + 1
-                    return known.name
-                }
-            }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\""),
+            let index = known.index(of: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        {
+            reader.position = end + 1
+            return known.names[index]
         }
         return try reader.readString()
     }
-
-    /// The host's method names, as strings and as bytes.
-    private static let knownMethods: [(name: String, utf8: [UInt8])] = MethodRegistry.all.map { ($0.method, Array($0.method.utf8)) }
-    /// The longest of them, in bytes.
-    private static let knownMethodLength = knownMethods.map(\.utf8.count).max() ?? 0
 
     /// Skips a `params` value exactly as `skipValue` does, noting where its top-level `item`
     /// member and that item's top-level `providerId` are (the last of each: decoding keeps the
@@ -265,5 +258,55 @@ package enum RawObject {
         guard !range.isEmpty, bytes[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
         var reader = JSONReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
         return try? reader.readString()
+    }
+}
+
+/// The host's method names (`MethodRegistry`), found by their bytes: each name has a key made of
+/// its length and three of its bytes, compared first (one integer each), and one table of all the
+/// names' bytes, compared only where a key matches; nothing is retained and no string is made.
+private final class KnownMethods: Sendable {
+    static let shared = KnownMethods(MethodRegistry.all.map { $0.method })
+
+    let names: [String]
+    /// Every name's UTF-8, one after another, and where each is in it.
+    private let bytes: [UInt8]
+    private let starts: [Int]
+    private let keys: [UInt64]
+    let longest: Int
+
+    init(_ names: [String]) {
+        self.names = names
+        var bytes: [UInt8] = []
+        var starts: [Int] = []
+        var keys: [UInt64] = []
+        for name in names {
+            starts.append(bytes.count)
+            let utf8 = Array(name.utf8)
+            bytes.append(contentsOf: utf8)
+            keys.append(utf8.withUnsafeBytes { Self.key($0) })
+        }
+        self.bytes = bytes
+        self.starts = starts
+        self.keys = keys
+        self.longest = names.map(\.utf8.count).max() ?? 0
+    }
+
+    /// Length, first, middle and last byte.
+    private static func key(_ name: UnsafeRawBufferPointer) -> UInt64 {
+        guard !name.isEmpty else { return 0 }
+        return UInt64(name.count) | UInt64(name[0]) << 16 | UInt64(name[name.count / 2]) << 24 | UInt64(name[name.count - 1]) << 32
+    }
+
+    /// The index in `names` of the name that is exactly `name`, if any.
+    func index(of name: UnsafeRawBufferPointer) -> Int? {
+        let key = Self.key(name)
+        return keys.withUnsafeBufferPointer { keys in
+            bytes.withUnsafeBytes { table in
+                for index in keys.indices where keys[index] == key {
+                    if name.isEmpty || memcmp(table.baseAddress! + starts[index], name.baseAddress!, name.count) == 0 { return index }
+                }
+                return nil
+            }
+        }
     }
 }
