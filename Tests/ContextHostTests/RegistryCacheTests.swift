@@ -61,6 +61,38 @@ struct RegistryCacheTests {
 
     private func cacheFile(_ directory: TemporaryDirectory) -> String { directory.path + "/cache/registry.cache" }
 
+    @Test("enough manifests to be read side by side give the catalog reading them one by one gives, in order; so does the cache over them")
+    func parallelLoading() throws {
+        let directory = try makeFolder()
+        // Enough files for the parallel path, with rejections and duplicate ids spread through them
+        // (a duplicate's first file must win whichever thread read it).
+        for index in 0..<(3 * ManifestCatalog.parallelLoadMinimum) {
+            let name = String(format: "m/f%03d.yaml", index)
+            switch index % 7 {
+            case 0: try directory.write(name, "manifestVersion: 1\nid: [broken\n")
+            case 3: try directory.write(name, TestManifest.yaml(id: "com.example.shared", library: "lib\(index).so"))
+            default: try directory.write(name, TestManifest.yaml(id: "com.example.p\(index)", library: "lib\(index).so"))
+            }
+        }
+        let parallel = ManifestCatalog.discover(paths(directory))
+        let oneByOne = ManifestCatalog.discover(paths(directory)) { files in files.map(ManifestCatalog.loadResult) }
+        #expect(parallel == oneByOne)
+        #expect(parallel.entries.count == 5 + 3 * ManifestCatalog.parallelLoadMinimum)
+        let duplicates = parallel.entries.filter { entry in
+            if case .rejected(let rejection) = entry { return rejection.diagnostics.contains { $0.code == .duplicateId } }
+            return false
+        }
+        let shared = (0..<(3 * ManifestCatalog.parallelLoadMinimum)).filter { $0 % 7 == 3 }.count
+        #expect(duplicates.count == 1 + (shared - 1))  // c-duplicate.yaml, and every shared id but the first
+        // Cached: first parsed (side by side) and saved, then reused; the same catalog each time.
+        let (first, firstReport) = ManifestCatalog.discover(paths(directory), cacheFile: cacheFile(directory), racyWindowNanoseconds: 0)
+        #expect(first == oneByOne)
+        #expect(firstReport.parsed == oneByOne.entries.count)
+        let (second, secondReport) = ManifestCatalog.discover(paths(directory), cacheFile: cacheFile(directory), racyWindowNanoseconds: 0)
+        #expect(second == oneByOne)
+        #expect(secondReport.parsed == 0)
+    }
+
     /// Cached discovery that caches even files written a moment ago.
     private func cached(_ directory: TemporaryDirectory, _ folders: [String] = ["m"]) -> (ManifestCatalog, CachedDiscoveryReport) {
         let (catalog, report) = ManifestCatalog.discover(

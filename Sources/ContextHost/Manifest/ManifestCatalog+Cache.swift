@@ -49,26 +49,36 @@ extension ManifestCatalog {
         var kept: [ManifestCache.Entry] = []  // the next cache's entries; a dictionary only if it is written
         kept.reserveCapacity(previous?.entries.count ?? 0)
         var added = 0
-        let catalog = discover(searchPaths) { found in
-            if let entry = previous?.result(
-                absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp)
-            {
-                report.reused += 1
-                kept.append(entry)
-                return entry.result
+        let catalog = discover(searchPaths) { files in
+            // The cache's answers first; the files it has none for are parsed side by side, then
+            // everything is counted and kept in file order.
+            let cached = files.map { found in
+                previous?.result(absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp)
             }
-            report.parsed += 1
-            let result = loadResult(found)
-            if case .failure(let rejection) = result, rejection.diagnostics.contains(where: { $0.code == .unreadableFile }) {
-                return result  // permissions may change without touching the stamp we keep
+            var parsed = loadResults(files.indices.filter { cached[$0] == nil }.map { files[$0] }).makeIterator()
+            var outcomes: [Result<Manifest, ManifestRejection>] = []
+            outcomes.reserveCapacity(files.count)
+            for (found, entry) in zip(files, cached) {
+                if let entry {
+                    report.reused += 1
+                    kept.append(entry)
+                    outcomes.append(entry.result)
+                    continue
+                }
+                report.parsed += 1
+                let result = parsed.next()!
+                outcomes.append(result)
+                if case .failure(let rejection) = result, rejection.diagnostics.contains(where: { $0.code == .unreadableFile }) {
+                    continue  // permissions may change without touching the stamp we keep
+                }
+                if max(found.stamp.modifiedNanoseconds, found.stamp.changedNanoseconds) < storableBefore {
+                    kept.append(ManifestCache.Entry(
+                        absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp,
+                        result: result))
+                    added += 1
+                }
             }
-            if max(found.stamp.modifiedNanoseconds, found.stamp.changedNanoseconds) < storableBefore {
-                kept.append(ManifestCache.Entry(
-                    absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp,
-                    result: result))
-                added += 1
-            }
-            return result
+            return outcomes
         }
         let unchanged = previous != nil && added == 0 && report.reused == previous?.entries.count
         if !unchanged {
