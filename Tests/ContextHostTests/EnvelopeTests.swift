@@ -39,10 +39,28 @@ struct EnvelopeTests {
             #expect(scan(#"{"jsonrpc":"# + written + "}").0.jsonrpc == version, "\(written)")
         }
         // A version or method cut off by the end of the message is an error, with what came before kept.
-        let (cut, error, _) = scan(#"{"id":7,"jsonrpc":"2.0"#)
+        let (cut, error, bytes) = scan(#"{"id":7,"jsonrpc":"2.0"#)
         #expect(error != nil)
         #expect(cut.jsonrpc == nil)
-        #expect(scan(#"{"id":7,"method":"pin"#).1 != nil)
+        #expect(cut.id.map { String(decoding: bytes[$0], as: UTF8.self) } == "7")
+        let (cutMethod, methodError, methodBytes) = scan(#"{"id":8,"method":"pin"#)
+        #expect(methodError != nil)
+        #expect(cutMethod.method == nil)
+        #expect(cutMethod.id.map { String(decoding: methodBytes[$0], as: UTF8.self) } == "8")
+        // Keys written with escapes are the same keys.
+        let escaped = scan(#"{"jsonrp\u0063":"2.0","meth\u006fd":"ping","\u0069d":3}"#).0
+        #expect(escaped.jsonrpc == "2.0")
+        #expect(escaped.method == "ping")
+        #expect(escaped.id != nil)
+        // Repeated keys: the last string wins; a later non-string flags the method and keeps the string.
+        #expect(scan(#"{"method":"ping","method":"shutdown"}"#).0.method == "shutdown")
+        let flagged = scan(#"{"method":"ping","method":3}"#).0
+        #expect(flagged.method == "ping")
+        #expect(flagged.methodIsInvalid)
+        let later = scan(#"{"method":3,"method":"ping"}"#).0
+        #expect(later.method == "ping")
+        #expect(later.methodIsInvalid)
+        #expect(scan(#"{"jsonrpc":"2.0","jsonrpc":2}"#).0.jsonrpc == "")
     }
 
     @Test("the id survives a later syntax error")

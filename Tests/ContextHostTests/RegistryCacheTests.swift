@@ -74,9 +74,12 @@ struct RegistryCacheTests {
             default: try directory.write(name, TestManifest.yaml(id: "com.example.p\(index)", library: "lib\(index).so"))
             }
         }
-        let parallel = ManifestCatalog.discover(paths(directory))
+        // (Four cores asked for, so the chunks are read side by side on any machine; and the
+        // default, whatever this machine has.)
+        let parallel = ManifestCatalog.discover(paths(directory)) { files in ManifestCatalog.loadResults(files, cores: 4) }
         let oneByOne = ManifestCatalog.discover(paths(directory)) { files in files.map(ManifestCatalog.loadResult) }
         #expect(parallel == oneByOne)
+        #expect(ManifestCatalog.discover(paths(directory)) == oneByOne)
         #expect(parallel.entries.count == 5 + 3 * ManifestCatalog.parallelLoadMinimum)
         let duplicates = parallel.entries.filter { entry in
             if case .rejected(let rejection) = entry { return rejection.diagnostics.contains { $0.code == .duplicateId } }

@@ -225,22 +225,21 @@ package struct ManifestCatalog: Sendable, Equatable {
     /// files to be worth it (reading, parsing and checking one manifest is ~0.7M instructions:
     /// 1,000 took 70–130 ms on one core of this machine; start-up with a handful stays on one
     /// thread).
-    static func loadResults(_ files: [FoundFile]) -> [Result<Manifest, ManifestRejection>] {
-        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    static func loadResults(
+        _ files: [FoundFile], cores: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    ) -> [Result<Manifest, ManifestRejection>] {
         guard files.count >= parallelLoadMinimum, cores > 1 else { return files.map(loadResult) }
         // Several chunks a core, so a core that starts late or is taken away does not leave the
         // others waiting at the end.
         let chunks = min(files.count, 4 * cores)
-        let outcomes = UnsafeMutableBufferPointer<Result<Manifest, ManifestRejection>>.allocate(capacity: files.count)
-        defer { outcomes.deallocate() }
-        nonisolated(unsafe) let target = outcomes  // each index is written by exactly one chunk
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            let range = (files.count * chunk / chunks)..<(files.count * (chunk + 1) / chunks)
-            for index in range { (target.baseAddress! + index).initialize(to: loadResult(files[index])) }
+        return Array(unsafeUninitializedCapacity: files.count) { buffer, initialized in
+            nonisolated(unsafe) let target = buffer  // each index is written by exactly one chunk
+            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                let range = (files.count * chunk / chunks)..<(files.count * (chunk + 1) / chunks)
+                for index in range { (target.baseAddress! + index).initialize(to: loadResult(files[index])) }
+            }
+            initialized = files.count
         }
-        let results = Array(outcomes)
-        _ = outcomes.deinitialize()
-        return results
     }
 
     /// Fewer manifest files than this are read on the calling thread.
