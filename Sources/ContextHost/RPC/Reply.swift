@@ -79,8 +79,7 @@ package final class Reply: Sendable {
     /// Answers with a result given as raw JSON bytes (compact: no raw newlines).
     package func sendResult(raw: UnsafeRawBufferPointer) {
         guard claim() else { return }
-        let prefix = #"{"jsonrpc":"2.0","id":"#.utf8
-        let infix = #","result":"#.utf8
+        let (prefix, infix) = (Self.resultPrefix, Self.resultInfix)
         output.send(length: prefix.count + id.count + infix.count + raw.count + 1) { message in
             message.append(contentsOf: prefix)
             message.append(contentsOf: id)
@@ -96,8 +95,7 @@ package final class Reply: Sendable {
     /// `OutputChannel.send(taking:)`). `capacity`: about how many bytes `write` appends.
     package func sendResult(capacity: Int, writing write: (inout [UInt8]) -> Void) {
         guard claim() else { return }
-        let prefix = #"{"jsonrpc":"2.0","id":"#.utf8
-        let infix = #","result":"#.utf8
+        let (prefix, infix) = (Self.resultPrefix, Self.resultInfix)
         var message: [UInt8] = []
         // (2: the closing brace, and the newline the output adds.)
         message.reserveCapacity(prefix.count + id.count + infix.count + capacity + 2)
@@ -109,6 +107,10 @@ package final class Reply: Sendable {
         output.send(taking: &message)
         finish()
     }
+
+    /// A result response's text before the id, and between the id and the result.
+    private static let resultPrefix = #"{"jsonrpc":"2.0","id":"#.utf8
+    private static let resultInfix = #","result":"#.utf8
 
     /// Answers with a result.
     package func sendResult(_ value: JSONValue) {
