@@ -295,6 +295,62 @@ struct ExportTests {
         #expect(replies[0] != "unparseable")
     }
 
+    /// The same for a provider whose chips are made as each item is read (`immediatePreview`):
+    /// items whose chip is not immediate, failing ones and undecodable ones, anywhere in the batch,
+    /// keep their places; a message that turns out not to be a plain batch after some chips were
+    /// made (a repeated `items` or `params`, a later `method`) is answered as `call` answers it.
+    @Test(
+        "item/previewMany whose chips are made while it is read is answered as when read in call",
+        arguments: [
+            #"{"items":[NOW,LATER,NOW]}}"#,
+            #"{"items":[NOW,FAIL,BAD,NOW,LATER,FAIL,NOW]}}"#,
+            #"{"items":[LATER,NOW]}}"#,
+            #"{"items":[NOW,NOW],"items":[FAIL,NOW]}}"#,
+            #"{"items":[NOW]},"params":{"items":[NOW,NOW]}}"#,
+            #"{"items":[NOW]},"params":{"other":1}}"#,
+            #"{"items":[NOW,NOW]},"method":"item/previewMany"}"#,
+            #"{"items":[NOW,NOW]},"method":"item/describe"}"#,
+            #"{"items":[NOW,NOW]}"#,
+            #"{"items":[\#(Array(repeating: "NOW", count: 257).joined(separator: ","))]}}"#,
+        ])
+    func previewManyMadeWhileRead(rest: String) async throws {
+        let harness = try Harness(ImmediateEchoProvider.self)
+        defer { harness.close() }
+        let rest = rest.replacing("NOW", with: Self.item.jsonString)
+            .replacing("LATER", with: Self.item(content: ["async": true]).jsonString)
+            .replacing("FAIL", with: Self.item(content: ["fail": "no chip"]).jsonString)
+            .replacing("BAD", with: #"{"id":"x","content":{}}"#)
+        var replies: [JSONValue] = []
+        for (index, start) in [#"{"jsonrpc":"2.0","id":5,"#, #"{"id":5,"jsonrpc":"2.0","#].enumerated() {
+            harness.sendRaw(start + #""method":"item/previewMany","params":"# + rest)
+            replies.append(try #require(try await harness.box.wait(for: index + 1).last))
+        }
+        #expect(replies[0] == replies[1])
+        #expect(replies[0] != "unparseable")
+    }
+
+    @Test("item/previewMany keeps each item's place: chips made while reading, after it, and errors")
+    func previewManyOrder() async throws {
+        let harness = try Harness(ImmediateEchoProvider.self)
+        defer { harness.close() }
+        func named(_ name: String, _ content: JSONValue = [:]) -> JSONValue {
+            guard case .object(var object) = Self.item(content: content) else { return nil }
+            object["displayName"] = .string(name)
+            return .object(object)
+        }
+        let items: [JSONValue] = [
+            named("a"), named("b", ["fail": "no b"]), named("c"), named("d", ["async": true]), named("e"),
+            ["id": "f"], named("g", ["fail": "no g"]), named("h"),
+        ]
+        // Written as hosts write it, so it is read (and its chips made) in its task.
+        harness.sendRaw(#"{"jsonrpc":"2.0","id":3,"method":"item/previewMany","params":"# + (["items": .array(items)] as JSONValue).jsonString + "}")
+        let reply = try #require(try await harness.box.wait(for: 1).first)
+        let entries = reply["result"]?["previews"]?.arrayValue ?? []
+        #expect(entries.map { $0["chip"]?["title"]?.stringValue ?? $0["error"]?["message"]?.stringValue ?? "?" } == [
+            "now a", "no b", "now c", "later d", "now e", "params.items[5].providerId: missing; expected a string", "no g", "now h",
+        ])
+    }
+
     @Test func providerWithoutCollectorSaysSo() async throws {
         let harness = try Harness(QuietProvider.self)
         defer { harness.close() }

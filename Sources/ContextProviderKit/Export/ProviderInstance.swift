@@ -21,13 +21,20 @@ enum Wire {
     }
 
     static func result(id: Int, writing result: some WireResult) -> [UInt8] {
+        var output = resultStart(id: id, capacity: result.estimatedJSONBytes)
+        result.appendJSON(to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
+
+    /// A result response up to its `result` value, with room for `capacity` bytes more; the
+    /// caller appends the value and the closing brace.
+    static func resultStart(id: Int, capacity: Int) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(result.estimatedJSONBytes + 48)
+        output.reserveCapacity(capacity + 48)
         output.append(contentsOf: resultPrefix)
         JSONWriter.appendInteger(Int64(id), to: &output)
         output.append(contentsOf: resultInfix)
-        result.appendJSON(to: &output)
-        output.append(UInt8(ascii: "}"))
         return output
     }
 
@@ -81,20 +88,29 @@ struct Previews: WireResult {
     var entries: [Result<ContextChip, ProviderError>] = []
 
     func appendJSON(to output: inout [UInt8]) {
-        output.append(contentsOf: #"{"previews":["#.utf8)
+        output.append(contentsOf: Self.start.utf8)
         for (index, entry) in entries.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            switch entry {
-            case .success(let chip):
-                output.append(contentsOf: #"{"chip":"#.utf8)
-                chip.appendJSON(to: &output)
-            case .failure(let error):
-                output.append(contentsOf: #"{"error":"#.utf8)
-                JSONWriter.append(error.json, to: &output)
-            }
-            output.append(UInt8(ascii: "}"))
+            Self.append(entry, first: index == 0, to: &output)
         }
-        output.append(contentsOf: "]}".utf8)
+        output.append(contentsOf: Self.end.utf8)
+    }
+
+    /// The text before the entries, and after them.
+    static let start = #"{"previews":["#
+    static let end = "]}"
+
+    /// One entry, after a comma unless it is the first.
+    static func append(_ entry: Result<ContextChip, ProviderError>, first: Bool, to output: inout [UInt8]) {
+        if !first { output.append(UInt8(ascii: ",")) }
+        switch entry {
+        case .success(let chip):
+            output.append(contentsOf: #"{"chip":"#.utf8)
+            chip.appendJSON(to: &output)
+        case .failure(let error):
+            output.append(contentsOf: #"{"error":"#.utf8)
+            JSONWriter.append(error.json, to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     var estimatedJSONBytes: Int { 32 + entries.count * 1024 }
@@ -349,25 +365,70 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// task. A message that turns out to be anything but a plain request with an `items` array
     /// (repeated members, bad JSON, too many items) is handled from there as `call` handles
     /// every message, so it is answered exactly as it would have been.
+    ///
+    /// Each item's chip is made and written as soon as the item is read, so the item and the
+    /// chip are freed before the next item is read: a batch holds one item's strings at a time
+    /// (the allocator reuses them; keeping a whole batch alive made most allocations take its slow
+    /// path). Items from the first one whose chip is not immediate on are kept and previewed after
+    /// the message is read, in order.
     private func runPreviewMany(_ id: Int, _ target: ReplyTarget, message: [UInt8]) {
         let provider = self.provider
         start(id, target) { [self] serial async -> [UInt8]? in
-            let items = message.withUnsafeBytes { buffer -> [Result<ContextItem, JSONDecodeError>]? in
-                guard let request = try? ProviderRequest(scanning: buffer), request.jsonrpc == .string("2.0"),
+            var output = Wire.resultStart(id: id, capacity: message.count)
+            output.append(contentsOf: Previews.start.utf8)
+            var written = 0
+            var waiting: [Result<ContextItem, JSONDecodeError>] = []
+            var cancelled = false
+            let read = message.withUnsafeBytes { buffer -> Bool in
+                let request = try? ProviderRequest(scanning: buffer) { item in
+                    if cancelled || Task.isCancelled {
+                        cancelled = true
+                        return
+                    }
+                    guard waiting.isEmpty, case .success(let plain) = item else {
+                        if waiting.isEmpty, case .failure(let error) = item {
+                            Previews.append(.failure(ProviderError.from(error)), first: written == 0, to: &output)
+                            written += 1
+                        } else {
+                            waiting.append(item)
+                        }
+                        return
+                    }
+                    do {
+                        guard let chip = try provider.immediatePreview(plain) else { return waiting.append(item) }
+                        Previews.append(.success(chip), first: written == 0, to: &output)
+                    } catch is CancellationError {
+                        cancelled = true
+                        return
+                    } catch {
+                        Previews.append(.failure(ProviderError.from(error)), first: written == 0, to: &output)
+                    }
+                    written += 1
+                }
+                guard let request, request.streamedPreviewItems, request.jsonrpc == .string("2.0"),
                     request.id?.intValue == id, request.method == .string("item/previewMany"),
-                    let read = request.previewItems, read.count <= PreviewItems.maximumPreviewBatch
-                else { return nil }
-                return read.items
+                    let items = request.previewItems, items.count <= PreviewItems.maximumPreviewBatch
+                else { return false }
+                return true
             }
-            guard let items else {
+            guard read else {
+                // Not a plain batch after all: what was written is dropped, and the message handled
+                // the ordinary way.
                 handleAgain(id, serial: serial, target, message)
                 return nil
             }
             do {
-                return Wire.result(id: id, writing: try await Self.previews(of: items, provider: provider))
+                if cancelled { throw CancellationError() }
+                for entry in try await Self.previews(of: waiting, provider: provider).entries {
+                    Previews.append(entry, first: written == 0, to: &output)
+                    written += 1
+                }
             } catch {
                 return Wire.error(id: id, ProviderError.from(error))
             }
+            output.append(contentsOf: Previews.end.utf8)
+            output.append(UInt8(ascii: "}"))
+            return output
         }
     }
 

@@ -42,7 +42,15 @@ struct ProviderRequest {
     }
 
     /// Reads `message`, which must be one JSON object.
-    init(scanning message: UnsafeRawBufferPointer) throws(Failure) {
+    ///
+    /// With `eachPreviewItem`, the items of an `item/previewMany` are handed to it one by one as
+    /// they are read, and not kept (`previewItems` then has only their `count`): the caller makes
+    /// each chip while the item is fresh, and its strings are freed before the next is read.
+    /// What it was given is this request's items only if `streamedPreviewItems` is true.
+    init(
+        scanning message: UnsafeRawBufferPointer,
+        eachPreviewItem: ((Result<ContextItem, JSONDecodeError>) -> Void)? = nil
+    ) throws(Failure) {
         var reader = JSONReader(message)
         // Accept exactly what `JSONReader.parse` accepts, skipped parts included.
         reader.checksSurrogates = true
@@ -56,6 +64,7 @@ struct ProviderRequest {
         var jsonrpc: JSONValue?, id: JSONValue?, method: JSONValue?, params: Range<Int>?
         var item: ContextItem?
         var previewItems: PreviewItems?
+        var itemArrays = 0
         do throws(JSONParseError) {
             try reader.readMembers { key, reader throws(JSONParseError) in
                 switch key {
@@ -69,7 +78,7 @@ struct ProviderRequest {
                     if case .string(let name)? = method, Self.isItemMethod(name) {
                         item = try RequestParams.readItem(&reader)
                     } else if case .string("item/previewMany")? = method {
-                        previewItems = try RequestParams.readPreviewItems(&reader)
+                        previewItems = try RequestParams.readPreviewItems(&reader, arrays: &itemArrays, each: eachPreviewItem)
                     } else {
                         try reader.skipValue()
                     }
@@ -90,7 +99,13 @@ struct ProviderRequest {
         if method != .string("item/previewMany") { previewItems = nil }
         self.params = RequestParams(message: message, range: params, item: item)
         self.previewItems = previewItems
+        // (A repeated `params` or `items` keeps the last, and what came before it was handed out too.)
+        self.streamedPreviewItems = eachPreviewItem != nil && previewItems != nil && itemArrays == 1
     }
+
+    /// Whether `eachPreviewItem` was given exactly the items of `previewItems`: false when there
+    /// was none, or when the message repeats `params` or `items`.
+    var streamedPreviewItems = false
 
     /// The id of an `item/previewMany` request that starts exactly as hosts write one,
     /// `{"jsonrpc":"2.0","id":ID,"method":"item/previewMany","params":`, else nil. Nothing after
@@ -191,7 +206,12 @@ struct RequestParams {
     /// Reads the params value at the reader's position (checking it is valid JSON) and decodes
     /// the elements of its `items` member, if params is an object and `items` an array; nil
     /// otherwise. A repeated `items` keeps the last one, as in a `JSONObject`.
-    static func readPreviewItems(_ reader: inout JSONReader) throws(JSONParseError) -> PreviewItems? {
+    ///
+    /// With `each`, the items (up to `maximumPreviewBatch`) go to it instead of into `items`.
+    /// `arrays` counts the `items` arrays read.
+    static func readPreviewItems(
+        _ reader: inout JSONReader, arrays: inout Int, each: ((Result<ContextItem, JSONDecodeError>) -> Void)? = nil
+    ) throws(JSONParseError) -> PreviewItems? {
         guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
             try reader.skipValue()
             return nil
@@ -204,18 +224,21 @@ struct RequestParams {
                 items = nil
                 return try reader.skipValue()
             }
+            arrays += 1
             var read = PreviewItems()
             try reader.readElements { reader throws(JSONParseError) in
                 read.count += 1
                 guard read.count <= PreviewItems.maximumPreviewBatch else { return try reader.skipValue() }
                 let start = reader.position
-                if let item = try readItemObject(&reader) {
-                    read.items.append(.success(item))
+                let item: Result<ContextItem, JSONDecodeError>
+                if let plain = try readItemObject(&reader) {
+                    item = .success(plain)
                 } else {
                     let value = try JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<reader.position]))
-                    let path = "params.items[\(read.items.count)]"
-                    read.items.append(Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) })
+                    let path = "params.items[\(read.count - 1)]"
+                    item = Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) }
                 }
+                if let each { each(item) } else { read.items.append(item) }
             }
             items = read
         }
