@@ -104,6 +104,31 @@ struct OutputChannelTests {
         #expect(sink.writes.withLock { String(decoding: $0.last ?? [], as: UTF8.self) } == "Content-Length: 7\r\n\r\n{\"a\":1}")
     }
 
+    @Test("the buffer a large message was written from is the next large message's, once written; never while in use")
+    func messageBufferReuse() {
+        let sink = Sink()
+        let output = OutputChannel(lateFlushMilliseconds: 600_000) { sink.write($0) }
+        var message = output.messageBuffer(capacity: 300_000)
+        #expect(message.isEmpty && message.capacity >= 300_000)
+        message.append(contentsOf: String(repeating: "a", count: 250_000).utf8)
+        let first = message.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        output.send(taking: &message)
+        #expect(sink.addresses.withLock { $0.last } == first)
+        // Written: its storage comes back, empty, for a message that fits in it…
+        var second = output.messageBuffer(capacity: 200_000)
+        #expect(second.isEmpty)
+        #expect(second.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } == first)
+        // …and only once: a message asked for meanwhile gets storage of its own.
+        let third = output.messageBuffer(capacity: 200_000)
+        #expect(third.capacity >= 200_000)
+        #expect(third.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } != first)
+        second.append(contentsOf: "second".utf8)
+        output.send(taking: &second)
+        // A message larger than what was given back gets new storage that holds it.
+        #expect(output.messageBuffer(capacity: 2_000_000).capacity >= 2_000_000)
+        #expect(sink.lines == [String(repeating: "a", count: 250_000), "second"])
+    }
+
     @Test("a message sent whole while another thread is stuck writing becomes the buffer behind it, and what follows is added to it")
     func sendTakingWhileWriting() {
         let (sink, output) = Self.stuckWriting("first")

@@ -96,9 +96,8 @@ package final class Reply: Sendable {
     package func sendResult(capacity: Int, writing write: (inout [UInt8]) -> Void) {
         guard claim() else { return }
         let (prefix, infix) = (Self.resultPrefix, Self.resultInfix)
-        var message: [UInt8] = []
         // (2: the closing brace, and the newline the output adds.)
-        message.reserveCapacity(prefix.count + id.count + infix.count + capacity + 2)
+        var message = output.messageBuffer(capacity: prefix.count + id.count + infix.count + capacity + 2)
         message.append(contentsOf: prefix)
         message.append(contentsOf: id)
         message.append(contentsOf: infix)
