@@ -108,25 +108,48 @@ struct OutputChannelTests {
     func messageBufferReuse() {
         let sink = Sink()
         let output = OutputChannel(lateFlushMilliseconds: 600_000) { sink.write($0) }
+        func address(_ array: [UInt8]) -> UInt { array.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } }
         var message = output.messageBuffer(capacity: 300_000)
         #expect(message.isEmpty && message.capacity >= 300_000)
         message.append(contentsOf: String(repeating: "a", count: 250_000).utf8)
-        let first = message.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        let first = address(message)
         output.send(taking: &message)
         #expect(sink.addresses.withLock { $0.last } == first)
+        // Small messages do not take it.
+        #expect(address(output.messageBuffer(capacity: 1_000)) != first)
         // Written: its storage comes back, empty, for a message that fits in it…
         var second = output.messageBuffer(capacity: 200_000)
         #expect(second.isEmpty)
-        #expect(second.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } == first)
+        #expect(address(second) == first)
         // …and only once: a message asked for meanwhile gets storage of its own.
-        let third = output.messageBuffer(capacity: 200_000)
-        #expect(third.capacity >= 200_000)
-        #expect(third.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } != first)
-        second.append(contentsOf: "second".utf8)
-        output.send(taking: &second)
-        // A message larger than what was given back gets new storage that holds it.
-        #expect(output.messageBuffer(capacity: 2_000_000).capacity >= 2_000_000)
-        #expect(sink.lines == [String(repeating: "a", count: 250_000), "second"])
+        let other = output.messageBuffer(capacity: 200_000)
+        #expect(other.capacity >= 200_000)
+        #expect(address(other) != first)
+        // Copied behind a buffered message (an open batch), the array is not dropped: the
+        // channel keeps its storage (its two buffers take turns) for the next large message.
+        output.batch {
+            Self.send(output, "before")
+            second.append(contentsOf: "second".utf8)
+            output.send(taking: &second)
+        }
+        #expect(output.heldCapacity >= 250_000)
+        // So it is with Content-Length framing.
+        output.setFraming(.contentLength)
+        var third = output.messageBuffer(capacity: 200_000)
+        third.append(contentsOf: "third".utf8)
+        output.send(taking: &third)
+        #expect(output.heldCapacity >= 250_000)
+        output.setFraming(.newlineDelimited)
+        // A buffer over 1 MiB is not kept once written.
+        var huge = output.messageBuffer(capacity: 2_000_000)
+        huge.append(contentsOf: String(repeating: "h", count: 1_500_000).utf8)
+        output.send(taking: &huge)
+        #expect(output.heldCapacity < 2_000_000)
+        #expect(sink.lines.first == String(repeating: "a", count: 250_000))
+        #expect(sink.lines.dropFirst().first == "before")
+        #expect(sink.lines.dropFirst(2).first == "second")
+        #expect(sink.writes.withLock { $0.last } == Array((String(repeating: "h", count: 1_500_000) + "\n").utf8))
+        #expect(sink.writes.withLock { $0.contains { String(decoding: $0, as: UTF8.self) == "Content-Length: 5\r\n\r\nthird" } })
     }
 
     @Test("a message sent whole while another thread is stuck writing becomes the buffer behind it, and what follows is added to it")

@@ -69,7 +69,11 @@ struct ImmediateEchoProvider: ContextProvider {
 
     init(context: ProviderContext) throws {}
 
+    /// The display names `immediatePreview` was asked for, once per call.
+    static let asked = Names()
+
     func immediatePreview(_ item: ContextItem) throws -> ContextChip? {
+        Self.asked.append(item.displayName)
         if item.content["async"] != nil { return nil }
         if let message = item.content["fail"]?.stringValue { throw ProviderError(code: 4002, message: message) }
         let inTask = withUnsafeCurrentTask { $0 != nil }
@@ -335,7 +339,7 @@ struct ExportTests {
         defer { harness.close() }
         func named(_ name: String, _ content: JSONValue = [:]) -> JSONValue {
             guard case .object(var object) = Self.item(content: content) else { return nil }
-            object["displayName"] = .string(name)
+            object["displayName"] = .string("order-" + name)
             return .object(object)
         }
         let items: [JSONValue] = [
@@ -347,8 +351,14 @@ struct ExportTests {
         let reply = try #require(try await harness.box.wait(for: 1).first)
         let entries = reply["result"]?["previews"]?.arrayValue ?? []
         #expect(entries.map { $0["chip"]?["title"]?.stringValue ?? $0["error"]?["message"]?.stringValue ?? "?" } == [
-            "now a", "no b", "now c", "later d", "now e", "params.items[5].providerId: missing; expected a string", "no g", "now h",
+            "now order-a", "no b", "now order-c", "later order-d", "now order-e",
+            "params.items[5].providerId: missing; expected a string", "no g", "now order-h",
         ])
+        // Asked once per item, as `item/preview` asks: `d`, which makes no chip at once, is not
+        // asked again before its `preview`.
+        for name in ["a", "b", "c", "d", "e", "g", "h"] {
+            #expect(ImmediateEchoProvider.asked.count(of: "order-" + name) == 1, "order-\(name)")
+        }
     }
 
     @Test func providerWithoutCollectorSaysSo() async throws {

@@ -99,7 +99,8 @@ package final class OutputChannel: Sendable {
     /// time on this machine; the buffer given back is already mapped, and usually still cached.)
     package func messageBuffer(capacity: Int) -> [UInt8] {
         var buffer = state.withLock { state -> [UInt8] in
-            guard state.spare.capacity >= capacity else { return [] }
+            // (Small messages are built in arrays of their own: the spare is for the large ones.)
+            guard capacity >= Self.reusedMessageMinimum, state.spare.capacity >= capacity else { return [] }
             var spare: [UInt8] = []
             swap(&spare, &state.spare)
             return spare
@@ -108,6 +109,15 @@ package final class OutputChannel: Sendable {
         if buffer.capacity < capacity { buffer.reserveCapacity(capacity) }
         return buffer
     }
+
+    /// The capacity of the buffers the channel holds between writes (for tests).
+    var heldCapacity: Int { state.withLock { $0.spare.capacity + $0.buffer.capacity } }
+
+    /// The smallest message `messageBuffer` builds in the spare buffer.
+    static let reusedMessageMinimum = 1 << 16
+
+    /// The largest buffer kept for reuse once written; a larger one is freed.
+    static let keptCapacity = 1 << 20
 
     /// Sends one message body built whole, taking it out of `body` (left empty, or holding a
     /// spare buffer to reuse or drop): when nothing else is buffered (usually), the array becomes
@@ -125,6 +135,9 @@ package final class OutputChannel: Sendable {
                     state.buffer.append(contentsOf: "Content-Length: \(length)\r\n\r\n".utf8)
                     state.buffer.append(contentsOf: body)
                 }
+                // Copied: the array is kept for the next large message (`messageBuffer`).
+                body.removeAll(keepingCapacity: true)
+                if body.capacity <= Self.keptCapacity, body.capacity > state.spare.capacity { swap(&body, &state.spare) }
                 return
             }
             body.append(0x0A)
@@ -140,7 +153,7 @@ package final class OutputChannel: Sendable {
     private func enqueue(_ append: (inout State) -> Void) {
         // (The taken buffer is moved, never copied, into `writeOut`: a second reference to it
         // would make its `removeAll(keepingCapacity:)` allocate anew instead of keeping it.)
-        var (taken, full) = state.withLock { state -> ([UInt8]?, Bool) in
+        let (first, full) = state.withLock { state -> ([UInt8]?, Bool) in
             guard !state.closed else { return (nil, false) }
             let before = state.buffer.count
             append(&state)
@@ -160,6 +173,7 @@ package final class OutputChannel: Sendable {
             }
             return (nil, state.writing && state.buffer.count > Self.maximumBuffered)
         }
+        var taken = consume first
         if let chunk = taken.take() {
             writeOut(consume chunk)
         } else if full {
@@ -214,10 +228,11 @@ package final class OutputChannel: Sendable {
     /// Writes everything buffered so far, and returns once that is written (or the peer is gone):
     /// if another thread is writing, once it has written that too.
     package func flush() {
-        var (taken, target) = state.withLock { state -> ([UInt8]?, Int) in
+        let (first, target) = state.withLock { state -> ([UInt8]?, Int) in
             state.wantAll()
             return (takeForWriting(&state), state.appended)
         }
+        var taken = consume first
         if let chunk = taken.take() { writeOut(consume chunk) }
         waitUntil { $0.written >= target || $0.closed }
     }
@@ -244,7 +259,7 @@ package final class OutputChannel: Sendable {
             let ok = chunk.withUnsafeBytes { write($0) }
             let count = chunk.count
             // (A large buffer is freed here, not under the lock.)
-            chunk.removeAll(keepingCapacity: chunk.capacity <= 1 << 20)
+            chunk.removeAll(keepingCapacity: chunk.capacity <= Self.keptCapacity)
             enum Next { case done, again, handOff }
             let next = state.withLock { state -> Next in
                 state.written += count

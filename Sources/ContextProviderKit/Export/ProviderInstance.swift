@@ -370,7 +370,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// chip are freed before the next item is read: a batch holds one item's strings at a time
     /// (the allocator reuses them; keeping a whole batch alive made most allocations take its slow
     /// path). Items from the first one whose chip is not immediate on are kept and previewed after
-    /// the message is read, in order.
+    /// the message is read, in order. (A message found out only at its end to be something else —
+    /// trailing bytes, more than `maximumPreviewBatch` items, a later `method` — may have had
+    /// some chips made for nothing: at most one message's worth, and `immediatePreview` is
+    /// computed from the item alone.)
     private func runPreviewMany(_ id: Int, _ target: ReplyTarget, message: [UInt8]) {
         let provider = self.provider
         start(id, target) { [self] serial async -> [UInt8]? in
@@ -419,7 +422,8 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             }
             do {
                 if cancelled { throw CancellationError() }
-                for entry in try await Self.previews(of: waiting, provider: provider).entries {
+                // (The first waiting item is one `immediatePreview` made no chip for: it is not asked again.)
+                for entry in try await Self.previews(of: waiting, provider: provider, firstAskedAlready: true).entries {
                     Previews.append(entry, first: written == 0, to: &output)
                     written += 1
                 }
@@ -449,14 +453,19 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     /// `item/previewMany`: one chip or error per item, in order. An item whose preview fails gets
     /// the error `item/preview` would have answered; cancelling the request stops the batch.
-    private static func previews(of items: [Result<ContextItem, JSONDecodeError>], provider: P) async throws -> Previews {
+    ///
+    /// `firstAskedAlready`: the first item is one whose `immediatePreview` already returned nil, so
+    /// only `preview` is called for it.
+    private static func previews(
+        of items: [Result<ContextItem, JSONDecodeError>], provider: P, firstAskedAlready: Bool = false
+    ) async throws -> Previews {
         var previews = Previews()
         previews.entries.reserveCapacity(items.count)
-        for item in items {
+        for (index, item) in items.enumerated() {
             try Task.checkCancellation()
             do {
                 let item = try item.get()
-                if let chip = try provider.immediatePreview(item) {
+                if !(firstAskedAlready && index == 0), let chip = try provider.immediatePreview(item) {
                     previews.entries.append(.success(chip))
                 } else {
                     previews.entries.append(.success(try await provider.preview(item)))

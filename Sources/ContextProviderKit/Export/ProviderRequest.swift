@@ -238,7 +238,9 @@ struct RequestParams {
                     let path = "params.items[\(read.count - 1)]"
                     item = Result { () throws(JSONDecodeError) in try ContextItem(json: value, path: path) }
                 }
-                if let each { each(item) } else { read.items.append(item) }
+                // (Only the first array is handed out: with a second one the message is read again
+                // the ordinary way, and its items need not be previewed twice.)
+                if let each, arrays == 1 { each(item) } else { read.items.append(item) }
             }
             items = read
         }
