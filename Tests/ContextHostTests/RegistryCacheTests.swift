@@ -325,4 +325,39 @@ struct RegistryCacheTests {
         configuration.registryCacheDirectory = "/tmp/c"
         #expect(configuration.registryCacheFile() == "/tmp/c/" + a)
     }
+
+    @Test("file names sort by their UTF-8 bytes, as comparing the utf8 views does")
+    func namesSortByBytes() {
+        let names = [
+            "a.yaml", "B.yaml", "b.yaml", "a", "", "ab.yaml", "a.yml", "é.yaml", "e\u{301}.yaml", "z.yaml", "Ω.yaml",
+            "10.yaml", "9.yaml", "a.yaml.yaml", "😀.yaml", "\u{7F}.yaml",
+        ]
+        for first in names {
+            for second in names {
+                #expect(
+                    ManifestCatalog.precedesByBytes(first, second) == first.utf8.lexicographicallyPrecedes(second.utf8),
+                    "\(first) < \(second)")
+            }
+        }
+    }
+
+    @Test("numbers in the cache, one byte and longer, read back as written")
+    func cacheNumbers() throws {
+        var encoder = CacheEncoder()
+        let values: [UInt64] = [0, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 1 << 35, .max]
+        for value in values { encoder.varint(value) }
+        let bytes = encoder.bytes
+        let read = try bytes.withUnsafeBytes { raw throws(CacheFormatError) -> [UInt64] in
+            var decoder = CacheDecoder(raw)
+            var read: [UInt64] = []
+            for _ in values { read.append(try decoder.varint()) }
+            #expect(decoder.isAtEnd)
+            // Cut off inside a long number: an error, not a wrong value.
+            var cut = CacheDecoder(UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 1)]))
+            for _ in values.dropLast() { _ = try cut.varint() }
+            #expect(throws: CacheFormatError.self) { _ = try cut.varint() }
+            return read
+        }
+        #expect(read == values)
+    }
 }

@@ -134,7 +134,20 @@ struct CacheDecoder {
         return bytes[position]
     }
 
+    @inline(__always)
     mutating func varint() throws(CacheFormatError) -> UInt64 {
+        // Most numbers in a cache (string indexes, counts, lines, columns) fit in one byte.
+        if position < bytes.count {
+            let first = bytes[position]
+            if first < 0x80 {
+                position += 1
+                return UInt64(first)
+            }
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws(CacheFormatError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {

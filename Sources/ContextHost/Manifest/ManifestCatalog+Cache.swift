@@ -46,9 +46,10 @@ extension ManifestCatalog {
         case .unusable(let reason): report.ignoredCache = reason
         }
         let storableBefore = Self.realTimeNanoseconds() - racyWindowNanoseconds
-        var kept: [ManifestCache.Entry] = []  // the next cache's entries; a dictionary only if it is written
-        kept.reserveCapacity(previous?.entries.count ?? 0)
-        var added = 0
+        // The next cache's entries: those parsed now, and (kept as positions in `cached`, copied
+        // only if the cache is written) those the cache answered.
+        var added: [ManifestCache.Entry] = []
+        var reusedEntries: [ManifestCache.Entry?] = []
         let catalog = discover(searchPaths) { files in
             // The cache's answers first; the files it has none for are parsed side by side, then
             // everything is counted and kept in file order.
@@ -61,7 +62,6 @@ extension ManifestCatalog {
             for (found, entry) in zip(files, cached) {
                 if let entry {
                     report.reused += 1
-                    kept.append(entry)
                     outcomes.append(entry.result)
                     continue
                 }
@@ -72,18 +72,19 @@ extension ManifestCatalog {
                     continue  // permissions may change without touching the stamp we keep
                 }
                 if max(found.stamp.modifiedNanoseconds, found.stamp.changedNanoseconds) < storableBefore {
-                    kept.append(ManifestCache.Entry(
+                    added.append(ManifestCache.Entry(
                         absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp,
                         result: result))
-                    added += 1
                 }
             }
+            reusedEntries = cached
             return outcomes
         }
-        let unchanged = previous != nil && added == 0 && report.reused == previous?.entries.count
+        let unchanged = previous != nil && added.isEmpty && report.reused == previous?.entries.count
         if !unchanged {
             var next = ManifestCache(folders: folders)
-            for entry in kept { next.entries[entry.absolutePath] = entry }
+            for case let entry? in reusedEntries { next.entries[entry.absolutePath] = entry }
+            for entry in added { next.entries[entry.absolutePath] = entry }
             do {
                 try next.write(to: cacheFile)
                 report.written = true
