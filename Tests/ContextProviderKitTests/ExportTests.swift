@@ -290,9 +290,16 @@ struct ExportTests {
         let harness = try Harness(EchoProvider.self)
         defer { harness.close() }
         let rest = rest.replacing("ITEM", with: Self.item.jsonString)
+        try await Self.expectSameAnswerBothWays(harness, params: rest)
+    }
+
+    /// Sends `item/previewMany` with `params` (the message's text from there on) as hosts write
+    /// it, which the SDK reads in the request's task, then with `id` and `jsonrpc` swapped, which
+    /// it reads in `call` as every other message: the two answers must be the same.
+    static func expectSameAnswerBothWays(_ harness: Harness, params: String) async throws {
         var replies: [JSONValue] = []
         for (index, start) in [#"{"jsonrpc":"2.0","id":5,"#, #"{"id":5,"jsonrpc":"2.0","#].enumerated() {
-            harness.sendRaw(start + #""method":"item/previewMany","params":"# + rest)
+            harness.sendRaw(start + #""method":"item/previewMany","params":"# + params)
             replies.append(try #require(try await harness.box.wait(for: index + 1).last))
         }
         #expect(replies[0] == replies[1])
@@ -324,13 +331,7 @@ struct ExportTests {
             .replacing("LATER", with: Self.item(content: ["async": true]).jsonString)
             .replacing("FAIL", with: Self.item(content: ["fail": "no chip"]).jsonString)
             .replacing("BAD", with: #"{"id":"x","content":{}}"#)
-        var replies: [JSONValue] = []
-        for (index, start) in [#"{"jsonrpc":"2.0","id":5,"#, #"{"id":5,"jsonrpc":"2.0","#].enumerated() {
-            harness.sendRaw(start + #""method":"item/previewMany","params":"# + rest)
-            replies.append(try #require(try await harness.box.wait(for: index + 1).last))
-        }
-        #expect(replies[0] == replies[1])
-        #expect(replies[0] != "unparseable")
+        try await Self.expectSameAnswerBothWays(harness, params: rest)
     }
 
     @Test("item/previewMany keeps each item's place: chips made while reading, after it, and errors")
