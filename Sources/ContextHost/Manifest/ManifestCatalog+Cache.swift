@@ -46,8 +46,8 @@ extension ManifestCatalog {
         case .unusable(let reason): report.ignoredCache = reason
         }
         let storableBefore = Self.realTimeNanoseconds() - racyWindowNanoseconds
-        // The next cache's entries: those parsed now, and (kept as positions in `cached`, copied
-        // only if the cache is written) those the cache answered.
+        // The next cache's entries: those parsed now, and those the cache answered (its answers as
+        // they are, copied into the next cache only if it is written).
         var added: [ManifestCache.Entry] = []
         var reusedEntries: [ManifestCache.Entry?] = []
         let catalog = discover(searchPaths) { files in

@@ -115,7 +115,6 @@ package struct ManifestCatalog: Sendable, Equatable {
         manifests.first { $0.id == id }
     }
 
-    /// Whether a file name is a manifest: `*.yaml` or `*.yml`, not hidden.
     /// Whether `first` sorts before `second` by the bytes of their UTF-8 (the same order on every
     /// machine, whatever its locale): `memcmp`, where comparing the two `utf8` views element by
     /// element took ~5% of a cached discovery of 1,000 manifests.
@@ -130,6 +129,7 @@ package struct ManifestCatalog: Sendable, Equatable {
         }
     }
 
+    /// Whether a file name is a manifest: `*.yaml` or `*.yml`, not hidden.
     static func isManifestFileName(_ name: String) -> Bool {
         !name.hasPrefix(".") && (name.hasSuffix(".yaml") || name.hasSuffix(".yml"))
     }

@@ -95,7 +95,7 @@ package final class OutputChannel: Sendable {
     /// An empty array with room for `capacity` bytes, to build a message in for `send(taking:)`:
     /// the buffer the last large message was written from, when it is large enough, else a new
     /// one. (A new array of a few hundred KB is fresh pages from the system each time, and
-    /// touching them cost a `composer/list` of 100 notes ~60 page faults, about a tenth of its
+    /// touching them cost a `composer/list` of 100 notes ~11 page faults, about a tenth of its
     /// time on this machine; the buffer given back is already mapped, and usually still cached.)
     package func messageBuffer(capacity: Int) -> [UInt8] {
         var buffer = state.withLock { state -> [UInt8] in
