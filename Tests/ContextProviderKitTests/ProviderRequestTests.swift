@@ -223,6 +223,37 @@ struct ProviderRequestTests {
             }
         }
     }
+
+    @Test(
+        "items handed out while read: exactly the previewItems of a plain batch, once each; never a second items array",
+        arguments: [
+            (#""params":{"items":[I,I,I]}}"#, 3, true),
+            (#""params":{"items":[I,{"id":"x"},I],"other":1}}"#, 3, true),
+            (#""params":{"items":[]}}"#, 0, true),
+            (#""params":{"items":[I,I],"items":[I]}}"#, 2, false),
+            (#""params":{"items":[I]},"params":{"items":[I,I]}}"#, 1, false),
+            (#""params":{"items":[I]},"params":{}}"#, 1, false),
+            (#""params":{"items":7}}"#, 0, false),
+            (#""params":[I]}"#, 0, false),
+        ])
+    func previewItemsHandedOut(rest: String, handedOut: Int, streamed: Bool) throws {
+        let text = #"{"jsonrpc":"2.0","id":3,"method":"item/previewMany","# + rest.replacing("I", with: Self.plainItem)
+        var seen: [Result<ContextItem, JSONDecodeError>] = []
+        let request = try Array(text.utf8).withUnsafeBytes { bytes in
+            try ProviderRequest(scanning: bytes) { seen.append($0) }
+        }
+        #expect(seen.count == handedOut)
+        #expect(request.streamedPreviewItems == streamed)
+        if streamed { #expect(request.previewItems?.items.isEmpty == true, "handed out, not kept") }
+        // The same items as reading without the callback keeps, in the same order.
+        let kept = try Array(text.utf8).withUnsafeBytes { try ProviderRequest(scanning: $0) }
+        if streamed {
+            #expect(kept.previewItems?.count == handedOut)
+            let keptItems: [ContextItem?] = (kept.previewItems?.items ?? []).map { try? $0.get() }
+            let seenItems: [ContextItem?] = seen.map { try? $0.get() }
+            #expect(seenItems == keptItems)
+        }
+    }
 }
 
 @Suite("Response writing")
@@ -245,36 +276,5 @@ struct WireTests {
         #expect(try ContextChip(json: JSONValue(parsing: direct)) == chip)
         let response = Wire.result(id: 12, writing: chip)
         #expect(try JSONValue(parsing: response) == ["jsonrpc": "2.0", "id": 12, "result": chip.json])
-    }
-
-    @Test(
-        "items handed out while read: exactly the previewItems of a plain batch, once each; never a second items array",
-        arguments: [
-            (#""params":{"items":[I,I,I]}}"#, 3, true),
-            (#""params":{"items":[I,{"id":"x"},I],"other":1}}"#, 3, true),
-            (#""params":{"items":[]}}"#, 0, true),
-            (#""params":{"items":[I,I],"items":[I]}}"#, 2, false),
-            (#""params":{"items":[I]},"params":{"items":[I,I]}}"#, 1, false),
-            (#""params":{"items":[I]},"params":{}}"#, 1, false),
-            (#""params":{"items":7}}"#, 0, false),
-            (#""params":[I]}"#, 0, false),
-        ])
-    func previewItemsHandedOut(rest: String, handedOut: Int, streamed: Bool) throws {
-        let text = #"{"jsonrpc":"2.0","id":3,"method":"item/previewMany","# + rest.replacing("I", with: ProviderRequestTests.plainItem)
-        var seen: [Result<ContextItem, JSONDecodeError>] = []
-        let request = try Array(text.utf8).withUnsafeBytes { bytes in
-            try ProviderRequest(scanning: bytes) { seen.append($0) }
-        }
-        #expect(seen.count == handedOut)
-        #expect(request.streamedPreviewItems == streamed)
-        if streamed { #expect(request.previewItems?.items.isEmpty == true, "handed out, not kept") }
-        // The same items as reading without the callback keeps, in the same order.
-        let kept = try Array(text.utf8).withUnsafeBytes { try ProviderRequest(scanning: $0) }
-        if streamed {
-            #expect(kept.previewItems?.count == handedOut)
-            let keptItems: [ContextItem?] = (kept.previewItems?.items ?? []).map { try? $0.get() }
-            let seenItems: [ContextItem?] = seen.map { try? $0.get() }
-            #expect(seenItems == keptItems)
-        }
     }
 }
