@@ -76,8 +76,9 @@ struct RegistryCacheTests {
         }
         // (Four cores asked for, so the chunks are read side by side on any machine; and the
         // default, whatever this machine has.)
-        let parallel = ManifestCatalog.discover(paths(directory)) { files in ManifestCatalog.loadResults(files, cores: 4) }
-        let oneByOne = ManifestCatalog.discover(paths(directory)) { files in files.map(ManifestCatalog.loadResult) }
+        let found = ManifestCatalog.findFiles(paths(directory))
+        let parallel = ManifestCatalog.catalog(found, outcomes: ManifestCatalog.loadResults(found.files, cores: 4))
+        let oneByOne = ManifestCatalog.catalog(found, outcomes: found.files.map(ManifestCatalog.loadResult))
         #expect(parallel == oneByOne)
         #expect(ManifestCatalog.discover(paths(directory)) == oneByOne)
         #expect(parallel.entries.count == 5 + 3 * ManifestCatalog.parallelLoadMinimum)
@@ -91,9 +92,22 @@ struct RegistryCacheTests {
         let (first, firstReport) = ManifestCatalog.discover(paths(directory), cacheFile: cacheFile(directory), racyWindowNanoseconds: 0)
         #expect(first == oneByOne)
         #expect(firstReport.parsed == oneByOne.entries.count)
-        let (second, secondReport) = ManifestCatalog.discover(paths(directory), cacheFile: cacheFile(directory), racyWindowNanoseconds: 0)
-        #expect(second == oneByOne)
-        #expect(secondReport.parsed == 0)
+        // The cache read back before the folders are listed, and while they are (what a cache of
+        // `ManifestCache.sideBySideDecodeMinimum` bytes or more gets).
+        for sideBySideDecodeMinimum in [Int.max, 0] {
+            let (again, report) = ManifestCatalog.discover(
+                paths(directory), cacheFile: cacheFile(directory), racyWindowNanoseconds: 0,
+                sideBySideDecodeMinimum: sideBySideDecodeMinimum)
+            #expect(again == oneByOne)
+            #expect(report == CachedDiscoveryReport(reused: oneByOne.entries.count), "decoded side by side: \(sideBySideDecodeMinimum == 0)")
+        }
+        // An edit seen while the cache is decoded side by side: that file alone is parsed again.
+        try directory.write("m/f001.yaml", TestManifest.yaml(id: "com.example.edited", library: "libedited.so"))
+        let (edited, editedReport) = ManifestCatalog.discover(
+            paths(directory), cacheFile: cacheFile(directory), racyWindowNanoseconds: 0, sideBySideDecodeMinimum: 0)
+        #expect(editedReport.parsed == 1 && editedReport.reused == oneByOne.entries.count - 1 && editedReport.written)
+        #expect(edited.manifest(id: "com.example.edited") != nil && edited.manifest(id: "com.example.p1") == nil)
+        #expect(edited == ManifestCatalog.discover(paths(directory)))
     }
 
     /// Cached discovery that caches even files written a moment ago.
@@ -187,7 +201,13 @@ struct RegistryCacheTests {
         let cache = ManifestCache(
             folders: ["/x/m"],
             entries: ["/x/m/a.yaml": .init(absolutePath: "/x/m/a.yaml", file: "m/a.yaml", directory: "/x/m", stamp: stamp, result: .success(manifest))])
-        #expect(cache.result(absolutePath: "/x/m/a.yaml", file: "m/a.yaml", directory: "/x/m", stamp: stamp) != nil)
+        // Each look-up takes the entry out of (a copy of) the cache, hit or miss.
+        func take(_ path: String = "/x/m/a.yaml", file: String = "m/a.yaml", stamp: FileStamp = stamp) -> Result<Manifest, ManifestRejection>? {
+            var copy = cache
+            defer { #expect(copy.entries[path] == nil) }
+            return copy.takeResult(absolutePath: path, file: file, directory: "/x/m", stamp: stamp)
+        }
+        #expect(take() == .success(manifest))
         var changed = [stamp, stamp, stamp, stamp, stamp]
         changed[0].size += 1
         changed[1].modifiedNanoseconds += 1
@@ -195,10 +215,11 @@ struct RegistryCacheTests {
         changed[3].inode += 1
         changed[4].device += 1
         for other in changed {
-            #expect(cache.result(absolutePath: "/x/m/a.yaml", file: "m/a.yaml", directory: "/x/m", stamp: other) == nil)
+            #expect(take(stamp: other) == nil)
         }
-        #expect(cache.result(absolutePath: "/x/m/a.yaml", file: "./m/a.yaml", directory: "/x/m", stamp: stamp) == nil)
-        #expect(cache.result(absolutePath: "/x/m/b.yaml", file: "m/a.yaml", directory: "/x/m", stamp: stamp) == nil)
+        #expect(take(file: "./m/a.yaml") == nil)
+        #expect(take("/x/m/b.yaml") == nil)
+        #expect(cache.entries.count == 1, "the cache itself untouched")
     }
 
     @Test("deleted files leave the cache, added ones join it, and duplicate ids follow the files")

@@ -91,7 +91,7 @@ package final class ProviderLibrary: @unchecked Sendable {
         if let sha256 {
             let bytes: [UInt8]
             do {
-                bytes = try FileBytes.read(fd: fd)
+                bytes = try FileBytes.read(fd: fd, expectedSize: Int(statBuffer.st_size))
             } catch {
                 throw LoadError(code: "library-unreadable", message: "Cannot read '\(path)': \(error.reason).", hint: "Check the file's permissions.")
             }

@@ -94,12 +94,16 @@ package struct ManifestCache: Sendable, Equatable {
         self.entries = entries
     }
 
-    /// The cached result for a file, if its stamp and naming are unchanged.
-    func result(absolutePath: String, file: String, directory: String, stamp: FileStamp) -> Entry? {
-        guard let entry = entries[absolutePath], entry.stamp == stamp, entry.file == file,
+    /// Takes a file's entry out of the cache and returns its result if the file's stamp and naming
+    /// are unchanged. The result is moved out, not copied: a copy would retain each of its
+    /// manifest's strings and arrays again.
+    mutating func takeResult(
+        absolutePath: String, file: String, directory: String, stamp: FileStamp
+    ) -> Result<Manifest, ManifestRejection>? {
+        guard var entry = entries.removeValue(forKey: absolutePath), entry.stamp == stamp, entry.file == file,
             entry.directory == directory
         else { return nil }
-        return entry
+        return entry.result.moveOut()
     }
 
     // MARK: File name
@@ -232,6 +236,41 @@ package struct ManifestCache: Sendable, Equatable {
     /// Reads the cache at `path` made for `folders`. The file must be a regular file owned by
     /// this user and not writable by others; anything else is `unusable`.
     package static func read(path: String, folders: [String]) -> ReadOutcome {
+        readBytes(path: path).decoded(folders: folders)
+    }
+
+    /// A cache file at least this large (about 200 manifests) is decoded while the manifest
+    /// folders are listed; a smaller one is decoded first, on the calling thread.
+    package static let sideBySideDecodeMinimum = 64 * 1024
+
+    /// A cache file's bytes, not yet decoded, or why there are none.
+    enum FileRead {
+        case bytes([UInt8])
+        case missing
+        case unusable(String)
+
+        /// How many bytes were read (0 if none).
+        var count: Int {
+            if case .bytes(let bytes) = self { bytes.count } else { 0 }
+        }
+
+        /// The cache these bytes hold, if it was made for `folders` by this host build.
+        func decoded(folders: [String]) -> ReadOutcome {
+            switch self {
+            case .bytes(let bytes):
+                do {
+                    return .loaded(try ManifestCache.decode(bytes, folders: folders))
+                } catch {
+                    return .unusable(error.reason)
+                }
+            case .missing: return .missing
+            case .unusable(let reason): return .unusable(reason)
+            }
+        }
+    }
+
+    /// The bytes of the cache file at `path`, checked as `read(path:folders:)` says.
+    static func readBytes(path: String) -> FileRead {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             return errno == ENOENT ? .missing : .unusable("it cannot be opened: \(ManifestFileSystem.errorText(errno))")
@@ -242,16 +281,10 @@ package struct ManifestCache: Sendable, Equatable {
         guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
             return .unusable("it is not private to this user (owner \(info.st_uid), mode \(String(info.st_mode & 0o777, radix: 8)))")
         }
-        let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(fd: fd)
+            return .bytes(try FileBytes.read(fd: fd, expectedSize: Int(info.st_size)))
         } catch {
             return .unusable("it cannot be read: \(error.reason)")
-        }
-        do {
-            return .loaded(try decode(bytes, folders: folders))
-        } catch {
-            return .unusable(error.reason)
         }
     }
 

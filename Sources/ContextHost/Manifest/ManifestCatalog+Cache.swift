@@ -32,59 +32,74 @@ extension ManifestCatalog {
     /// result without being read; other files are parsed; entries of files no longer found are
     /// dropped. The cache is rewritten (atomically) only if that changed anything. A cache that
     /// cannot be used is ignored and rebuilt; a cache that cannot be written is reported, never
-    /// fatal. The result is the same as `discover(_:)`'s.
+    /// fatal. The result is the same as `discover(_:)`'s. A cache file of at least
+    /// `sideBySideDecodeMinimum` bytes is decoded while the folders are listed.
     package static func discover(
         _ searchPaths: [ManifestSearchPath], cacheFile: String,
-        racyWindowNanoseconds: Int64 = defaultRacyWindowNanoseconds
+        racyWindowNanoseconds: Int64 = defaultRacyWindowNanoseconds,
+        sideBySideDecodeMinimum: Int = ManifestCache.sideBySideDecodeMinimum
     ) -> (catalog: ManifestCatalog, report: CachedDiscoveryReport) {
         let folders = searchPaths.map(\.path)
         var report = CachedDiscoveryReport()
+        // Decoding a large cache costs about as much as listing and stat'ing the files it covers
+        // (~25M instructions each for 1,000 manifests): the two run side by side.
+        let cacheBytes = ManifestCache.readBytes(path: cacheFile)
+        let (read, found) = sideBySide(
+            when: cacheBytes.count >= sideBySideDecodeMinimum,
+            { cacheBytes.decoded(folders: folders) }, { findFiles(searchPaths) })
         var previous: ManifestCache?
-        switch ManifestCache.read(path: cacheFile, folders: folders) {
+        switch consume read {  // consumed: `previous` must hold the only reference to its entries
         case .loaded(let cache): previous = cache
         case .missing: break
         case .unusable(let reason): report.ignoredCache = reason
         }
+        let previousCount = previous?.entries.count ?? 0
         let storableBefore = Self.realTimeNanoseconds() - racyWindowNanoseconds
-        // The next cache's entries: those parsed now, and those the cache answered (its answers as
-        // they are, copied into the next cache only if it is written).
-        var added: [ManifestCache.Entry] = []
-        var reusedEntries: [ManifestCache.Entry?] = []
-        let catalog = discover(searchPaths) { files in
-            // The cache's answers first; the files it has none for are parsed side by side, then
-            // everything is counted and kept in file order.
-            let cached = files.map { found in
-                previous?.result(absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp)
-            }
-            var parsed = loadResults(files.indices.filter { cached[$0] == nil }.map { files[$0] }).makeIterator()
-            var outcomes: [Result<Manifest, ManifestRejection>] = []
-            outcomes.reserveCapacity(files.count)
-            for (found, entry) in zip(files, cached) {
-                if let entry {
-                    report.reused += 1
-                    outcomes.append(entry.result)
-                    continue
-                }
-                report.parsed += 1
-                let result = parsed.next()!
-                outcomes.append(result)
-                if case .failure(let rejection) = result, rejection.diagnostics.contains(where: { $0.code == .unreadableFile }) {
-                    continue  // permissions may change without touching the stamp we keep
-                }
-                if max(found.stamp.modifiedNanoseconds, found.stamp.changedNanoseconds) < storableBefore {
-                    added.append(ManifestCache.Entry(
-                        absolutePath: found.absolutePath, file: found.file, directory: found.directory, stamp: found.stamp,
-                        result: result))
-                }
-            }
-            reusedEntries = cached
-            return outcomes
+        // The cache's answers first (each taken out of it, not copied); the files it has none for
+        // are parsed side by side, then everything is counted and kept in file order.
+        let files = found.files
+        var misses: [FoundFile] = []
+        var reused = files.map { file in
+            let result = previous?.takeResult(
+                absolutePath: file.absolutePath, file: file.file, directory: file.directory, stamp: file.stamp)
+            if case .none = result { misses.append(file) }
+            return result
         }
-        let unchanged = previous != nil && added.isEmpty && report.reused == previous?.entries.count
-        if !unchanged {
+        var parsed = loadResults(misses).makeIterator()
+        var outcomes: [Result<Manifest, ManifestRejection>] = []
+        outcomes.reserveCapacity(files.count)
+        // Which outcomes the next cache holds: the reused ones, and those parsed now that may be.
+        var cacheable: [Bool] = []
+        cacheable.reserveCapacity(files.count)
+        var added = 0
+        for (index, file) in files.enumerated() {
+            var cached: Result<Manifest, ManifestRejection>?
+            swap(&cached, &reused[index])  // moved out (see ManifestCache.takeResult)
+            if case .some(let result) = consume cached {
+                report.reused += 1
+                outcomes.append(result)
+                cacheable.append(true)
+                continue
+            }
+            report.parsed += 1
+            let result = parsed.next()!
+            var storable = max(file.stamp.modifiedNanoseconds, file.stamp.changedNanoseconds) < storableBefore
+            if case .failure(let rejection) = result, rejection.diagnostics.contains(where: { $0.code == .unreadableFile }) {
+                storable = false  // permissions may change without touching the stamp we keep
+            }
+            outcomes.append(result)
+            cacheable.append(storable)
+            if storable { added += 1 }
+        }
+        if previous != nil, added == 0, report.reused == previousCount {
+            // Unchanged: nothing to write.
+        } else {
             var next = ManifestCache(folders: folders)
-            for case let entry? in reusedEntries { next.entries[entry.absolutePath] = entry }
-            for entry in added { next.entries[entry.absolutePath] = entry }
+            for (index, file) in files.enumerated() where cacheable[index] {
+                next.entries[file.absolutePath] = ManifestCache.Entry(
+                    absolutePath: file.absolutePath, file: file.file, directory: file.directory, stamp: file.stamp,
+                    result: outcomes[index])
+            }
             do {
                 try next.write(to: cacheFile)
                 report.written = true
@@ -92,6 +107,7 @@ extension ManifestCatalog {
                 report.writeError = error.reason
             }
         }
+        let catalog = catalog(found, outcomes: outcomes)
         return (catalog, report)
     }
 

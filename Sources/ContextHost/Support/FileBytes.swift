@@ -19,20 +19,22 @@ package enum FileBytes {
     }
 
     /// Everything in the file open at `fd`, from its start (`pread`: the descriptor's offset is
-    /// left alone).
-    package static func read(fd: Int32) throws(ReadError) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    /// left alone). `expectedSize` (from `fstat`) sizes the buffer, so a file of that size is read
+    /// in one call into the array returned; one that has grown since is still read to its end.
+    package static func read(fd: Int32, expectedSize: Int = 0) throws(ReadError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: max(1 << 16, expectedSize + 1))
+        var filled = 0
         while true {
-            let offset = off_t(bytes.count)
-            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, $0.count - filled, off_t(filled)) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw ReadError(reason: String(cString: strerror(errno)))
             }
             if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
+            filled += count
         }
+        bytes.removeSubrange(filled...)
         return bytes
     }
 }
