@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ContextHost
@@ -21,11 +22,11 @@ struct SideBySideTests {
     @Test("with when: false both run on the calling thread, first then second")
     func inOrderOnTheCallingThread() {
         let caller = pthread_self()
-        var order: [String] = []
+        let order = Mutex<[String]>([])
         let (first, second) = sideBySide(
-            when: false, { order.append("first"); return pthread_equal(pthread_self(), caller) != 0 },
-            { order.append("second"); return pthread_equal(pthread_self(), caller) != 0 })
-        #expect(order == ["first", "second"])
+            when: false, { order.withLock { $0.append("first") }; return pthread_equal(pthread_self(), caller) != 0 },
+            { order.withLock { $0.append("second") }; return pthread_equal(pthread_self(), caller) != 0 })
+        #expect(order.withLock { $0 } == ["first", "second"])
         #expect(first && second)
     }
 

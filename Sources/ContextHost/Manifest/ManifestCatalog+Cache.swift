@@ -43,6 +43,9 @@ extension ManifestCatalog {
         var report = CachedDiscoveryReport()
         // Decoding a large cache costs about as much as listing and stat'ing the files it covers
         // (~25M instructions each for 1,000 manifests): the two run side by side.
+        // Read before anything is stat'ed: a file written after this moment is never cached with
+        // a stamp older than the window.
+        let storableBefore = Self.realTimeNanoseconds() - racyWindowNanoseconds
         let cacheBytes = ManifestCache.readBytes(path: cacheFile)
         let (read, found) = sideBySide(
             when: cacheBytes.count >= sideBySideDecodeMinimum,
@@ -54,7 +57,6 @@ extension ManifestCatalog {
         case .unusable(let reason): report.ignoredCache = reason
         }
         let previousCount = previous?.entries.count ?? 0
-        let storableBefore = Self.realTimeNanoseconds() - racyWindowNanoseconds
         // The cache's answers first (each taken out of it, not copied); the files it has none for
         // are parsed side by side, then everything is counted and kept in file order.
         let files = found.files
@@ -107,7 +109,7 @@ extension ManifestCatalog {
                 report.writeError = error.reason
             }
         }
-        let catalog = catalog(found, outcomes: outcomes)
+        let catalog = catalog(found, outcomes: consume outcomes)
         return (catalog, report)
     }
 

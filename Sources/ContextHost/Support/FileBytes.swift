@@ -19,10 +19,11 @@ package enum FileBytes {
     }
 
     /// Everything in the file open at `fd`, from its start (`pread`: the descriptor's offset is
-    /// left alone). `expectedSize` (from `fstat`) sizes the buffer, so a file of that size is read
-    /// in one call into the array returned; one that has grown since is still read to its end.
+    /// left alone). `expectedSize` (from `fstat`) sizes the buffer (up to 64 MiB), so a file of
+    /// that size is read with one `pread` into the array returned, and a second that finds its
+    /// end; one that has grown since is still read to its end.
     package static func read(fd: Int32, expectedSize: Int = 0) throws(ReadError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: max(1 << 16, expectedSize + 1))
+        var bytes = [UInt8](repeating: 0, count: min(max(1 << 16, expectedSize + 1), 1 << 26))
         var filled = 0
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
@@ -34,6 +35,8 @@ package enum FileBytes {
             if count == 0 { break }
             filled += count
         }
+        // A file much smaller than the buffer gets an array of its own size.
+        if bytes.count - filled > 4096 { return Array(bytes[..<filled]) }
         bytes.removeSubrange(filled...)
         return bytes
     }

@@ -11,8 +11,8 @@ import Darwin
 /// A thread is started for each call (~50 µs) rather than borrowed from Dispatch: a pool busy with
 /// other work would run the two one after the other, and the caller (host start-up, a reload) is
 /// rare enough that the start costs nothing that matters.
-func sideBySide<First, Second>(
-    when parallel: Bool = true, _ first: () -> First, _ second: () -> Second
+func sideBySide<First: Sendable, Second>(
+    when parallel: Bool = true, _ first: @Sendable () -> First, _ second: () -> Second
 ) -> (First, Second) {
     guard parallel else { return (first(), second()) }
     var firstResult: First?
