@@ -41,11 +41,11 @@ extension ManifestCatalog {
     ) -> (catalog: ManifestCatalog, report: CachedDiscoveryReport) {
         let folders = searchPaths.map(\.path)
         var report = CachedDiscoveryReport()
-        // Decoding a large cache costs about as much as listing and stat'ing the files it covers
-        // (~25M instructions each for 1,000 manifests): the two run side by side.
         // Read before anything is stat'ed: a file written after this moment is never cached with
         // a stamp older than the window.
         let storableBefore = Self.realTimeNanoseconds() - racyWindowNanoseconds
+        // Decoding a large cache costs about as much as listing and stat'ing the files it covers
+        // (~25M instructions each for 1,000 manifests): the two run side by side.
         let cacheBytes = ManifestCache.readBytes(path: cacheFile)
         let (read, found) = sideBySide(
             when: cacheBytes.count >= sideBySideDecodeMinimum,
