@@ -9,7 +9,7 @@
 // composers) and of `composer/list` without params (every composer's summary).
 //
 //     swift build -c release --product composer-bench --product context-host --product NoteProvider
-//     .build/release/composer-bench [--composers 1000] [--items 100] [--lists 5000] [--summaries 200] [--settle 31] [--state-dir DIR]
+//     .build/release/composer-bench [--composers 1000] [--items 100] [--lists 5000] [--summaries 2000] [--settle 31] [--state-dir DIR]
 //
 // Without --state-dir the host runs with --no-state (drafts in memory only); with it, every attach
 // saves its draft there (use a tmpfs folder such as /dev/shm/x to leave the disk out of it), and at
@@ -30,13 +30,13 @@ struct Options {
     var items = 100
     var lists = 5000
     /// `composer/list` calls without params (every composer's summary) after the warm-up.
-    var summaries = 200
+    var summaries = 2000
     var stateDirectory: String?
     /// Seconds to wait after attaching before measuring again (the collection timers of a burst of
     /// attaches are released when they expire, after the 30 s collect timeout).
     var settle = 31
 
-    static let usage = "usage: composer-bench [--composers N (1000)] [--items N (100)] [--lists N (5000)] [--summaries N (200)] [--settle SECONDS (31)] [--state-dir DIR]"
+    static let usage = "usage: composer-bench [--composers N (1000)] [--items N (100)] [--lists N (5000)] [--summaries N (2000)] [--settle SECONDS (31)] [--state-dir DIR]"
 
     init(_ arguments: [String]) {
         var index = 1
@@ -339,14 +339,23 @@ func measureLists(_ host: Connection, _ composerIDs: [String], random: inout Ran
 }
 
 /// `count` calls of `composer/list` one at a time, after `warmUp` unmeasured ones: the latencies'
-/// percentiles and the host's CPU time per call.
+/// percentiles and the host's CPU time per call, in all and call by call.
+///
+/// A call's CPU is read from the host's CPU-time clock at each send, so it covers everything the
+/// host did from one send to the next (work left after the answer is written counts too). The
+/// same listing costs the same instructions every time, so its spread is the machine's speed and
+/// the scheduling (how the host's threads share the vCPUs) from call to call.
 func closedLoop(_ host: Connection, name: String, count: Int, warmUp: Int, params: () -> JSONValue) -> String {
     var latencies: [Double] = []
     latencies.reserveCapacity(count)
+    var cpuMarks: [UInt64] = []
+    cpuMarks.reserveCapacity(count + 1)
+    let cpuClock = CPUClock(host.process.processIdentifier)
     var before = (user: 0.0, system: 0.0, total: 0.0)
     for index in 0..<(warmUp + count) {
         if index == warmUp { before = cpuMilliseconds(host.process.processIdentifier) }
         let params = params()
+        if index >= warmUp { cpuMarks.append(cpuClock.nanoseconds()) }
         let start = now()
         host.send("composer/list", params)
         let answered = String(decoding: host.readLine().prefix(64), as: UTF8.self).contains(#""result":"#)
@@ -354,11 +363,32 @@ func closedLoop(_ host: Connection, name: String, count: Int, warmUp: Int, param
         precondition(answered, "composer/list was not answered with a result")
     }
     guard count > 0 else { return "" }
+    cpuMarks.append(cpuClock.nanoseconds())
     let after = cpuMilliseconds(host.process.processIdentifier)
     let calls = Double(count)
+    let perCall = zip(cpuMarks.dropFirst(), cpuMarks).map { Double($0 - $1) / 1e6 }.sorted()
+    func cpu(_ p: Double) -> Double { perCall[min(perCall.count - 1, Int(Double(perCall.count) * p))] }
     return percentiles(name, latencies) + "\n" + String(
-        format: "  host CPU per call: %.3f ms (user %.3f + system %.3f, all threads)",
-        (after.total - before.total) / calls, (after.user - before.user) / calls, (after.system - before.system) / calls)
+        format: "  host CPU per call: %.3f ms (user %.3f + system %.3f, all threads); call by call p50 %.3f, p90 %.3f, p99 %.3f ms",
+        (after.total - before.total) / calls, (after.user - before.user) / calls, (after.system - before.system) / calls,
+        cpu(0.5), cpu(0.9), cpu(0.99))
+}
+
+/// The CPU-time clock of a process (user + system of all its threads, in nanoseconds).
+struct CPUClock {
+    private var clock = clockid_t()
+
+    init(_ pid: Int32) {
+        guard clock_getcpuclockid(pid, &clock) == 0 else {
+            fatalError("cannot find the CPU-time clock of process \(pid): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func nanoseconds() -> UInt64 {
+        var time = timespec()
+        guard clock_gettime(clock, &time) == 0 else { fatalError("cannot read a CPU-time clock: \(String(cString: strerror(errno)))") }
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
 }
 
 try measureLists(host, composerIDs, random: &random)
