@@ -248,7 +248,11 @@ if [[ "${COMPOSER:-1}" != 0 && -x "$BIN/composer-bench" ]]; then
     # ... and call by call: p50_p90_p99 of one call's host CPU.
     one_cpu_spread=$(echo "$comp" | grep -A1 '^composer/list {composerId}' | sed -n 's/.*call by call p50 \([0-9.]*\), p90 \([0-9.]*\), p99 \([0-9.]*\) ms.*/\1_\2_\3/p' | head -1)
     all_cpu_spread=$(echo "$comp" | grep -A1 '^composer/list (summaries' | sed -n 's/.*call by call p50 \([0-9.]*\), p90 \([0-9.]*\), p99 \([0-9.]*\) ms.*/\1_\2_\3/p' | head -1)
-    echo "composer_line=1 composer_held_mb=${held:-NA} composer_peak_mb=${peak:-NA} composer_list_one_ms=${one:-NA} composer_list_all_ms=${all:-NA} composer_list_one_cpu_ms=${one_cpu:-NA} composer_list_all_cpu_ms=${all_cpu:-NA} composer_list_one_cpu_spread_ms=${one_cpu_spread:-NA} composer_list_all_cpu_spread_ms=${all_cpu_spread:-NA} composer_lists=$lists" >> "$SUM"
+    # ... and the slowest 1% of calls: the host's CPU in them, the machine probe in them and over all calls.
+    slow_re='s/.*slowest 1% of calls.*host CPU median \([0-9.]*\) ms; machine probe median \([0-9.]*\) µs, against \([0-9.]*\) µs.*/\1_\2_\3/p'
+    one_slowest=$(echo "$comp" | grep -A2 '^composer/list {composerId}' | sed -n "$slow_re" | head -1)
+    all_slowest=$(echo "$comp" | grep -A2 '^composer/list (summaries' | sed -n "$slow_re" | head -1)
+    echo "composer_line=1 composer_held_mb=${held:-NA} composer_peak_mb=${peak:-NA} composer_list_one_ms=${one:-NA} composer_list_all_ms=${all:-NA} composer_list_one_cpu_ms=${one_cpu:-NA} composer_list_all_cpu_ms=${all_cpu:-NA} composer_list_one_cpu_spread_ms=${one_cpu_spread:-NA} composer_list_all_cpu_spread_ms=${all_cpu_spread:-NA} composer_list_one_slowest=${one_slowest:-NA} composer_list_all_slowest=${all_slowest:-NA} composer_lists=$lists" >> "$SUM"
 fi
 
 TOT=$(( (u1+n1+s1+i1+w1+q1+sq1+st1) - (u0+n0+s0+i0+w0+q0+sq0+st0) ))

@@ -339,18 +339,25 @@ func measureLists(_ host: Connection, _ composerIDs: [String], random: inout Ran
 }
 
 /// `count` calls of `composer/list` one at a time, after `warmUp` unmeasured ones: the latencies'
-/// percentiles and the host's CPU time per call, in all and call by call.
+/// percentiles, the host's CPU time per call, in all and call by call, and the machine probe.
 ///
 /// A call's CPU is read from the host's CPU-time clock at each send, so it covers everything the
 /// host did from one send to the next (work left after the answer is written counts too). The
 /// same listing costs the same instructions every time, so its spread is the machine's speed and
 /// the scheduling (how the host's threads share the vCPUs) from call to call.
+///
+/// After each answer (outside the timed span) the client runs `MachineProbe`, a fixed piece of
+/// memory work, and times it: when the slowest calls come with slow probes, the machine was slow
+/// at those moments, whatever the host was doing.
 func closedLoop(_ host: Connection, name: String, count: Int, warmUp: Int, params: () -> JSONValue) -> String {
     var latencies: [Double] = []
     latencies.reserveCapacity(count)
     var cpuMarks: [UInt64] = []
     cpuMarks.reserveCapacity(count + 1)
+    var probes: [Double] = []
+    probes.reserveCapacity(count)
     let cpuClock = CPUClock(host.process.processIdentifier)
+    var probe = MachineProbe()
     var before = (user: 0.0, system: 0.0, total: 0.0)
     for index in 0..<(warmUp + count) {
         if index == warmUp { before = cpuMilliseconds(host.process.processIdentifier) }
@@ -361,17 +368,50 @@ func closedLoop(_ host: Connection, name: String, count: Int, warmUp: Int, param
         let answered = String(decoding: host.readLine().prefix(64), as: UTF8.self).contains(#""result":"#)
         if index >= warmUp { latencies.append(Double(now() - start) / 1e6) }
         precondition(answered, "composer/list was not answered with a result")
+        let probed = probe.run()
+        if index >= warmUp { probes.append(probed) }
     }
     guard count > 0 else { return "" }
     cpuMarks.append(cpuClock.nanoseconds())
     let after = cpuMilliseconds(host.process.processIdentifier)
     let calls = Double(count)
-    let perCall = zip(cpuMarks.dropFirst(), cpuMarks).map { Double($0 - $1) / 1e6 }.sorted()
-    func cpu(_ p: Double) -> Double { perCall[min(perCall.count - 1, Int(Double(perCall.count) * p))] }
-    return percentiles(name, latencies) + "\n" + String(
-        format: "  host CPU per call: %.3f ms (user %.3f + system %.3f, all threads); call by call p50 %.3f, p90 %.3f, p99 %.3f ms",
-        (after.total - before.total) / calls, (after.user - before.user) / calls, (after.system - before.system) / calls,
-        cpu(0.5), cpu(0.9), cpu(0.99))
+    let cpus = zip(cpuMarks.dropFirst(), cpuMarks).map { Double($0 - $1) / 1e6 }
+    let sortedCPUs = cpus.sorted()
+    func cpu(_ p: Double) -> Double { sortedCPUs[min(sortedCPUs.count - 1, Int(Double(sortedCPUs.count) * p))] }
+    // The calls at or above the latency p99, and what the host's CPU and the probe did in them.
+    let p99 = latencies.sorted()[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
+    let slowest = latencies.indices.filter { latencies[$0] >= p99 }
+    func median(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
+    return percentiles(name, latencies) + "\n"
+        + String(
+            format: "  host CPU per call: %.3f ms (user %.3f + system %.3f, all threads); call by call p50 %.3f, p90 %.3f, p99 %.3f ms",
+            (after.total - before.total) / calls, (after.user - before.user) / calls, (after.system - before.system) / calls,
+            cpu(0.5), cpu(0.9), cpu(0.99)) + "\n"
+        + String(
+            format: "  slowest 1%% of calls (%d, from %.3f ms): host CPU median %.3f ms; machine probe median %.1f µs, against %.1f µs over all calls",
+            slowest.count, p99, median(slowest.map { cpus[$0] }), median(slowest.map { probes[$0] }) * 1000, median(probes) * 1000)
+}
+
+/// A fixed piece of memory work timed between calls: copy 512 KiB, then read a byte of every
+/// 64-byte line of the copy (more than a core's L2 cache on this machine's CPUs, so it feels
+/// memory as the host's listing does). The same work every time: its time is the machine's speed
+/// at that moment.
+struct MachineProbe {
+    private var source = [UInt8](repeating: 1, count: 512 << 10)
+    private var target = [UInt8](repeating: 0, count: 512 << 10)
+    private var sum = 0
+
+    /// Runs the probe once; its time in milliseconds.
+    mutating func run() -> Double {
+        let start = now()
+        target.withUnsafeMutableBytes { target in
+            source.withUnsafeBytes { source in _ = memcpy(target.baseAddress!, source.baseAddress!, target.count) }
+        }
+        var sum = self.sum
+        for line in stride(from: 0, to: target.count, by: 64) { sum = sum &* 31 &+ Int(target[line]) }
+        self.sum = sum  // (kept, so the reads are not optimised away)
+        return Double(now() - start) / 1e6
+    }
 }
 
 /// The CPU-time clock of a process (user + system of all its threads, in nanoseconds).
