@@ -346,7 +346,7 @@ def main():
                 slow_cpu, slow_probe, all_probe = (float(x) for x in slowest.split("_"))
                 bound = (f"{bound}. In the slowest 1% of calls the host's CPU was {slow_cpu:.2f} ms, and a fixed piece of "
                          f"memory work the client times between calls took {slow_probe:.1f} µs against {all_probe:.1f} µs "
-                         f"over all calls ({slow_probe / all_probe:.1f}×)")
+                         f"over all calls ({slow_probe / all_probe:.2f}×)")
                 bound += (": the machine was slower at those moments" if slow_probe >= 1.2 * all_probe
                           else ": the machine was not measurably slower then")
             budget_rows.append((what, "in-process", f"≤ {COMPOSER_LIST_P99_MS:g} ms", f"{p99:.2f} ms (p50 {p50:.2f})",

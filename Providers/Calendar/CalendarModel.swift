@@ -191,7 +191,7 @@ struct CalendarReader {
             return CalendarFile(path: path, name: name, events: [], diagnostics: [diagnostic])
         }
         var parser = ICSParser(file: name)
-        let (source, roots) = parser.parse(bytes)
+        let (source, roots) = parser.parse(consume bytes)
         var reader = CalendarReader(file: name, calendarIndex: calendarIndex, source: source)
         reader.diagnostics = parser.diagnostics
         var events: [CalendarEvent] = []
