@@ -268,8 +268,8 @@ struct ICSParser {
     ///
     /// Folded lines are joined in place: a logical line's continuation bytes are moved back over
     /// the line break and the space or tab that folded it, so no line is copied out, and property
-    /// names are upper-cased in place. The file's bytes are taken, not copied (a copy of a 5 MB
-    /// file is 1,300 fresh pages, and a page fault costs ~10 µs on this project's VM).
+    /// names are upper-cased in place. The file's bytes are taken, not copied: the caller passes
+    /// them with `consume`, so joining the folds does not first copy the whole file.
     mutating func parse(_ bytes: consuming [UInt8]) -> (source: ICSSource, components: [ICSComponent]) {
         var buffer = consume bytes
         var stack: [ICSComponent] = []
