@@ -58,9 +58,11 @@ public final class ProviderHarness: Sendable {
                     finish(.failure(CallError(code: -32014, message: "reply without a valid result", data: nil)))
                 }
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [connection] in
+            // Weak: the timer must not keep the instance open for `timeout` after the answer (the
+            // host closes an instance when its last reference goes; benchmarks open many).
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak connection] in
                 finish(.failure(CallError(code: -32015, message: "no answer to \(method) within \(timeout) s", data: nil)))
-                connection.cancel(id)
+                connection?.cancel(id)
             }
         }
         return try outcome.get()

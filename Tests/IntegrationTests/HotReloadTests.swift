@@ -96,6 +96,52 @@ struct HotReloadTests {
         #expect(client.received.filter { $0["method"] == "providers/changed" }.isEmpty)
     }
 
+    @Test("an in-process instance replaced or removed by a reload is closed")
+    func closesReplacedInstances() throws {
+        let directory = try TemporaryDirectory()
+        let log = directory.path + "/close.log"
+        let id = "com.contexthost.misbehaving"
+        // The misbehaving fixture appends "closed <closeTag>" to `closeLog` in its `close`.
+        func manifest(tag: String) -> String {
+            TestManifest.yaml(
+                id: id, library: "libFixtureMisbehavingProvider.so", collection: "programmatic",
+                extra: "settings:\n  closeLog: { type: string, default: \"\(log)\" }\n  closeTag: { type: string, default: \(tag) }")
+        }
+        func closed(atLeast count: Int) -> [String] {
+            let deadline = Date().addingTimeInterval(10)
+            while true {
+                let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+                if lines.count >= count || Date() > deadline { return lines }
+                usleep(10_000)
+            }
+        }
+        let item: JSONValue = [
+            "item": [
+                "id": "8c4a9f4e-1d55-4b8e-9a0a-0c1f4b3f2a11", "providerId": .string(id), "type": "fixture",
+                "displayName": "Fixture", "content": [:],
+            ]
+        ]
+        try directory.write("m/misbehaving.yaml", manifest(tag: "one"))
+        let client = try serve(directory)
+        defer { client.host.terminate() }
+        try client.initialize()
+        #expect(try client.call("items/preview", item)["title"] != nil)
+        #expect(!FileManager.default.fileExists(atPath: log))
+
+        // A changed setting: a new instance, and the old one is closed.
+        try directory.write("m/misbehaving.yaml", manifest(tag: "two"))
+        let change = try client.nextNotification(method: "providers/changed")["params"] ?? .null
+        #expect(ids(change["changed"]) == [id])
+        #expect(closed(atLeast: 1) == ["closed one"])
+        #expect(try client.call("items/preview", item)["title"] != nil)  // the new instance serves
+
+        // Removed: its instance is closed too.
+        try FileManager.default.removeItem(atPath: directory.path + "/m/misbehaving.yaml")
+        _ = try client.nextNotification(method: "providers/changed")
+        #expect(closed(atLeast: 2) == ["closed one", "closed two"])
+        #expect(try client.shutdown() == 0)
+    }
+
     @Test("--no-watch: no providers/changed, and the list stays as it was")
     func quiet() throws {
         let directory = try TemporaryDirectory()

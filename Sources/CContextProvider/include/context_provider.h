@@ -27,6 +27,8 @@
  *   4. It calls `call` any number of times, from any thread, concurrently.
  *   5. It calls `close` once, after every request sent to that instance has been answered or
  *      abandoned. After `close` returns, the provider must not call any reply callback for it.
+ *      `close` is never called from inside `call` or a reply callback. A process that exits
+ *      (the host, or a worker process) ends without calling `close`.
  *
  * Init JSON (the bytes passed to `open`) is a UTF-8 JSON object:
  *     {"ctxpVersion":1,"providerId":"com.example.note","hostVersion":"0.1.0",

@@ -1,5 +1,6 @@
 import CContextProvider
 import ContextProviderKit
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -107,15 +108,35 @@ package enum ReplyRouter {
     struct Waiting {
         let completion: Completion
         let expected: Expected
+        /// The connection that sent it (`ObjectIdentifier` bits; 0 for none), so a connection that
+        /// goes away can answer what it still owes (`failAll(owner:)`).
+        var owner: UInt = 0
     }
 
     private static let pending = Mutex<[Int64: Waiting]>([:])
     private static let nextID = Atomic<Int64>(1)
 
-    static func register(_ completion: @escaping Completion, expected: Expected = .any) -> Int64 {
+    static func register(_ completion: @escaping Completion, expected: Expected = .any, owner: UInt = 0) -> Int64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        pending.withLock { $0[id] = Waiting(completion: completion, expected: expected) }
+        pending.withLock { $0[id] = Waiting(completion: completion, expected: expected, owner: owner) }
         return id
+    }
+
+    /// Completes every request `owner` sent that still waits, with `error` (a host-made error);
+    /// returns how many there were.
+    @discardableResult
+    static func failAll(owner: UInt, _ error: RPCError) -> Int {
+        let owed: [Waiting] = pending.withLock { table in
+            let ids = table.compactMap { $0.value.owner == owner ? $0.key : nil }
+            return ids.compactMap { table.removeValue(forKey: $0) }
+        }
+        let empty: [UInt8] = []
+        empty.withUnsafeBytes { buffer in
+            for waiting in owed {
+                waiting.completion(ProviderResponse(bytes: buffer, result: nil, error: error, errorIsFromHost: true))
+            }
+        }
+        return owed.count
     }
 
     /// Removes and returns the completion for `id`, or nil if it was already answered.
@@ -306,9 +327,30 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         inProcessReplyLimit.store(maximumReplyBytes, ordering: .relaxed)
     }
 
+    /// The last step of the C ABI's lifecycle: `close`, once (a hot reload replaced or removed the
+    /// provider, or a test or the conformance runner is done with it).
+    ///
+    /// Nothing can still be queued or inside `call`: every queued request holds this connection.
+    /// A request the provider has not answered yet would normally hold it too (its completion or
+    /// its deadline does); any that does not is answered here, so no completion is lost.
+    /// `close` itself runs on another thread: the last reference may go inside a reply callback
+    /// or on the call thread, and a provider's `close` waits for its callbacks in progress (the
+    /// SDK's does), which could then wait for itself. The library stays loaded for the process's
+    /// life, so its table outlives the instance.
     deinit {
         calls.stop()
+        ReplyRouter.failAll(
+            owner: ownerKey,
+            RPCError(.providerUnavailable, "The provider instance was closed (replaced or removed by a reload) before it answered."))
+        let library = library
+        let address = Int(bitPattern: instance)
+        DispatchQueue.global().async {
+            library.table.pointee.close(UnsafeMutableRawPointer(bitPattern: address))
+        }
     }
+
+    /// This connection's key in `ReplyRouter`'s table of waiting requests.
+    private var ownerKey: UInt { UInt(bitPattern: ObjectIdentifier(self)) }
 
     /// Calls the provider's `open`; its reported error becomes a `provider-open-failed` LoadError.
     package static func openInstance(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) -> UnsafeMutableRawPointer? {
@@ -331,7 +373,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method))
+        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method), owner: ownerKey)
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
         let queued = QueuedCall(connection: self, id: id, message: bytes)

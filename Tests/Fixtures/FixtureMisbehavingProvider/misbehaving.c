@@ -28,6 +28,8 @@
 // outcomes, items). Collection (manifests with `collection: both`): settings `startForm: bad`
 // makes collect/start answer a form with a field of kind "slider"; `makeItem: bad` makes
 // provider/makeContext answer an item with an empty id.
+// Close: with the setting `closeLog` (a file path), `close` appends the line "closed <closeTag>"
+// (the setting `closeTag`, default empty) to that file, so tests can see the host close instances.
 #include <context_provider.h>
 
 #include <pthread.h>
@@ -39,6 +41,8 @@
 typedef struct {
     char start_form[32];
     char make_item[32];
+    char close_log[512];
+    char close_tag[64];
 } instance_t;
 
 static size_t total_leaked_mb = 0;
@@ -168,6 +172,8 @@ static int32_t fixture_open(const uint8_t *init_json, size_t init_length, void *
     instance_t *instance = calloc(1, sizeof(instance_t));
     string_value((const char *)init_json, init_length, "startForm", instance->start_form, sizeof instance->start_form);
     string_value((const char *)init_json, init_length, "makeItem", instance->make_item, sizeof instance->make_item);
+    string_value((const char *)init_json, init_length, "closeLog", instance->close_log, sizeof instance->close_log);
+    string_value((const char *)init_json, init_length, "closeTag", instance->close_tag, sizeof instance->close_tag);
     *out_instance = instance;
     return CTXP_OK;
 }
@@ -257,7 +263,17 @@ static void fixture_call(void *instance, const uint8_t *message, size_t length, 
     answer_mode(reply, reply_context, id, method, mode[0] ? mode : "normal", mode, instance);
 }
 
-static void fixture_close(void *instance) { free(instance); }
+static void fixture_close(void *opaque) {
+    instance_t *instance = opaque;
+    if (instance && instance->close_log[0]) {
+        FILE *log = fopen(instance->close_log, "a");
+        if (log) {
+            fprintf(log, "closed %s\n", instance->close_tag);
+            fclose(log);
+        }
+    }
+    free(instance);
+}
 
 static const ctxp_provider_v1 table = {
     CTXP_ABI_VERSION, sizeof(ctxp_provider_v1), fixture_open, fixture_call, fixture_close,
