@@ -201,11 +201,12 @@ final class ProviderSession: Sendable {
                 continuation.resume(returning: outcome)
             }
             let providerRequest = Mutex<Int64?>(nil)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) {
+            // Weak: the timer must not keep the instance open (un-`close`d) for the whole timeout.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak connection] in
                 finish(CallOutcome(
                     error: RPCError(.providerTimedOut, "no answer to \(method) within \(timeout) ms (the manifest's timeout)"),
                     errorIsFromHost: true))
-                if let id = providerRequest.withLock({ $0 }) { connection.timedOut(id) }
+                if let id = providerRequest.withLock({ $0 }) { connection?.timedOut(id) }
             }
             let id = connection.send(method: method, params: params) { response in
                 if let error = response.error {

@@ -22,13 +22,20 @@ extension Host {
                 }
                 if first { continuation.resume(returning: result) }
             }
-            let providerRequest = Mutex<Int64?>(nil)
+            // The provider-side id once `send` returned, and whether the deadline passed: whichever
+            // comes second tells the provider to stop, so a deadline that passes while `send`
+            // runs still cancels the request (its entry would otherwise wait for an answer).
+            let providerRequest = Mutex<(id: Int64?, timedOut: Bool)>((nil, false))
             let timer = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) {
                 finish(.failure(RPCError(
                     .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
                     data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])))
                 // Off the timer's thread, like `forward`.
-                if let id = providerRequest.withLock({ $0 }) { DispatchQueue.global().async { connection.cancel(id) } }
+                let sentID = providerRequest.withLock { state in
+                    state.timedOut = true
+                    return state.id
+                }
+                if let sentID { DispatchQueue.global().async { connection.cancel(sentID) } }
             }
             let id = connection.send(method: method, params: { JSONWriter.append(params, to: &$0) }) { response in
                 DeadlineTimer.shared.cancel(timer)
@@ -49,7 +56,11 @@ extension Host {
                         data: ["providerId": .string(providerID), "method": .string(method)])))
                 }
             }
-            providerRequest.withLock { $0 = id }
+            let timedOut = providerRequest.withLock { state in
+                state.id = id
+                return state.timedOut
+            }
+            if timedOut { DispatchQueue.global().async { connection.cancel(id) } }
         }
         return try outcome.get()
     }

@@ -108,7 +108,7 @@ package enum ReplyRouter {
     struct Waiting {
         let completion: Completion
         let expected: Expected
-        /// The connection that sent it (`ObjectIdentifier` bits; 0 for none), so a connection that
+        /// The connection that sent it (its never-reused key; 0 for none), so a connection that
         /// goes away can answer what it still owes (`failAll(owner:)`).
         var owner: UInt = 0
     }
@@ -339,18 +339,25 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     /// life, so its table outlives the instance.
     deinit {
         calls.stop()
-        ReplyRouter.failAll(
-            owner: ownerKey,
-            RPCError(.providerUnavailable, "The provider instance was closed (replaced or removed by a reload) before it answered."))
         let library = library
         let address = Int(bitPattern: instance)
-        DispatchQueue.global().async {
+        let owner = owner
+        // A thread of its own, not Dispatch's pool: the SDK's `close` spins while a reply callback
+        // runs elsewhere, and the pool's threads also carry the host's timeouts. The owed
+        // requests are failed there too, since their completions take locks (the deadline
+        // timer's) that the thread dropping the last reference may hold.
+        startThread(name: "provider-close") {
+            ReplyRouter.failAll(
+                owner: owner,
+                RPCError(.providerUnavailable, "The provider instance was closed (replaced or removed by a reload) before it answered."))
             library.table.pointee.close(UnsafeMutableRawPointer(bitPattern: address))
         }
     }
 
-    /// This connection's key in `ReplyRouter`'s table of waiting requests.
-    private var ownerKey: UInt { UInt(bitPattern: ObjectIdentifier(self)) }
+    /// This connection's key in `ReplyRouter`'s table of waiting requests: never reused, so
+    /// failing a closed connection's requests later cannot touch a newer connection's.
+    private let owner = InProcessConnection.nextOwner.wrappingAdd(1, ordering: .relaxed).oldValue
+    private static let nextOwner = Atomic<UInt>(1)
 
     /// Calls the provider's `open`; its reported error becomes a `provider-open-failed` LoadError.
     package static func openInstance(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) -> UnsafeMutableRawPointer? {
@@ -373,7 +380,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method), owner: ownerKey)
+        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method), owner: owner)
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
         let queued = QueuedCall(connection: self, id: id, message: bytes)

@@ -104,10 +104,14 @@ package final class DeadlineTimer: @unchecked Sendable {
     }
 
     /// Forgets an action that has not run; does nothing if it ran or was cancelled.
+    ///
+    /// The action is released after the lock: it may hold the last reference to something whose
+    /// `deinit` does work of its own (a provider connection).
     package func cancel(_ token: Token) {
         pthread_mutex_lock(mutex)
-        actions[token.value] = nil
+        let action = actions.removeValue(forKey: token.value)
         pthread_mutex_unlock(mutex)
+        withExtendedLifetime(action) {}
     }
 
     /// How many actions are armed (for tests).
@@ -137,6 +141,7 @@ package final class DeadlineTimer: @unchecked Sendable {
             if !due.isEmpty {
                 pthread_mutex_unlock(mutex)
                 for action in due { action.run() }
+                due.removeAll()  // released outside the lock, as in `cancel`
                 pthread_mutex_lock(mutex)
                 continue
             }
