@@ -332,11 +332,11 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     ///
     /// Nothing can still be queued or inside `call`: every queued request holds this connection.
     /// A request the provider has not answered yet would normally hold it too (its completion or
-    /// its deadline does); any that does not is answered here, so no completion is lost.
-    /// `close` itself runs on another thread: the last reference may go inside a reply callback
-    /// or on the call thread, and a provider's `close` waits for its callbacks in progress (the
-    /// SDK's does), which could then wait for itself. The library stays loaded for the process's
-    /// life, so its table outlives the instance.
+    /// its deadline does); any that does not is answered `-32011` just before `close`, so no
+    /// completion is lost. Both run on another thread: the last reference may go inside a reply
+    /// callback or on the call thread, and a provider's `close` waits for its callbacks in
+    /// progress (the SDK's does), which could then wait for itself. The library stays loaded for
+    /// the process's life, so its table outlives the instance.
     deinit {
         calls.stop()
         let library = library
