@@ -349,7 +349,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         startThread(name: "provider-close") {
             ReplyRouter.failAll(
                 owner: owner,
-                RPCError(.providerUnavailable, "The provider instance was closed (replaced or removed by a reload) before it answered."))
+                RPCError(.providerUnavailable, "The provider's instance was closed before it answered (a reload replaced or removed the provider); send the request again."))
             library.table.pointee.close(UnsafeMutableRawPointer(bitPattern: address))
         }
     }
