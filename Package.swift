@@ -89,12 +89,15 @@ let package = Package(
         // replay drivers that run saved inputs once, without the fuzzer runtime).
         .executableTarget(name: "framing-fuzzer", dependencies: ["ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
         .executableTarget(name: "manifest-fuzzer", dependencies: ["ContextHost"], path: "Fuzz/ManifestFuzzer"),
+        .executableTarget(name: "calendar-fuzzer", dependencies: ["CalendarProvider"], path: "Fuzz/CalendarFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
         .target(name: "FixtureMisbehavingProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureMisbehavingProvider"),
         .target(name: "FixtureConformanceProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureConformanceProvider"),
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
+        // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
+        .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),

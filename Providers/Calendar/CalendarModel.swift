@@ -91,10 +91,19 @@ final class CalendarEvent: Sendable {
     let start: EventTime
     /// Wall-clock length (added to each occurrence's wall-clock start, as Python's datetime does).
     let duration: Int
-    let rule: RecurrenceRule?
+    /// Every RRULE (repeated rule texts once).
+    let rules: [RecurrenceRule]
+    /// The first RRULE, for words.
+    var rule: RecurrenceRule? { rules.first }
     let exdates: [EventTime]
     let rdates: [EventTime]
+    /// The lengths of `RDATE;VALUE=PERIOD` instances, by their wall-clock start.
+    let rdateLengths: [Int: Int]
     let recurrenceID: EventTime?
+    /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: this change applies to the later instances too.
+    let thisAndFuture: Bool
+    /// `SEQUENCE` (-1 without): of several versions of one event, the highest wins.
+    let sequence: Int
     /// The calendar (file) it came from.
     let calendarIndex: Int
     /// Where it starts, for messages.
@@ -106,8 +115,9 @@ final class CalendarEvent: Sendable {
 
     init(
         uid: String, summary: String, location: String?, description: String?, organizer: Attendee?,
-        attendees: [Attendee], status: String?, url: String?, start: EventTime, duration: Int, rule: RecurrenceRule?,
-        exdates: [EventTime], rdates: [EventTime], recurrenceID: EventTime?, calendarIndex: Int, file: String, line: Int,
+        attendees: [Attendee], status: String?, url: String?, start: EventTime, duration: Int, rules: [RecurrenceRule],
+        exdates: [EventTime], rdates: [EventTime], rdateLengths: [Int: Int] = [:], recurrenceID: EventTime?,
+        thisAndFuture: Bool = false, sequence: Int = -1, calendarIndex: Int, file: String, line: Int,
         properties: [ICSProperty], source: ICSSource
     ) {
         self.uid = uid
@@ -120,10 +130,13 @@ final class CalendarEvent: Sendable {
         self.url = url
         self.start = start
         self.duration = duration
-        self.rule = rule
+        self.rules = rules
         self.exdates = exdates
         self.rdates = rdates
+        self.rdateLengths = rdateLengths
         self.recurrenceID = recurrenceID
+        self.thisAndFuture = thisAndFuture
+        self.sequence = sequence
         self.calendarIndex = calendarIndex
         self.file = file
         self.line = line
@@ -341,17 +354,39 @@ struct CalendarReader {
     }
 
     /// A list property (EXDATE, RDATE): comma-separated values; PERIOD values keep their start.
-    mutating func times(_ property: ICSProperty) -> [EventTime] {
+    mutating func times(_ property: ICSProperty) -> [EventTime] { periods(property).map(\.start) }
+
+    /// A list property's values with the length of each PERIOD (`start/end` or
+    /// `start/duration`, RFC 5545 §3.3.9); plain dates and date-times have no length.
+    mutating func periods(_ property: ICSProperty) -> [(start: EventTime, length: Int?)] {
         let forceDate = isDateValue(property)
         let tzid = source.parameterRange("TZID", of: property)
-        var result: [EventTime] = []
+        var result: [(start: EventTime, length: Int?)] = []
+        var reported = 0
         for item in Self.pieces(of: property.valueRange, separatedBy: UInt8(ascii: ","), in: source.bytes) {
-            let start = Self.pieces(of: item, separatedBy: UInt8(ascii: "/"), in: source.bytes).first ?? item
-            if let value = source.withBytes(start, { time($0, tzid: tzid, forceDate: forceDate, line: property.line) }) {
-                result.append(value)
-            } else {
-                report(property.line, "\(source.name(property)) has a bad date \"\(source.string(item))\"; that value is skipped")
+            let parts = Self.pieces(of: item, separatedBy: UInt8(ascii: "/"), in: source.bytes)
+            let start = parts.first ?? item
+            guard let value = source.withBytes(start, { time($0, tzid: tzid, forceDate: forceDate, line: property.line) }) else {
+                // One message per property is enough: a line of a million bad values is one problem.
+                if reported == 0 {
+                    report(
+                        property.line,
+                        "\(source.name(property)) has a bad date \"\(RecurrenceRule.excerpt(source.string(item)))\"; that value is skipped")
+                }
+                reported += 1
+                continue
             }
+            var length: Int?
+            if parts.count == 2 {
+                let second = source.string(parts[1])
+                if let duration = Self.parseDuration(second) {
+                    length = duration
+                } else if let end = source.withBytes(parts[1], { time($0, tzid: tzid, forceDate: false, line: property.line) }) {
+                    length = end.kind == value.kind ? end.local - value.local : end.utc(.utc) - value.utc(.utc)
+                }
+                if let found = length, found < 0 { length = nil }
+            }
+            result.append((value, length))
         }
         return result
     }
@@ -384,22 +419,31 @@ struct CalendarReader {
         var number: Int?
         var inTime = false
         var any = false
+        // Lengths past ~10,000 years are not durations but data errors (and would overflow).
+        let limit = 10_000 * 366 * 86_400
         for c in b {
             switch c {
-            case 48...57: number = (number ?? 0) * 10 + Int(c - 48)
+            case 48...57:
+                let value = (number ?? 0) * 10 + Int(c - 48)
+                guard value <= limit else { return nil }
+                number = value
             case UInt8(ascii: "T"):
                 guard number == nil, !inTime else { return nil }
                 inTime = true
             case UInt8(ascii: "W"), UInt8(ascii: "D"), UInt8(ascii: "H"), UInt8(ascii: "M"), UInt8(ascii: "S"):
                 guard let value = number else { return nil }
+                let unit: Int
                 switch (c, inTime) {
-                case (UInt8(ascii: "W"), false): total += value * 7 * 86_400
-                case (UInt8(ascii: "D"), false): total += value * 86_400
-                case (UInt8(ascii: "H"), true): total += value * 3600
-                case (UInt8(ascii: "M"), true): total += value * 60
-                case (UInt8(ascii: "S"), true): total += value
+                case (UInt8(ascii: "W"), false): unit = 7 * 86_400
+                case (UInt8(ascii: "D"), false): unit = 86_400
+                case (UInt8(ascii: "H"), true): unit = 3600
+                case (UInt8(ascii: "M"), true): unit = 60
+                case (UInt8(ascii: "S"), true): unit = 1
                 default: return nil
                 }
+                // value ≤ limit, so value × unit cannot overflow; the sum is checked.
+                total += value * unit
+                guard total <= limit else { return nil }
                 number = nil
                 any = true
             default: return nil
@@ -421,6 +465,16 @@ struct CalendarReader {
 
     // MARK: Components
 
+    /// The most offset changes one STANDARD or DAYLIGHT part contributes.
+    static let maximumZoneOnsets = 2_000
+
+    /// A VTIMEZONE part's DTSTART: a DATE-TIME, or a DATE (midnight), as some exporters write.
+    static func parseZoneStart(_ text: String) -> Int? {
+        if let (local, _) = parseDateTime(Substring(text)) { return local }
+        var text = text
+        return text.withUTF8 { parseDate(bytes: $0) }.map { $0 * 86_400 }
+    }
+
     /// Builds the rules of an embedded VTIMEZONE (STANDARD/DAYLIGHT with DTSTART, offsets, RRULE,
     /// RDATE) as a transition table through 2200.
     mutating func readTimeZone(_ component: ICSComponent) {
@@ -433,7 +487,7 @@ struct CalendarReader {
         let limitDay = Civil.days(year: 2200, month: 1, day: 1)
         for part in component.children where part.name == "STANDARD" || part.name == "DAYLIGHT" {
             guard let startProperty = part.property(.dtstart),
-                let (startLocal, _) = Self.parseDateTime(Substring(source.value(startProperty))),
+                let startLocal = Self.parseZoneStart(source.value(startProperty)),
                 let fromText = part.property(.tzoffsetfrom).map(source.value), let from = Self.parseOffset(fromText),
                 let toText = part.property(.tzoffsetto).map(source.value), let to = Self.parseOffset(toText)
             else {
@@ -446,26 +500,31 @@ struct CalendarReader {
                     let rule = try RecurrenceRule(source.value(ruleProperty)) { text in
                         Self.parseDateTime(Substring(text)).map { EventTime(kind: $0.1 ? .utc : .floating, local: $0.0) }
                     }
-                    let (startDay, secondOfDay) = Civil.split(startLocal)
-                    let days = rule.occurrenceDays(startDay: startDay, skipToDay: nil, through: limitDay) { day in
+                    var seen = 0
+                    let expanded = rule.expand(start: startLocal, skipTo: nil, through: limitDay * 86_400) { local in
+                        // Zones change a few times a year: a rule that changes more is not a zone.
+                        seen += 1
+                        guard seen <= Self.maximumZoneOnsets else { return false }
                         guard let until = rule.until else { return true }
-                        let local = day * 86_400 + secondOfDay
                         return until.kind == .utc ? local - from <= until.local : local <= until.local
                     }
-                    locals = days.map { $0 * 86_400 + secondOfDay }
+                    locals = [startLocal] + expanded.starts
+                    if seen > Self.maximumZoneOnsets || expanded.cutShort {
+                        report(ruleProperty.line, "RRULE in VTIMEZONE \(tzid) changes the offset more than \(Self.maximumZoneOnsets) times; later changes are ignored")
+                    }
                 } catch {
                     report(ruleProperty.line, "\(error.message) in VTIMEZONE \(tzid); only its DTSTART is used")
                 }
             }
             for rdate in part.properties(.rdate) {
-                for item in source.value(rdate).split(separator: ",") {
-                    if let (local, _) = Self.parseDateTime(item) { locals.append(local) }
+                for item in source.value(rdate).split(separator: ",") where locals.count < Self.maximumZoneOnsets {
+                    if let local = Self.parseZoneStart(String(item)) { locals.append(local) }
                 }
             }
             for local in locals {
                 onsets.append((local - from, to))
             }
-            if earliest == nil || startLocal - from < earliest!.utc { earliest = (startLocal - from, from) }
+            if let known = earliest, known.utc <= startLocal - from {} else { earliest = (startLocal - from, from) }
         }
         guard !onsets.isEmpty else {
             report(component.line, "VTIMEZONE \(tzid) has no usable STANDARD or DAYLIGHT; skipped")
@@ -498,50 +557,79 @@ struct CalendarReader {
             report(component.line, "VEVENT without DTSTART; skipped")
             return nil
         }
-        guard let start = time(startProperty) else {
+        guard var start = time(startProperty) else {
             report(component.line, "VEVENT skipped because its DTSTART is unusable")
             return nil
         }
         var duration = start.isDate ? 86_400 : 0
         if let endProperty = component.property(.dtend) {
-            if let end = time(endProperty) {
+            if var end = time(endProperty) {
+                // Mixed kinds are read as recurring-ical-events reads them: a date next to a
+                // date-time is midnight in that date-time's zone, and a floating time next to a
+                // zoned one is in that zone.
+                func isAware(_ time: EventTime) -> Bool {
+                    switch time.kind {
+                    case .utc: true
+                    case .zoned: time.zone != nil
+                    default: false
+                    }
+                }
+                if start.isDate != end.isDate || isAware(start) != isAware(end) {
+                    if !isAware(start), isAware(end) || start.isDate {
+                        start = EventTime(kind: end.kind, local: start.local, zone: end.zone)
+                    } else {
+                        end = EventTime(kind: start.kind, local: end.local, zone: start.zone)
+                    }
+                }
                 if end.kind == start.kind || (start.isDate == end.isDate && end.zone === start.zone) {
                     duration = end.local - start.local
                 } else {
                     duration = end.utc(.utc) - start.utc(.utc)
                 }
                 if duration < 0 {
-                    report(endProperty.line, "DTEND is before DTSTART; the event is treated as having no length")
-                    duration = start.isDate ? 86_400 : 0
+                    // As recurring-ical-events does: the earlier value is the start.
+                    report(endProperty.line, "DTEND is before DTSTART; the two are read the other way round")
+                    start = end
+                    duration = -duration
                 }
             }
         } else if let durationProperty = component.property(.duration) {
             if let parsed = Self.parseDuration(source.value(durationProperty)), parsed >= 0 {
                 duration = parsed
+                // A date with a length in hours is a floating date-time from midnight.
+                if start.isDate, parsed % 86_400 != 0 { start = EventTime(kind: .floating, local: start.local) }
             } else {
                 report(
                     durationProperty.line,
-                    "bad DURATION \"\(source.value(durationProperty))\" (expected e.g. PT1H30M or P2D); ignored")
+                    "bad DURATION \"\(RecurrenceRule.excerpt(source.value(durationProperty)))\" (expected e.g. PT1H30M or P2D, at most 10,000 years); ignored")
             }
         }
-        var rule: RecurrenceRule?
-        if let ruleProperty = component.property(.rrule) {
+        // Every RRULE counts (RFC 5545 allows one, but exporters write several); a rule written
+        // twice is one rule.
+        var rules: [RecurrenceRule] = []
+        var ruleTexts: Set<String> = []
+        for ruleProperty in component.properties(.rrule) {
             let text = source.value(ruleProperty)
+            guard ruleTexts.insert(text).inserted else { continue }
             if let parsed = parsedRules[text] {
-                rule = parsed
+                rules.append(parsed)
             } else {
                 do {
-                    rule = try RecurrenceRule(text) { text in time(text, line: ruleProperty.line) }
+                    let rule = try RecurrenceRule(text) { text in time(text, line: ruleProperty.line) }
                     parsedRules[text] = rule
+                    rules.append(rule)
                 } catch {
-                    report(ruleProperty.line, "\(error.message); the event is read as a single occurrence")
+                    report(ruleProperty.line, "\(error.message); this rule is ignored and the event's other dates are used")
                 }
             }
         }
         let uid = component.property(.uid).map(source.value) ?? "\(file)#\(component.line)"
         var exdates: [EventTime] = []
         var rdates: [EventTime] = []
+        var rdateLengths: [Int: Int] = [:]
         var recurrenceID: EventTime?
+        var thisAndFuture = false
+        var sequence = -1
         var summary: String?
         var location: String?
         var description: String?
@@ -552,8 +640,18 @@ struct CalendarReader {
         for property in component.properties {
             switch property.name {
             case .exdate: exdates += times(property)
-            case .rdate: rdates += times(property)
-            case .recurrenceID: if recurrenceID == nil { recurrenceID = time(property) }
+            case .rdate:
+                for (value, length) in periods(property) {
+                    rdates.append(value)
+                    if let length { rdateLengths[value.local] = length }
+                }
+            case .recurrenceID:
+                if recurrenceID == nil {
+                    recurrenceID = time(property)
+                    thisAndFuture = source.parameter("RANGE", of: property)?.uppercased() == "THISANDFUTURE"
+                }
+            case .sequence:
+                if let value = Int(source.value(property).trimmingSpaces), value >= 0 { sequence = value }
             case .summary: if summary == nil { summary = source.text(property) }
             case .location: if location == nil { location = source.text(property).nonEmpty }
             case .description: if description == nil { description = source.text(property).nonEmpty }
@@ -567,11 +665,18 @@ struct CalendarReader {
         return CalendarEvent(
             uid: uid, summary: summary ?? "(No title)", location: location, description: description,
             organizer: organizer, attendees: attendees, status: status, url: url, start: start, duration: duration,
-            rule: rule, exdates: exdates, rdates: rdates, recurrenceID: recurrenceID, calendarIndex: calendarIndex,
+            rules: rules, exdates: exdates, rdates: rdates, rdateLengths: rdateLengths, recurrenceID: recurrenceID,
+            thisAndFuture: thisAndFuture, sequence: sequence, calendarIndex: calendarIndex,
             file: file, line: component.line, properties: component.properties, source: source)
     }
 }
 
 extension String {
     var nonEmpty: String? { isEmpty ? nil : self }
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[first...last]
+    }
 }

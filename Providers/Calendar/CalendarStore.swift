@@ -28,6 +28,8 @@ final class CalendarStore: Sendable {
         var generation = 0
         var expansionKey: ExpansionKey?
         var expansion: [Occurrence] = []
+        /// Expansion notes already logged (each once).
+        var logged: Set<String> = []
         var searchGeneration = -1
         var searchIndex: [[UInt8]] = []
     }
@@ -110,12 +112,15 @@ final class CalendarStore: Sendable {
     func occurrences(in snapshot: Snapshot, from: Int, to: Int, zone: ZoneRules) -> [Occurrence] {
         let key = ExpansionKey(generation: snapshot.generation, from: from, to: to, zone: zone.name)
         if let cached = state.withLock({ $0.expansionKey == key ? $0.expansion : nil }) { return cached }
-        let result = Expansion.occurrences(of: snapshot.events, from: from, to: to, floatingZone: zone)
-        state.withLock {
-            $0.expansionKey = key
-            $0.expansion = result
+        let result = Expansion.expand(snapshot.events, from: from, to: to, floatingZone: zone)
+        let fresh = state.withLock { state -> [Diagnostic] in
+            state.expansionKey = key
+            state.expansion = result.occurrences
+            if state.logged.count > 1_000 { state.logged.removeAll() }
+            return result.notes.filter { state.logged.insert($0.description).inserted }
         }
-        return result
+        for note in fresh { Log.warning(note.description) }
+        return result.occurrences
     }
 }
 

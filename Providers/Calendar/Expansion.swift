@@ -1,123 +1,328 @@
 /// Expands events into the occurrences that overlap a window, with the semantics of
-/// `recurring-ical-events` (which the tests compare against): DTSTART is always an occurrence,
-/// COUNT counts the rule's own instances, RDATEs are added, EXDATEs (a DATE removes that whole
-/// day) and overridden instances (`RECURRENCE-ID`) are removed, overrides stand on their own, and
-/// an occurrence overlaps `[from, to)` when it starts before `to` and ends after `from` (a
-/// zero-length one when `from <= start < to`).
+/// `recurring-ical-events` (which the tests compare against):
+///
+/// - Events are grouped into series by calendar and `UID`. Of several versions of the series'
+///   main event (no `RECURRENCE-ID`), the one with the highest `SEQUENCE` wins (the first on a
+///   tie); so does the highest version of each override, and duplicates collapse.
+/// - The main event's instances are its `DTSTART` (unless it lies after every rule's `UNTIL`),
+///   the instances of each of its `RRULE`s (COUNT counts a rule's own instances) and its
+///   `RDATE`s (a `PERIOD` keeps its own length). `EXDATE`s remove instances (a DATE removes that
+///   whole day).
+/// - Overrides (`RECURRENCE-ID`) replace the instance they name, matched as an instant or as a
+///   wall-clock time, whatever zone either is written in; an override that names no instance
+///   stands on its own. `RANGE=THISANDFUTURE` moves and re-times every later instance as it
+///   moved its own, and lends them its properties.
+/// - An occurrence overlaps `[from, to)` when it starts before `to` and ends after `from` (a
+///   zero-length one when `from <= start < to`).
+///
+/// Work and memory are bounded: each rule by `RecurrenceRule.workBudget`, the whole expansion by
+/// `maximumOccurrences` (the earliest are kept).
 enum Expansion {
-    static func occurrences(
-        of events: [CalendarEvent], from: Int, to: Int, floatingZone: ZoneRules
-    ) -> [Occurrence] {
-        // Overridden instances, keyed by UID and original start.
-        var overridden: Set<OverrideKey> = []
-        for event in events {
-            if let recurrenceID = event.recurrenceID {
-                overridden.insert(OverrideKey(uid: event.uid, calendar: event.calendarIndex, instant: recurrenceID.utc(floatingZone)))
+    /// The most occurrences one expansion keeps (the earliest).
+    static let maximumOccurrences = 100_000
+
+    /// Occurrences in start order, and what was cut short, for the operator's log.
+    struct Result: Sendable {
+        var occurrences: [Occurrence] = []
+        var notes: [Diagnostic] = []
+    }
+
+    static func occurrences(of events: [CalendarEvent], from: Int, to: Int, floatingZone: ZoneRules) -> [Occurrence] {
+        expand(events, from: from, to: to, floatingZone: floatingZone).occurrences
+    }
+
+    static func expand(_ events: [CalendarEvent], from: Int, to: Int, floatingZone: ZoneRules) -> Result {
+        var result = Result()
+        var seriesIndex: [SeriesKey: Int] = [:]
+        var series: [[Int]] = []
+        for index in events.indices {
+            let key = SeriesKey(uid: events[index].uid, calendar: events[index].calendarIndex)
+            if let found = seriesIndex[key] {
+                series[found].append(index)
+            } else {
+                seriesIndex[key] = series.count
+                series.append([index])
             }
         }
-        var result: [Occurrence] = []
-        for index in events.indices {
-            occurrences(of: events[index], index: index, from: from, to: to, floatingZone: floatingZone,
-                overridden: overridden, into: &result)
+        var windowEnd = to
+        var truncated = false
+        for members in series {
+            var builder = SeriesExpansion(events: events, members: members, floatingZone: floatingZone)
+            builder.occurrences(from: from, to: windowEnd, into: &result)
+            if result.occurrences.count > 2 * maximumOccurrences {
+                // Keep the earliest; later series need not look past the last one kept.
+                sortOccurrences(&result.occurrences)
+                result.occurrences.removeLast(result.occurrences.count - maximumOccurrences)
+                windowEnd = min(windowEnd, (result.occurrences.last?.startUTC ?? to) + 1)
+                truncated = true
+            }
         }
-        result.sort { ($0.startUTC, $0.endUTC, $0.event) < ($1.startUTC, $1.endUTC, $1.event) }
+        sortOccurrences(&result.occurrences)
+        if result.occurrences.count > maximumOccurrences {
+            result.occurrences.removeLast(result.occurrences.count - maximumOccurrences)
+            truncated = true
+        }
+        if truncated {
+            result.notes.append(
+                Diagnostic(
+                    file: events.first?.file ?? "", line: 0,
+                    message: "more than \(maximumOccurrences) occurrences in the window; the earliest \(maximumOccurrences) are offered (shorten windowDays)"))
+        }
         return result
     }
 
-    struct OverrideKey: Hashable {
+    static func sortOccurrences(_ occurrences: inout [Occurrence]) {
+        occurrences.sort { ($0.startUTC, $0.endUTC, $0.event) < ($1.startUTC, $1.endUTC, $1.event) }
+    }
+
+    struct SeriesKey: Hashable {
         var uid: String
         var calendar: Int
-        var instant: Int
     }
 
     static func overlaps(start: Int, end: Int, from: Int, to: Int) -> Bool {
         end == start ? (start >= from && start < to) : (start < to && end > from)
     }
 
-    /// Whether an occurrence from wall-clock `start` to `end` certainly misses `[from, to)`,
-    /// wherever its zone puts it: a quick test before placing it on the time line.
-    static func certainlyOutside(start: Int, end: Int, slack: Int, from: Int, to: Int) -> Bool {
-        start - slack >= to || end + slack < from
+    /// The keys a time is recognised by as a recurrence id: its UTC instant and its wall-clock
+    /// time (as recurring-ical-events compares them, both as naive date-times); a date, a
+    /// floating time or a time in an unknown zone only by its wall-clock time.
+    static func ids(_ time: EventTime, _ floatingZone: ZoneRules) -> [Int] {
+        switch time.kind {
+        case .zoned where time.zone != nil:
+            let instant = time.utc(floatingZone)
+            return instant == time.local ? [instant] : [instant, time.local]
+        default: return [time.local]
+        }
+    }
+}
+
+/// One series (the events of one UID in one calendar), expanded.
+private struct SeriesExpansion {
+    let events: [CalendarEvent]
+    let floatingZone: ZoneRules
+    /// The main event (highest SEQUENCE without RECURRENCE-ID), if any.
+    var core: Int?
+    /// Overrides by each of their recurrence ids.
+    var overrideByID: [Int: Int] = [:]
+    /// The winning overrides, in file order.
+    var overrides: [Int] = []
+    /// THISANDFUTURE overrides: their first recurrence id, sorted.
+    var thisAndFuture: [(id: Int, event: Int)] = []
+
+    init(events: [CalendarEvent], members: [Int], floatingZone: ZoneRules) {
+        self.events = events
+        self.floatingZone = floatingZone
+        var futureIDs: [Int] = []
+        for index in members {
+            let event = events[index]
+            if let recurrenceID = event.recurrenceID {
+                let ids = Expansion.ids(recurrenceID, floatingZone)
+                for id in ids {
+                    if let current = overrideByID[id], events[current].sequence >= event.sequence { continue }
+                    overrideByID[id] = index
+                }
+                if event.thisAndFuture, let primary = ids.first { futureIDs.append(primary) }
+            } else if let current = core {
+                if events[current].sequence < event.sequence { core = index }
+            } else {
+                core = index
+            }
+        }
+        overrides = Set(overrideByID.values).sorted()
+        for id in Set(futureIDs).sorted() {
+            if let event = overrideByID[id] { thisAndFuture.append((id, event)) }
+        }
     }
 
-    static func occurrences(
-        of event: CalendarEvent, index: Int, from: Int, to: Int, floatingZone: ZoneRules,
-        overridden: Set<OverrideKey>, into result: inout [Occurrence]
-    ) {
-        func make(_ start: EventTime, recurrenceID: EventTime?) -> Occurrence {
-            let end = start.with(local: start.local + event.duration)
-            return Occurrence(
-                event: index, start: start, end: end, startUTC: start.utc(floatingZone), endUTC: end.utc(floatingZone),
-                recurrenceID: recurrenceID)
+    /// How far a THISANDFUTURE override moves the instances after it (seconds).
+    func move(_ index: Int) -> Int {
+        let event = events[index]
+        guard event.thisAndFuture, let recurrenceID = event.recurrenceID else { return 0 }
+        return event.start.utc(floatingZone) - recurrenceID.utc(floatingZone)
+    }
+
+    /// The event whose properties the instance with this recurrence id takes: the core, or the
+    /// latest THISANDFUTURE override before it.
+    func component(for id: Int, core: Int) -> Int {
+        var component = core
+        for entry in thisAndFuture {
+            guard entry.id < id else { break }
+            component = entry.event
         }
-        // How far the event's wall-clock times can be from their UTC instants.
-        let slack = event.start.kind == .utc ? 0 : (event.start.zone ?? floatingZone).largestOffset
-        if event.recurrenceID != nil || (event.rule == nil && event.rdates.isEmpty) {
-            let local = event.start.local
-            if certainlyOutside(start: local, end: local + event.duration, slack: slack, from: from, to: to) { return }
-            let occurrence = make(event.start, recurrenceID: event.recurrenceID)
-            if overlaps(start: occurrence.startUTC, end: occurrence.endUTC, from: from, to: to) {
-                result.append(occurrence)
+        return component
+    }
+
+    func occurrence(_ index: Int, start: EventTime, length: Int, recurrenceID: EventTime?) -> Occurrence {
+        let end = start.with(local: start.local + length)
+        return Occurrence(
+            event: index, start: start, end: end, startUTC: start.utc(floatingZone), endUTC: end.utc(floatingZone),
+            recurrenceID: recurrenceID)
+    }
+
+    /// The core's instances whose wall-clock start is in `first...last`: (wall-clock start, its
+    /// PERIOD length if an RDATE gave one), in order, without repeats or EXDATEs. Also whether a
+    /// rule was cut short.
+    func instances(of core: CalendarEvent, first: Int, last: Int) -> (starts: [(Int, Int?)], cutShort: Bool) {
+        var starts: [(Int, Int?)] = []
+        var cutShort = false
+        let start = core.start
+        // DTSTART is an instance unless it lies after every UNTIL.
+        var lastUntil: EventTime?
+        for rule in core.rules {
+            guard let until = rule.until else { continue }
+            if let known = lastUntil, !isAfter(until, known, start: start) { continue }
+            lastUntil = until
+        }
+        if lastUntil.map({ !isAfter(start, $0, start: start) }) ?? true, start.local >= first, start.local <= last {
+            starts.append((start.local, nil))
+        }
+        let startIsAware: Bool = {
+            switch start.kind {
+            case .utc: true
+            case .zoned: start.zone != nil
+            default: false
             }
-            return
-        }
-        // Candidate wall-clock starts.
-        var starts: [Int] = [event.start.local]
-        let (startDay, secondOfDay) = Civil.split(event.start.local)
-        if let rule = event.rule {
-            // Local day bounds with slack for any UTC offset and the event's length.
-            let lastDay = Civil.floorDiv(to, 86_400) + 2
-            let firstDay = Civil.floorDiv(from - max(event.duration, 0), 86_400) - 2
-            let until = rule.until
-            let startIsUTCAware: Bool = {
-                switch event.start.kind {
-                case .utc, .zoned: true
-                default: false
-                }
-            }()
-            let days = rule.occurrenceDays(startDay: startDay, skipToDay: firstDay, through: lastDay) { day in
-                guard let until else { return true }
-                let local = day * 86_400 + secondOfDay
+        }()
+        for rule in core.rules {
+            var kept = 0
+            let expanded = rule.expand(start: start.local, skipTo: first, through: last) { local in
+                kept += 1
+                guard kept <= Expansion.maximumOccurrences else { return false }
+                guard let until = rule.until else { return true }
+                // A DATE UNTIL ends at that midnight, in the event's own zone.
                 if until.isDate { return local <= until.local }
-                if until.kind == .utc, startIsUTCAware {
-                    return event.start.with(local: local).utc(floatingZone) <= until.local
-                }
+                if until.kind == .utc, startIsAware { return start.with(local: local).utc(floatingZone) <= until.local }
                 return local <= until.local
             }
-            for day in days where day >= firstDay { starts.append(day * 86_400 + secondOfDay) }
+            cutShort = cutShort || expanded.cutShort
+            for local in expanded.starts where local >= first { starts.append((local, nil)) }
         }
-        for rdate in event.rdates {
+        for rdate in core.rdates {
             // An RDATE in another zone is placed on the time line, then read in the event's zone.
-            if rdate.kind == event.start.kind || rdate.isDate == event.start.isDate && rdate.zone === event.start.zone {
-                starts.append(rdate.isDate && !event.start.isDate ? rdate.local + secondOfDay : rdate.local)
-            } else if let zone = event.start.zone {
-                starts.append(zone.local(fromUTC: rdate.utc(floatingZone)))
+            // A DATE next to date-times is midnight in the event's zone (as recurring-ical-events
+            // reads mixed values).
+            let local: Int
+            if rdate.kind == start.kind || rdate.isDate || rdate.isDate == start.isDate && rdate.zone === start.zone {
+                local = rdate.local
+            } else if let zone = start.zone {
+                local = zone.local(fromUTC: rdate.utc(floatingZone))
             } else {
-                starts.append(rdate.utc(floatingZone))
+                local = rdate.utc(floatingZone)
             }
+            if local >= first, local <= last { starts.append((local, core.rdateLengths[rdate.local])) }
         }
-        var excludedInstants: Set<Int> = []
+        var excludedIDs: Set<Int> = []
         var excludedDays: Set<Int> = []
-        for exdate in event.exdates {
-            if exdate.isDate, !event.start.isDate {
-                excludedDays.insert(Civil.split(exdate.local).days)
-            } else {
-                excludedInstants.insert(exdate.utc(floatingZone))
+        for exdate in core.exdates {
+            if exdate.isDate { excludedDays.insert(Civil.split(exdate.local).days) }
+            excludedIDs.formUnion(Expansion.ids(exdate, floatingZone))
+        }
+        // In order; a start given twice (DTSTART and the rule, a rule and an RDATE) once, keeping
+        // the PERIOD length of an RDATE.
+        starts.sort { $0.0 < $1.0 || $0.0 == $1.0 && $0.1 != nil && $1.1 == nil }
+        var result: [(Int, Int?)] = []
+        result.reserveCapacity(starts.count)
+        for entry in starts {
+            if let previous = result.last, previous.0 == entry.0 { continue }
+            if excludedDays.contains(Civil.split(entry.0).days) { continue }
+            if !excludedIDs.isEmpty, Expansion.ids(start.with(local: entry.0), floatingZone).contains(where: excludedIDs.contains) {
+                continue
+            }
+            result.append(entry)
+        }
+        return (result, cutShort)
+    }
+
+    /// Whether `a` is after `b`, compared as recurring-ical-events compares mixed values: dates
+    /// by day, an instant with an instant, otherwise wall-clock times.
+    func isAfter(_ a: EventTime, _ b: EventTime, start: EventTime) -> Bool {
+        if a.isDate, b.isDate { return a.local > b.local }
+        let aware: (EventTime) -> Bool = {
+            switch $0.kind {
+            case .utc: true
+            case .zoned: $0.zone != nil
+            default: false
             }
         }
-        var seen: Set<Int> = []
-        for local in starts where seen.insert(local).inserted {
-            if certainlyOutside(start: local, end: local + event.duration, slack: slack, from: from, to: to) { continue }
-            let start = event.start.with(local: local)
-            let instant = start.utc(floatingZone)
-            if excludedInstants.contains(instant) || excludedDays.contains(Civil.split(local).days) { continue }
-            if !overridden.isEmpty,
-                overridden.contains(OverrideKey(uid: event.uid, calendar: event.calendarIndex, instant: instant))
-            { continue }
-            let occurrence = make(start, recurrenceID: start)
-            if overlaps(start: occurrence.startUTC, end: occurrence.endUTC, from: from, to: to) {
-                result.append(occurrence)
+        if aware(a), aware(b) { return a.utc(floatingZone) > b.utc(floatingZone) }
+        return a.local > b.local
+    }
+
+    mutating func occurrences(from: Int, to: Int, into result: inout Expansion.Result) {
+        var returned: Set<Int> = []
+        if let coreIndex = core {
+            let coreEvent = events[coreIndex]
+            // Wall-clock bounds wide enough for any UTC offset, the event's length and any
+            // THISANDFUTURE move.
+            let moves = thisAndFuture.map { abs(move($0.event)) }.max() ?? 0
+            let longest = ([coreEvent.duration] + thisAndFuture.map { events[$0.event].duration }).max() ?? 0
+            let slack = 2 * 86_400 + moves
+            let (first, firstOverflow) = from.subtractingReportingOverflow(longest + slack)
+            let (last, lastOverflow) = to.addingReportingOverflow(slack)
+            if !firstOverflow, !lastOverflow {
+                let (starts, cutShort) = instances(of: coreEvent, first: first, last: last)
+                if cutShort {
+                    result.notes.append(
+                        Diagnostic(
+                            file: coreEvent.file, line: coreEvent.line,
+                            message: "the recurrence rule of \"\(RecurrenceRule.excerpt(coreEvent.summary))\" needs more than \(RecurrenceRule.workBudget) steps to reach the window; its later occurrences are not shown"))
+                }
+                for (local, periodLength) in starts {
+                    let instance = coreEvent.start.with(local: local)
+                    let ids = Expansion.ids(instance, floatingZone)
+                    var override: Int?
+                    for id in ids { if let found = overrideByID[id] { override = found } }
+                    if let override {
+                        guard returned.insert(override).inserted else { continue }
+                        let event = events[override]
+                        let occurrence = occurrence(override, start: event.start, length: event.duration, recurrenceID: event.recurrenceID)
+                        if Expansion.overlaps(start: occurrence.startUTC, end: occurrence.endUTC, from: from, to: to) {
+                            result.occurrences.append(occurrence)
+                        }
+                        continue
+                    }
+                    let component = thisAndFuture.isEmpty ? coreIndex : self.component(for: ids[0], core: coreIndex)
+                    let moved = component == coreIndex ? instance : coreEvent.start.with(local: local + move(component))
+                    let length = periodLength ?? events[component].duration
+                    let occurrence = occurrence(component, start: moved, length: length, recurrenceID: instance)
+                    if Expansion.overlaps(start: occurrence.startUTC, end: occurrence.endUTC, from: from, to: to) {
+                        result.occurrences.append(occurrence)
+                    }
+                }
             }
         }
+        // Overrides that replaced no instance stand on their own.
+        var excludedIDs: Set<Int> = []
+        if let coreIndex = core {
+            for exdate in events[coreIndex].exdates { excludedIDs.formUnion(Expansion.ids(exdate, floatingZone)) }
+        }
+        for index in overrides where !returned.contains(index) {
+            let event = events[index]
+            guard let recurrenceID = event.recurrenceID else { continue }
+            let ids = Expansion.ids(recurrenceID, floatingZone)
+            if ids.contains(where: excludedIDs.contains) { continue }
+            if skipStaleOverride(event, ids: ids) { continue }
+            let occurrence = occurrence(index, start: event.start, length: event.duration, recurrenceID: recurrenceID)
+            if Expansion.overlaps(start: occurrence.startUTC, end: occurrence.endUTC, from: from, to: to) {
+                returned.insert(index)
+                result.occurrences.append(occurrence)
+            }
+        }
+    }
+
+    /// An override that carries recurrence properties of its own and is older (lower SEQUENCE)
+    /// than the main event is stale when its instance is no longer one of the main event's.
+    func skipStaleOverride(_ event: CalendarEvent, ids: [Int]) -> Bool {
+        guard let coreIndex = core, !event.rules.isEmpty || !event.rdates.isEmpty || !event.exdates.isEmpty,
+            event.sequence < events[coreIndex].sequence, let recurrenceID = event.recurrenceID
+        else { return false }
+        let coreEvent = events[coreIndex]
+        let day = Civil.split(recurrenceID.local).days
+        let (starts, _) = instances(of: coreEvent, first: (day - 1) * 86_400, last: (day + 2) * 86_400)
+        for (local, _) in starts where Expansion.ids(coreEvent.start.with(local: local), floatingZone).contains(where: ids.contains) {
+            return false
+        }
+        return true
     }
 }

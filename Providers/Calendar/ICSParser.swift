@@ -22,7 +22,7 @@ enum ICSName: String, Sendable {
     case begin = "BEGIN", end = "END"
     case uid = "UID", summary = "SUMMARY", location = "LOCATION", description = "DESCRIPTION"
     case organizer = "ORGANIZER", attendee = "ATTENDEE", status = "STATUS", url = "URL"
-    case dtstart = "DTSTART", dtend = "DTEND", duration = "DURATION", recurrenceID = "RECURRENCE-ID"
+    case dtstart = "DTSTART", dtend = "DTEND", duration = "DURATION", recurrenceID = "RECURRENCE-ID", sequence = "SEQUENCE"
     case rrule = "RRULE", rdate = "RDATE", exdate = "EXDATE", exrule = "EXRULE"
     case tzid = "TZID", tzoffsetfrom = "TZOFFSETFROM", tzoffsetto = "TZOFFSETTO"
     case calendarName = "X-WR-CALNAME", calendarTimeZone = "X-WR-TIMEZONE"
@@ -49,7 +49,7 @@ enum ICSName: String, Sendable {
         case 5: return first(.begin, .dtend, .rrule, .rdate)
         case 6: return first(.status, .exdate, .exrule)
         case 7: return first(.dtstart, .summary)
-        case 8: return first(.location, .attendee, .duration)
+        case 8: return first(.location, .attendee, .duration, .sequence)
         case 9: return first(.organizer)
         case 10: return first(.tzoffsetto)
         case 11: return first(.description)
@@ -263,6 +263,12 @@ struct ICSParser {
 
     init(file: String) { self.file = file }
 
+    /// How deep components nest at most (a calendar holds events that hold alarms: 3).
+    static let maximumDepth = 16
+
+    /// The components that belong directly in a VCALENDAR (RFC 5545 §3.6, RFC 7953).
+    static let calendarComponents: Set<String> = ["VEVENT", "VTODO", "VJOURNAL", "VFREEBUSY", "VTIMEZONE", "VAVAILABILITY"]
+
     /// The top-level components (normally one `VCALENDAR`) of a file's bytes, and the unfolded
     /// bytes their properties point into.
     ///
@@ -274,6 +280,8 @@ struct ICSParser {
         var buffer = consume bytes
         var stack: [ICSComponent] = []
         var roots: [ICSComponent] = []
+        // Components nested deeper than `maximumDepth` are skipped whole (counted, not kept).
+        var skippedDepth = 0
         buffer.withUnsafeMutableBufferPointer { buffer in
             let count = buffer.count
             var index = 0
@@ -307,9 +315,35 @@ struct ICSParser {
                 }
                 if lineStart == lineEnd { continue }
                 guard let property = parseLine(buffer, lineStart..<lineEnd, line: startLine) else { continue }
+                if skippedDepth > 0 {
+                    if property.name == .begin {
+                        skippedDepth += 1
+                    } else if property.name == .end {
+                        skippedDepth -= 1
+                    }
+                    continue
+                }
                 switch property.name {
                 case .begin:
                     let name = Self.componentName(UnsafeBufferPointer(rebasing: buffer[property.valueRange]))
+                    guard stack.count < Self.maximumDepth else {
+                        report(startLine, "BEGIN:\(RecurrenceRule.excerpt(name)) is nested more than \(Self.maximumDepth) components deep; skipped to its END")
+                        skippedDepth = 1
+                        continue
+                    }
+                    // A calendar's own components (events, to-dos, time zones…) only sit in the
+                    // VCALENDAR: one that opens inside another means that one's END is missing.
+                    if Self.calendarComponents.contains(name), let calendar = stack.lastIndex(where: { $0.name == "VCALENDAR" }),
+                        stack.count - 1 > calendar
+                    {
+                        while stack.count - 1 > calendar {
+                            let unclosed = stack.removeLast()
+                            report(
+                                unclosed.line,
+                                "BEGIN:\(unclosed.name) has no END:\(unclosed.name) before BEGIN:\(name) on line \(startLine); the \(unclosed.name) is skipped"
+                            )
+                        }
+                    }
                     // Components never nest in themselves: a second BEGIN:VEVENT means the first
                     // one's END is missing.
                     if let open = stack.lastIndex(where: { $0.name == name }) {
@@ -328,7 +362,16 @@ struct ICSParser {
                     let value = UnsafeBufferPointer(rebasing: buffer[property.valueRange])
                     let name = Self.componentName(value)
                     guard let open = stack.lastIndex(where: { $0.name == name }) else {
-                        report(startLine, "END:\(String(decoding: value, as: UTF8.self)) without a matching BEGIN; line skipped")
+                        let written = RecurrenceRule.excerpt(String(decoding: value, as: UTF8.self))
+                        if stack.count > 1 {
+                            // A misspelt END (END:VTODDO) closes what is open, as icalendar reads it,
+                            // so the components after it are not lost.
+                            let done = stack.removeLast()
+                            report(startLine, "END:\(written) does not match BEGIN:\(done.name) on line \(done.line); read as END:\(done.name)")
+                            stack[stack.count - 1].children.append(done)
+                        } else {
+                            report(startLine, "END:\(written) without a matching BEGIN; line skipped")
+                        }
                         continue
                     }
                     // Components opened after the matching BEGIN were never closed.
