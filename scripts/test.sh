@@ -9,5 +9,7 @@
 # a minute and is deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Test oracles (icalendar + recurring-ical-events, jsonschema) in a test-only venv; once, then cached.
+scripts/test-venv.sh >/dev/null
 swift build --build-tests
 swift test --skip-build --no-parallel "$@"

@@ -19,7 +19,7 @@
 /// `maximumOccurrences` (the earliest are kept).
 enum Expansion {
     /// The most occurrences one expansion keeps (the earliest).
-    static let maximumOccurrences = 100_000
+    static let maximumOccurrences = 20_000
 
     /// Occurrences in start order, and what was cut short, for the operator's log.
     struct Result: Sendable {

@@ -47,7 +47,7 @@ struct RecurrenceRule: Sendable, Hashable {
     /// The most periods and candidate instances one expansion of one rule looks at (a
     /// `FREQ=SECONDLY;COUNT=1000000000` rule, or a `COUNT` rule that starts centuries before
     /// the window, stops there).
-    static let workBudget = 2_000_000
+    static let workBudget = 1_000_000
 
     /// Parses the rule text; throws a message naming the bad part.
     init(_ text: String, parseUntil: (String) -> EventTime?) throws(RecurrenceError) {
