@@ -57,7 +57,7 @@ SLOW_LAT_N=${SLOW_LAT_N:-1000}
 SLOW_THR_N=${SLOW_THR_N:-20000}
 SLOW_PEERS=${SLOW_PEERS:-"mcp-swift mcp-swift-blocking"}
 PEERS=${PEERS-"limit python swift-foundation mcp-swift"}
-HOSTS=${HOSTS-"in-process worker"}
+HOSTS=${HOSTS-"in-process worker defaults"}
 AWAKE_ROWS=${AWAKE_ROWS-"host-in-process host-worker limit"}
 [[ "${AWAKE:-1}" == 0 ]] && AWAKE_ROWS=""
 
@@ -126,7 +126,11 @@ for mode in $HOSTS; do
                         "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation in-process --no-state ;;
         worker)     add_row host-worker "context-host (worker)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
                         "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation process --no-state ;;
-        *) echo "unknown host mode '$mode' in HOSTS (use in-process, worker)" >&2; exit 2 ;;
+        # Each manifest's own choice: Note and Device Info in-process, the four providers that
+        # read users' files in workers (docs/security.md, "Default isolation").
+        defaults)   add_row host-defaults "context-host (bundled defaults)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
+                        "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation manifest --no-state ;;
+        *) echo "unknown host mode '$mode' in HOSTS (use in-process, worker, defaults)" >&2; exit 2 ;;
     esac
 done
 for peer in $PEERS; do

@@ -15,11 +15,14 @@
 /// - An occurrence overlaps `[from, to)` when it starts before `to` and ends after `from` (a
 ///   zero-length one when `from <= start < to`).
 ///
-/// Work and memory are bounded: each rule by `RecurrenceRule.workBudget`, the whole expansion by
-/// `maximumOccurrences` (the earliest are kept).
+/// Work and memory are bounded: each rule by `RecurrenceRule.workBudget`, each series by
+/// `maximumPerSeries` and the whole expansion by `maximumOccurrences` (the earliest are kept), so
+/// one hostile event cannot crowd the others out of the window.
 enum Expansion {
     /// The most occurrences one expansion keeps (the earliest).
-    static let maximumOccurrences = 20_000
+    static let maximumOccurrences = 50_000
+    /// The most occurrences one series (one UID) contributes (the earliest in the window).
+    static let maximumPerSeries = 10_000
 
     /// Occurrences in start order, and what was cut short, for the operator's log.
     struct Result: Sendable {
@@ -188,7 +191,7 @@ private struct SeriesExpansion {
             var kept = 0
             let expanded = rule.expand(start: start.local, skipTo: first, through: last) { local in
                 kept += 1
-                guard kept <= Expansion.maximumOccurrences else { return false }
+                guard kept <= Expansion.maximumPerSeries else { return false }
                 guard let until = rule.until else { return true }
                 // A DATE UNTIL ends at that midnight, in the event's own zone.
                 if until.isDate { return local <= until.local }
@@ -262,13 +265,19 @@ private struct SeriesExpansion {
             let (last, lastOverflow) = to.addingReportingOverflow(slack)
             if !firstOverflow, !lastOverflow {
                 let (starts, cutShort) = instances(of: coreEvent, first: first, last: last)
+                if starts.count > Expansion.maximumPerSeries {
+                    result.notes.append(
+                        Diagnostic(
+                            file: coreEvent.file, line: coreEvent.line,
+                            message: "\"\(RecurrenceRule.excerpt(coreEvent.summary))\" has more than \(Expansion.maximumPerSeries) occurrences in the window; the first \(Expansion.maximumPerSeries) are offered"))
+                }
                 if cutShort {
                     result.notes.append(
                         Diagnostic(
                             file: coreEvent.file, line: coreEvent.line,
                             message: "the recurrence rule of \"\(RecurrenceRule.excerpt(coreEvent.summary))\" needs more than \(RecurrenceRule.workBudget) steps to reach the window; its later occurrences are not shown"))
                 }
-                for (local, periodLength) in starts {
+                for (local, periodLength) in starts.prefix(Expansion.maximumPerSeries) {
                     let instance = coreEvent.start.with(local: local)
                     let ids = Expansion.ids(instance, floatingZone)
                     var override: Int?

@@ -180,7 +180,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             return .failure(LoadError(
                 code: "worker-start-timeout",
                 message: "The worker for '\(providerID)' did not finish loading '\(libraryPath)' within \(settings.startTimeout.milliseconds) ms.",
-                hint: "The provider blocks while loading or opening; fix it, or check its stderr (--log-level debug)."))
+                hint: "The provider blocks while loading or opening; fix it, or check its stderr (in the host's log)."))
         }
         if case .endOfStream = event {} else { worker.kill(.protocolViolation("no valid answer to open")) }
         let exit = worker.reap()
@@ -190,7 +190,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             code: "worker-crashed-on-load",
             message: "The worker for '\(providerID)' died while loading '\(libraryPath)' (\(how))."
                 + (tail.isEmpty ? "" : " Last stderr: \(tail.suffix(3).joined(separator: " | "))"),
-            hint: "The library crashes when it is loaded or opened; fix the provider (run the host with --log-level debug to see all its stderr), or remove its manifest."))
+            hint: "The library crashes when it is loaded or opened; fix the provider (all its stderr is in the host's log), or remove its manifest."))
     }
 
     private func startReading(_ worker: WorkerProcess, _ reader: FrameReader) {

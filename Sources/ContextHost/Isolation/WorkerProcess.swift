@@ -193,7 +193,8 @@ package final class WorkerProcess: Sendable {
             hint: "Check that the context-host executable exists and can run (HostConfiguration.isolation.workerExecutable), or run trusted providers with --isolation in-process.")
     }
 
-    /// Reads stderr until EOF, keeping the last lines and logging each at debug level.
+    /// Reads stderr until EOF, keeping the last lines and logging each at notice level (the
+    /// default), so a provider's warnings reach the operator as they do in-process.
     private func drainStandardError(_ fd: Int32, label: String, logger: Logger) {
         startThread { [self] in
             var pending: [UInt8] = []
@@ -201,7 +202,7 @@ package final class WorkerProcess: Sendable {
             func emit(_ bytes: ArraySlice<UInt8>) {
                 var line = String(decoding: bytes.prefix(1000), as: UTF8.self)
                 if line.hasSuffix("\r") { line.removeLast() }
-                logger.debug("[\(label) worker \(pid)] \(line)")
+                logger.notice("[\(label) worker \(pid)] \(line)")
                 tail.withLock { lines in
                     lines.append(line)
                     if lines.count > Self.tailLines { lines.removeFirst(lines.count - Self.tailLines) }
