@@ -199,9 +199,18 @@ struct CalendarReader {
     /// Reads a whole file.
     static func read(path: String, calendarIndex: Int) -> CalendarFile {
         let name = FileIO.baseName(path)
-        guard let bytes = FileIO.read(path) else {
-            let diagnostic = Diagnostic(file: name, line: 0, message: "cannot be read (check the file's permissions)")
-            return CalendarFile(path: path, name: name, events: [], diagnostics: [diagnostic])
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.readChecked(path)
+        } catch {
+            let message: String
+            switch error {
+            case .unreadable: message = "cannot be read (check the file's permissions)"
+            case .notRegular: message = "is not a regular file (a folder, pipe or device); skipped"
+            case .tooLarge(let size):
+                message = "is \(size >> 20) MB; calendar files over \(FileIO.maximumFileBytes >> 20) MB are not read (split it, or export a shorter range)"
+            }
+            return CalendarFile(path: path, name: name, events: [], diagnostics: [Diagnostic(file: name, line: 0, message: message)])
         }
         var parser = ICSParser(file: name)
         let (source, roots) = parser.parse(consume bytes)

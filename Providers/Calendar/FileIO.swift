@@ -39,13 +39,31 @@ enum FileIO {
             modifiedNanoseconds: nanoseconds)
     }
 
-    /// The whole file, or `nil` when it cannot be read.
-    static func read(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+    /// Why a file was not read.
+    enum ReadError: Error {
+        case unreadable
+        case notRegular
+        case tooLarge(Int)
+    }
+
+    /// The most bytes one calendar file may have (a year of a busy shared calendar is a few MB).
+    static let maximumFileBytes = 64 << 20
+
+    /// The whole file, or `nil` when it cannot be read, is not a regular file (a FIFO or a device
+    /// would never end) or is larger than `limit`.
+    static func read(_ path: String, limit: Int = maximumFileBytes) -> [UInt8]? {
+        try? readChecked(path, limit: limit)
+    }
+
+    /// The whole file, or why not.
+    static func readChecked(_ path: String, limit: Int = maximumFileBytes) throws(ReadError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw .unreadable }
         defer { close(fd) }
         var status = stat()
-        guard fstat(fd, &status) == 0 else { return nil }
+        guard fstat(fd, &status) == 0 else { throw .unreadable }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notRegular }
+        guard Int(status.st_size) <= limit else { throw .tooLarge(Int(status.st_size)) }
         // Read straight into a buffer of the file's size (not zero-filled first), then follow any
         // growth.
         var capacity = max(Int(status.st_size), 0) + 1
@@ -56,10 +74,12 @@ enum FileIO {
                 outcome = fill(fd, buffer)
                 initialized = outcome?.filled ?? 0
             }
-            guard let outcome else { return nil }
+            guard let outcome else { throw .unreadable }
             if result.isEmpty { result = chunk } else { result += chunk }
             if outcome.reachedEnd { return result }
-            capacity *= 2
+            // The file grew while it was read: follow it, up to the limit.
+            guard result.count <= limit else { throw .tooLarge(result.count) }
+            capacity = min(capacity * 2, limit + 1)
         }
     }
 

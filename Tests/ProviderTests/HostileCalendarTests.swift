@@ -136,6 +136,41 @@ struct HostileCalendarTests {
         #expect(client.host.process.isRunning, "\(name): the host is still running")
     }
 
+    @Test("a pipe, a device and a 65 MB file among the calendars are skipped with a reason; the rest is read")
+    func notRegularOrTooLarge() throws {
+        let folder = try TemporaryDirectory()
+        try folder.write("good.ics", Self.event("DURATION:PT1H"))
+        #expect(mkfifo(folder.path + "/pipe.ics", 0o600) == 0)
+        // Sparse: 65 MB on paper, nothing on disk.
+        let big = open(folder.path + "/big.ics", O_CREAT | O_WRONLY, 0o600)
+        #expect(big >= 0 && ftruncate(big, 65 << 20) == 0)
+        close(big)
+        let config = try folder.write(
+            "host.yaml",
+            """
+            providers:
+              com.contexthost.calendar:
+                settings:
+                  calendars: "\(folder.path)"
+                  moreCalendars: "/dev/zero"
+                  now: "2025-03-01T00:00:00Z"
+                  timeZone: UTC
+
+            """)
+        let client = try RPCClient(arguments: ["serve", "--no-watch", "--no-state", "--isolation", "in-process", "--config", config])
+        defer { client.host.terminate() }
+        try client.initialize()
+        let start = try client.response(to: client.send("collect/start", ["providerId": "com.contexthost.calendar"]), timeout: 30)
+        let help = start["result"]?["form"]?["fields"]?.arrayValue?.first?["help"]?.stringValue ?? ""
+        #expect(help.contains("pipe.ics:0: is not a regular file"), "\(help)")
+        #expect(help.contains("big.ics:0: is 65 MB; calendar files over 64 MB are not read"), "\(help)")
+        #expect(help.contains("zero:0: is not a regular file"), "\(help)")
+        let labels = start["result"]?["form"]?["fields"]?.arrayValue?.first?["options"]?.arrayValue?.compactMap { $0["label"]?.stringValue } ?? []
+        #expect(labels.contains("Still here"))
+        #expect(try client.call("ping").objectValue != nil)
+        #expect((Self.residentMB(client.host.process) ?? 0) < 400)
+    }
+
     @Test("forged items: bad dates, huge strings and wrong types answer results or invalid-params errors")
     func forgedItems() throws {
         let client = try RPCClient(arguments: ["serve", "--no-watch", "--no-state", "--isolation", "in-process"])
