@@ -146,9 +146,11 @@ package struct ManifestPermission: RawRepresentable, Sendable, Hashable, CustomS
     package static let calendar = Self(rawValue: "calendar")
     package static let files = Self(rawValue: "files")
     package static let contacts = Self(rawValue: "contacts")
+    /// Start processes (`fork`, `execve`); refused by the worker sandbox without it.
+    package static let exec = Self(rawValue: "exec")
 
     /// Every permission a manifest may name.
-    package static let known: [ManifestPermission] = [.network, .location, .health, .calendar, .files, .contacts]
+    package static let known: [ManifestPermission] = [.network, .location, .health, .calendar, .files, .contacts, .exec]
 }
 
 /// Where and when a provider is available.
