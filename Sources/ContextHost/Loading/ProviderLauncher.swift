@@ -47,7 +47,8 @@ package enum ProviderLauncher {
         if configuration.isolation.trustedManifestDirectories == nil, let executable = configuration.executableDirectory {
             folders += [executable + "/../../manifests", executable + "/../share/context-host/manifests", executable + "/manifests"]
             // Built in a package (…/.build/<triple>/debug): that package's manifests folder.
-            if let build = executable.range(of: "/.build/") { folders.append(executable[..<build.lowerBound] + "/manifests") }
+            let parts = executable.split(separator: "/", omittingEmptySubsequences: false)
+            if let build = parts.lastIndex(of: ".build") { folders.append(parts[..<build].joined(separator: "/") + "/manifests") }
         }
         let manifestFolder = ManifestFileSystem.directoryName(manifest.manifestPath)
         guard let canonicalManifestFolder = ManifestFileSystem.realPath(manifestFolder) else { return false }
