@@ -41,16 +41,17 @@ struct SandboxTests {
             client = RPCClient(host: host)
             _ = try client.initialize()
             // A TCP listener on 127.0.0.1 the provider must not reach.
-            listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             address.sin_port = 0
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            _ = listen(listener, 8)
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            _ = listen(fd, 8)
             var bound = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+            _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            listener = fd
             port = Int(UInt16(bigEndian: bound.sin_port))
         }
 
@@ -240,7 +241,8 @@ struct SandboxTests {
             2026-11-24,81.20,82.00,81.00,81.90,81.90,5200000
 
             """)
-        try FileManager.default.createDirectory(atPath: folder.path + "/quotes", withIntermediateDirectories: true)
+        // A local file for another symbol, so the provider is available without the network.
+        try folder.write("quotes/GLBX.csv", "Date,Open,High,Low,Close,Adj Close,Volume\n2026-11-20,10,11,9,10.5,10.5,100\n")
         let server = Process()
         let output = Pipe()
         let input = Pipe()
