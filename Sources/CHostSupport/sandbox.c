@@ -361,6 +361,11 @@ static void close_descriptors_except(int keep) {
     }
 }
 
+/* The pids cgroup this worker made (empty if none), and its parent's cgroup.procs: the relay
+   moves itself back there and removes the folder when the worker is gone. */
+static char made_cgroup[256];
+static char parent_cgroup_procs[256];
+
 /* Creates (or joins) a pids cgroup for this process so the task cap holds also for root, which
    the kernel exempts from RLIMIT_NPROC. Returns 0 on success. */
 static int join_pids_cgroup(unsigned long long limit, char *reason, size_t reason_size) {
@@ -400,6 +405,8 @@ static int join_pids_cgroup(unsigned long long limit, char *reason, size_t reaso
             rmdir(folder);
             return -1;
         }
+        snprintf(made_cgroup, sizeof made_cgroup, "%s", folder);
+        snprintf(parent_cgroup_procs, sizeof parent_cgroup_procs, "%s/context-host/cgroup.procs", roots[i]);
         return 0;
     }
     snprintf(reason, reason_size, "no writable pids cgroup controller (/sys/fs/cgroup/pids or cgroup v2 with pids), and RLIMIT_NPROC does not bind uid 0");
@@ -485,6 +492,7 @@ void ctxh_sandbox_enter_namespaces(int new_network, const char *disabled, ctxh_s
         } while (got < 0 && errno == EINTR);
         int init_status = 0;
         while (waitpid(init, &init_status, 0) < 0 && errno == EINTR) {}
+        if (made_cgroup[0] && write_file(parent_cgroup_procs, "0") == 0) rmdir(made_cgroup);
         exit_like(got == (ssize_t)sizeof worker_status ? worker_status : init_status);
     }
     /* PID 1 of the new namespace. */
@@ -498,7 +506,7 @@ void ctxh_sandbox_enter_namespaces(int new_network, const char *disabled, ctxh_s
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
         snprintf(mount_reason, sizeof mount_reason, "making / private failed: %s", strerror(errno));
     } else if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-        snprintf(mount_reason, sizeof mount_reason, "mounting a new /proc failed: %s", strerror(errno));
+        snprintf(mount_reason, sizeof mount_reason, "mounting a new /proc failed: %s (the worker then sees the system's /proc, other processes of this user included)", strerror(errno));
     } else {
         proc_mounted = 1;
     }

@@ -140,6 +140,11 @@ enum WorkerSandbox {
         }
         read += runtimeDirectories()
         read += options.readPaths
+        // Runtimes read /proc/<thread id>/stat by that path (not under /proc/self), so the worker
+        // reads /proc. With its own PID namespace and /proc mount that /proc shows only its own
+        // processes; without them it is the system's (other processes of this user included: the
+        // mount-namespace layer is then reported missing).
+        read.append("/proc")
         var write = ["/dev/null", "/dev/zero"]
         if let data = options.dataDirectory {
             _ = Directories.makePrivate(data + "/tmp")
@@ -169,15 +174,13 @@ enum WorkerSandbox {
     }
 
     /// What any worker reads: the dynamic loader's files, system libraries, time-zone and locale
-    /// data, its own `/proc` entries and the CPU list.
+    /// data and the CPU list (and `/proc`, added by `confine`).
     static func systemReadPaths(allowNetwork: Bool, allowExec: Bool) -> [String] {
         var paths = [
             "/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/local/lib",
             "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
             "/usr/share/zoneinfo", "/etc/localtime", "/etc/timezone", "/usr/share/locale", "/usr/share/i18n",
             "/etc/locale.alias", "/etc/os-release", "/dev/urandom", "/dev/random",
-            "/proc/self", "/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/proc/uptime", "/proc/loadavg",
-            "/proc/version", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/ostype", "/proc/sys/kernel/hostname",
             "/sys/devices/system/cpu",
         ]
         if allowNetwork {
