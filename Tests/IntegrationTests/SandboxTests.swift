@@ -27,19 +27,25 @@ struct SandboxTests {
         let listener: Int32
         let port: Int
 
-        init(extra: [String] = [], environment: [String: String] = [:]) throws {
+        let providerID: String
+
+        init(
+            extra: [String] = [], environment: [String: String] = [:], manifests: String = SandboxTests.sandboxManifests,
+            providerID: String = SandboxTests.hostile, grant: [String] = []
+        ) throws {
+            self.providerID = providerID
             folder = try TemporaryDirectory()
             secret = try folder.write("home/secret.txt", "the user's secret")
             otherProviderSecret = try folder.write("data/providers/com.contexthost.other/token.txt", "another provider's token")
             stateFile = try folder.write("state/composers/draft.json", "{\"draft\":true}")
             let host = try HostProcess(
                 arguments: [
-                    "--manifests", SandboxTests.sandboxManifests, "--state-dir", folder.path + "/state",
+                    "--manifests", manifests, "--state-dir", folder.path + "/state",
                     "--data-dir", folder.path + "/data", "--sandbox", "required", "--no-watch",
                 ] + extra,
                 environment: environment)
             client = RPCClient(host: host)
-            _ = try client.initialize()
+            _ = try client.initialize(["clientInfo": ["name": "tests"], "grantedPermissions": .array(grant.map(JSONValue.string))])
             // A TCP listener on 127.0.0.1 the provider must not reach.
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
@@ -57,7 +63,7 @@ struct SandboxTests {
 
         deinit {
             close(listener)
-            _ = try? client.shutdown()
+            if client.host.process.isRunning { _ = try? client.shutdown() }
         }
 
         var hostPID: Int32 { client.host.process.processIdentifier }
@@ -65,7 +71,7 @@ struct SandboxTests {
         /// Runs one escape and returns the provider's account of it (the chip's subtitle).
         func attempt(_ escape: String, path: String = "", timeout: Double = 10) throws -> String {
             let item: JSONValue = [
-                "id": "5d2c6a1e-0000-4000-8000-000000000001", "providerId": .string(SandboxTests.hostile), "type": "hostile",
+                "id": "5d2c6a1e-0000-4000-8000-000000000001", "providerId": .string(providerID), "type": "hostile",
                 "displayName": "Hostile",
                 "content": ["escape": .string(escape), "hostPid": .number(Double(hostPID)), "path": .string(path), "port": .number(Double(port))],
             ]
@@ -78,16 +84,16 @@ struct SandboxTests {
         /// The provider still answers a legitimate call.
         func expectLegitimateCallsWork(sourceLocation: SourceLocation = #_sourceLocation) throws {
             let item: JSONValue = [
-                "id": "5d2c6a1e-0000-4000-8000-000000000002", "providerId": .string(SandboxTests.hostile), "type": "hostile",
+                "id": "5d2c6a1e-0000-4000-8000-000000000002", "providerId": .string(providerID), "type": "hostile",
                 "displayName": "Hostile", "content": [:],
             ]
             let chip = try client.call("items/preview", ["item": item])
             #expect(chip["subtitle"] == "normal", sourceLocation: sourceLocation)
         }
 
-        func entry(_ id: String = SandboxTests.hostile) throws -> JSONValue {
+        func entry(_ id: String? = nil) throws -> JSONValue {
             let list = try client.call("providers/list")
-            return try #require(list["providers"]?.arrayValue?.first { $0["id"] == .string(id) })
+            return try #require(list["providers"]?.arrayValue?.first { $0["id"] == .string(id ?? providerID) })
         }
     }
 
@@ -166,6 +172,40 @@ struct SandboxTests {
         let threads = try setup.attempt("threads")
         #expect(threads.hasPrefix("refused: thread "), "\(threads)")
         try setup.expectLegitimateCallsWork()
+    }
+
+    @Test("with exec declared and granted it may run /bin/sh, and a child it leaves dies with its worker")
+    func execPermission() throws {
+        let id = "com.contexthost.hostile-exec"
+        let setup = try Setup(manifests: Self.sandboxManifests + "-exec", providerID: id, grant: ["exec"])
+        let entry = try setup.entry()
+        #expect(entry["available"] == true, "\(entry)")
+        #expect(entry["sandbox"]?["missing"]?.arrayValue?.isEmpty == true, "\(entry)")
+        #expect(try setup.attempt("fork-exec") == "ESCAPED: ran /bin/sh")
+        let left = try setup.attempt("leave-child")
+        #expect(left.hasPrefix("ESCAPED: left child"), "\(left)")
+        // Still no network, no files outside its folder.
+        try expectRefused(setup, "tcp-connect")
+        try expectRefused(setup, "read-file", path: "/etc/shadow")
+        // The child sleeps for an hour; killing the worker (here: the host exits) ends it.
+        #expect(Self.processes(matching: "--provider-id " + id).count >= 3, "relay, init, worker, child")
+        _ = try setup.client.shutdown()
+        var remaining = Self.processes(matching: "--provider-id " + id)
+        for _ in 0..<50 where !remaining.isEmpty {
+            usleep(100_000)
+            remaining = Self.processes(matching: "--provider-id " + id)
+        }
+        #expect(remaining.isEmpty, "left behind: \(remaining)")
+    }
+
+    /// Pids of processes whose command line contains `text`.
+    static func processes(matching text: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { name -> Int32? in
+            guard let pid = Int32(name), let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else { return nil }
+            let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+            return line.contains(text) ? pid : nil
+        }
     }
 
     @Test("a worker that spins after answering is killed for its CPU use and restarted")
