@@ -34,6 +34,9 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("A path the provider may read (repeatable).", valueName: "path"))
         var sandboxRead: [String] = []
 
+        @Option(help: ArgumentHelp("A folder the provider may write (repeatable).", valueName: "path"))
+        var sandboxWrite: [String] = []
+
         @Option(help: ArgumentHelp("The provider's private read-write folder.", valueName: "dir"))
         var dataDir: String?
 
@@ -55,6 +58,7 @@ extension ContextHostCommand {
             var options = WorkerSandboxOptions()
             options.policy = policy
             options.readPaths = sandboxRead
+            options.writePaths = sandboxWrite
             options.dataDirectory = dataDir
             options.allowNetwork = allowNetwork
             options.allowExec = allowExec
@@ -90,6 +94,7 @@ extension ContextHostCommand.Worker {
         worker.allowOutsideLibraryPaths = false
         worker.sandbox = "off"
         worker.sandboxRead = []
+        worker.sandboxWrite = []
         worker.dataDir = nil
         worker.allowNetwork = false
         worker.allowExec = false
@@ -120,6 +125,7 @@ extension ContextHostCommand.Worker {
                 guard IsolationConfiguration.SandboxPolicy(rawValue: value) != nil else { return nil }
                 worker.sandbox = value
             case "--sandbox-read": worker.sandboxRead.append(value)
+            case "--sandbox-write": worker.sandboxWrite.append(value)
             case "--data-dir": worker.dataDir = value
             case "--sandbox-disable": worker.sandboxDisable = value
             case "--sandbox-limits":

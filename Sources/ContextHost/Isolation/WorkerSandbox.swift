@@ -74,6 +74,8 @@ public struct WorkerSandboxOptions: Sendable {
     public var policy: IsolationConfiguration.SandboxPolicy = .bestEffort
     /// Extra read-only paths (what the provider's `type: path` settings name).
     public var readPaths: [String] = []
+    /// Extra read-write folders (`path` settings with `access: write`).
+    public var writePaths: [String] = []
     /// The provider's private read-write folder.
     public var dataDirectory: String?
     /// The `network` permission was granted: inet sockets and TCP allowed, no network namespace.
@@ -97,6 +99,7 @@ public struct WorkerSandboxOptions: Sendable {
     package var arguments: [String] {
         var result = ["--sandbox", policy.rawValue]
         for path in readPaths { result += ["--sandbox-read", path] }
+        for path in writePaths { result += ["--sandbox-write", path] }
         if let dataDirectory { result += ["--data-dir", dataDirectory] }
         if allowNetwork { result.append("--allow-network") }
         if allowExec { result.append("--allow-exec") }
@@ -145,7 +148,7 @@ enum WorkerSandbox {
         // processes; without them it is the system's (other processes of this user included: the
         // mount-namespace layer is then reported missing).
         read.append("/proc")
-        var write = ["/dev/null", "/dev/zero"]
+        var write = ["/dev/null", "/dev/zero"] + options.writePaths
         if let data = options.dataDirectory {
             _ = Directories.makePrivate(data + "/tmp")
             write.append(data)

@@ -101,7 +101,12 @@ package enum ProviderLauncher {
         options.allowNetwork = granted.contains(ManifestPermission.network.rawValue)
         options.allowExec = granted.contains(ManifestPermission.exec.rawValue) && manifest.availability.permissions.contains(.exec)
         for setting in manifest.settings where setting.type == .path {
-            if let value = initJSON["settings"]?[setting.name]?.stringValue, value.hasPrefix("/") {
+            guard let value = initJSON["settings"]?[setting.name]?.stringValue, value.hasPrefix("/") else { continue }
+            if setting.isWritable {
+                // A folder the provider writes (a cache): the host makes it, the worker may not.
+                _ = Directories.makePrivate(value)
+                options.writePaths.append(value)
+            } else {
                 options.readPaths.append(value)
             }
         }

@@ -305,6 +305,12 @@ package enum SettingType: String, Sendable, Hashable, CaseIterable {
     case bool
 }
 
+/// What a sandboxed worker may do at a `path` setting's value.
+package enum SettingAccess: String, Sendable, CaseIterable {
+    case read
+    case write
+}
+
 /// One declared setting.
 package struct ManifestSetting: Sendable, Hashable {
     package var name: String
@@ -314,6 +320,9 @@ package struct ManifestSetting: Sendable, Hashable {
     package var description: String?
     /// A required setting with no default must be given a value.
     package var isRequired: Bool
+    /// `access: write` (path settings only): a sandboxed worker may write there (a cache folder);
+    /// other path settings are read-only.
+    package var isWritable: Bool = false
 
     package init(
         name: String, type: SettingType, defaultValue: JSONValue? = nil, description: String? = nil,
