@@ -8,7 +8,7 @@ package enum Limits {
     /// A price file larger than this is not read.
     static let maximumPriceFile = 64 << 20
     /// A symbols file larger than this is not read.
-    static let maximumSymbolsFile = 16 << 20
+    static let maximumSymbolsFile = 4 << 20
     /// Price files looked at in the quotes folder; the rest are reported and ignored.
     static let maximumPriceFiles = 10_000
     /// Problems kept per file (all are counted); the log gets the same ones.
