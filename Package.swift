@@ -90,6 +90,9 @@ let package = Package(
         .executableTarget(name: "framing-fuzzer", dependencies: ["ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
         .executableTarget(name: "manifest-fuzzer", dependencies: ["ContextHost"], path: "Fuzz/ManifestFuzzer"),
         .executableTarget(name: "calendar-fuzzer", dependencies: ["CalendarProvider"], path: "Fuzz/CalendarFuzzer"),
+        .executableTarget(name: "health-export-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthExportFuzzer"),
+        .executableTarget(name: "health-csv-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthCSVFuzzer"),
+        .executableTarget(name: "price-csv-fuzzer", dependencies: ["StockQuoteProvider"], path: "Fuzz/PriceCSVFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),

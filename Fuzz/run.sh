@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs each for SECONDS (default 300), one after the other.
 #
-#   Fuzz/run.sh [SECONDS]            both targets
+#   Fuzz/run.sh [SECONDS]            every target
 #   TARGETS=manifest-fuzzer Fuzz/run.sh 60
 #
 # Limits (the issue's): an input that takes over 1 s (FUZZ_TIMEOUT) or 512 MB (FUZZ_RSS_MB) fails.
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
-targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer"}
+targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer"}
 build_lock=${BUILD_LOCK:-/tmp/ctxhost-build.lock}
 fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
 flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING)
