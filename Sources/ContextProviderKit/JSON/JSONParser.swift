@@ -325,9 +325,11 @@ package struct JSONReader {
             case UInt8(ascii: "t"): decoded = 0x09
             case UInt8(ascii: "u"):
                 let code = try pairingSurrogates(try readHex4())
-                guard let scalar = Unicode.Scalar(code) else { throw error("Invalid Unicode escape") }
+                guard let scalar = Unicode.Scalar(code), let encoded = UTF8.encode(scalar) else {
+                    throw error("Invalid Unicode escape")
+                }
                 // At most 4 bytes of UTF-8 for the 6 (or 12) of the escape.
-                for unit in UTF8.encode(scalar)! {
+                for unit in encoded {
                     output[count] = unit
                     count += 1
                 }
@@ -563,6 +565,12 @@ package struct JSONReader {
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let value = Double(text) else { throw JSONParseError(offset: start, reason: "Invalid number") }
+        // `1e999` would be infinity, which JSON cannot write back (the writer makes it `null`)
+        // and no reader of a number expects: out of range (RFC 8259 §6 lets a reader limit the
+        // range). Tiny numbers (`1e-999`) become 0, as everywhere.
+        guard value.isFinite else {
+            throw JSONParseError(offset: start, reason: "Number out of range (beyond ±1.8e308)")
+        }
         return value
     }
 
