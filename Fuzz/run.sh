@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs each for SECONDS (default 300), one after the other.
 #
-#   Fuzz/run.sh [SECONDS]            both targets
+#   Fuzz/run.sh [SECONDS]            every target
 #   TARGETS=manifest-fuzzer Fuzz/run.sh 60
 #
 # Targets are built with -sanitize=fuzzer -DFUZZING into .build-fuzz (never the normal .build).
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
-targets=${TARGETS:-"framing-fuzzer manifest-fuzzer"}
+targets=${TARGETS:-"framing-fuzzer manifest-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer"}
 build_lock=${BUILD_LOCK:-/tmp/ctxhost-build.lock}
 fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
 flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING)
@@ -35,7 +35,7 @@ for target in $targets; do
   set +e
   # SWIFT_BACKTRACE=enable=no: let libFuzzer's own handler save the crashing input.
   SWIFT_BACKTRACE=enable=no flock "$fuzz_lock" nice -n 10 "$bin/$target" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+    -max_total_time="$seconds" -timeout=1 -rss_limit_mb=512 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix=".build-fuzz/artifacts/$name/" \
     ".build-fuzz/corpus/$name" "Fuzz/corpus/$name" > "$log" 2>&1
   code=$?

@@ -63,8 +63,7 @@ final class Gazetteer: Sendable {
 
     /// Loads a gazetteer file and optional GeoNames name tables (`countryInfo.txt`,
     /// `admin1CodesASCII.txt`). Throws when the file is missing, unreadable, or holds no valid place.
-    init(path: String, countryInfoPath: String?, admin1Path: String?, minimumPopulation: Int = 0) throws(GazetteerError) {
-        self.path = path
+    convenience init(path: String, countryInfoPath: String?, admin1Path: String?, minimumPopulation: Int = 0) throws(GazetteerError) {
         let started = Profile.now()
         let bytes: [UInt8]
         do {
@@ -72,6 +71,20 @@ final class Gazetteer: Sendable {
         } catch {
             throw GazetteerError(message: "Gazetteer \(path): \(error.message). Set the `gazetteer` setting to a GeoNames cities*.txt or allCountries.txt file, or restore data/location/cities15000.tsv.")
         }
+        var tableDiagnostics: [String] = []
+        let countryNames = countryInfoPath.map { NameTables.countries($0, diagnostics: &tableDiagnostics) } ?? [:]
+        let regionNames = admin1Path.map { NameTables.admin1($0, diagnostics: &tableDiagnostics) } ?? [:]
+        try self.init(
+            bytes: bytes, path: path, countryNames: countryNames, regionNames: regionNames,
+            tableDiagnostics: tableDiagnostics, minimumPopulation: minimumPopulation, started: started)
+    }
+
+    /// Reads a gazetteer file's bytes (`path` names it in messages).
+    init(
+        bytes: [UInt8], path: String, countryNames: [String: String] = [:], regionNames: [String: String] = [:],
+        tableDiagnostics: [String] = [], minimumPopulation: Int = 0, started: Int = Profile.now()
+    ) throws(GazetteerError) {
+        self.path = path
         var ids: [Int64] = [], names: [String] = [], asciiNames: [String] = []
         var latitudes: [Double] = [], longitudes: [Double] = []
         var countryCodes: [String] = [], admin1Codes: [String] = [], populations: [Int] = [], timeZones: [String] = []
@@ -241,9 +254,8 @@ final class Gazetteer: Sendable {
         self.admin1Codes = admin1Codes
         self.populations = populations
         self.timeZones = timeZones
-        var tableDiagnostics: [String] = []
-        self.countryNames = countryInfoPath.map { NameTables.countries($0, diagnostics: &tableDiagnostics) } ?? [:]
-        self.regionNames = admin1Path.map { NameTables.admin1($0, diagnostics: &tableDiagnostics) } ?? [:]
+        self.countryNames = countryNames
+        self.regionNames = regionNames
         self.skippedRows = skipped
         self.diagnostics = diagnostics + tableDiagnostics
         let parsed = Profile.now()
@@ -309,6 +321,22 @@ enum NameTables {
             diagnostics.append("\(path): \(error.message); names are shown as codes")
             return [:]
         }
+        return table(bytes: bytes, path: path, keyColumn: keyColumn, nameColumn: nameColumn, minimumColumns: minimumColumns, diagnostics: &diagnostics)
+    }
+
+    /// `countryInfo.txt` from its bytes.
+    static func countries(bytes: [UInt8], path: String, diagnostics: inout [String]) -> [String: String] {
+        table(bytes: bytes, path: path, keyColumn: 0, nameColumn: 4, minimumColumns: 5, diagnostics: &diagnostics)
+    }
+
+    /// `admin1CodesASCII.txt` from its bytes.
+    static func admin1(bytes: [UInt8], path: String, diagnostics: inout [String]) -> [String: String] {
+        table(bytes: bytes, path: path, keyColumn: 0, nameColumn: 1, minimumColumns: 2, diagnostics: &diagnostics)
+    }
+
+    private static func table(
+        bytes: [UInt8], path: String, keyColumn: Int, nameColumn: Int, minimumColumns: Int, diagnostics: inout [String]
+    ) -> [String: String] {
         var table: [String: String] = [:]
         var lineNumber = 0
         var body = bytes[...]

@@ -37,9 +37,10 @@ package struct JSONReader {
 
     /// Steps back out of a level entered with `enter`.
     package mutating func leave() { depth -= 1 }
-    /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes, as
-    /// decoding does (then skipping accepts exactly what parsing accepts). Off by default: the
-    /// host passes such strings through to the provider, whose parser decides.
+    /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes and
+    /// numbers out of `Double`'s range, as decoding does (then skipping accepts exactly what
+    /// parsing accepts). Off by default: the host passes such values through to the provider,
+    /// whose parser decides.
     package var checksSurrogates = false
 
     package init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
@@ -731,7 +732,14 @@ package struct JSONReader {
         case UInt8(ascii: "f"): try readLiteral("false")
         case UInt8(ascii: "n"): try readLiteral("null")
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            _ = try scanNumber()
+            let (start, isInteger) = try scanNumber()
+            // (Short integers are always in range; the rest is checked as `readNumber` does.)
+            if checksSurrogates, !isInteger || position - start > 16 {
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                guard let value = Double(text), value.isFinite else {
+                    throw JSONParseError(offset: start, reason: "Number out of range (beyond ±1.8e308)")
+                }
+            }
         default:
             throw unexpected("a value")
         }
