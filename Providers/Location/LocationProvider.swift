@@ -494,6 +494,14 @@ struct LocationContent: Sendable {
         population = try reader.optionalInt("population")
         timeZone = try reader.optionalString("timeZone")
         geonameId = try reader.optionalInt("geonameId").map(Int64.init)
+        // Names are at most `Gazetteer.maximumNameBytes` long in any gazetteer: a forged item's
+        // megabyte name would only make a chip or detail over the host's size caps.
+        for (key, value) in [("placeName", placeName), ("asciiName", asciiName), ("region", region), ("country", country),
+                             ("countryCode", countryCode), ("timeZone", timeZone)] {
+            if let value, value.utf8.count > Gazetteer.maximumNameBytes {
+                throw ProviderError.invalidParams("\(path).\(key): longer than \(Gazetteer.maximumNameBytes) bytes (\(value.utf8.count))")
+            }
+        }
         if let population, population < 0 {
             throw ProviderError.invalidParams("\(path).population: expected a whole number ≥ 0, got \(population)")
         }
