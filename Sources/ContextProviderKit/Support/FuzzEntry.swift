@@ -72,7 +72,16 @@ package enum SDKFuzzEntry {
             for block in detail.blocks { _ = block.plainText }
         }
         if case .object(let object) = value {
-            _ = FormValues(object).coordinate("location")
+            let values = FormValues(object)
+            _ = values.coordinate("location")
+            // Client values checked against a form read from the same input (patterns are the
+            // provider's, not the client's: left out).
+            if let form = try? ContextForm(json: value) {
+                var checked = form
+                for index in checked.fields.indices { checked.fields[index].pattern = nil }
+                _ = checked.validate(values)
+                if case .object(let inner)? = object["values"] { _ = checked.validate(FormValues(inner)) }
+            }
         }
         // `params` of an item method, read the fast way and the general way.
         var reader = JSONReader(bytes)
