@@ -114,7 +114,7 @@ public struct LocationProvider: ContextProvider {
         var page = 1
         if let requested = values["placePage"] {
             guard let number = requested.intValue, number >= 1 else {
-                throw ProviderError.invalidParams("params.values.placePage: expected a whole number ≥ 1, got \(requested.jsonString)")
+                throw ProviderError.invalidParams("params.values.placePage: expected a whole number ≥ 1, got \(Quote.prefix(requested.jsonString))")
             }
             page = number
         }
@@ -147,7 +147,7 @@ public struct LocationProvider: ContextProvider {
 
     public func submit(stepId: String, values: FormValues, sessionId: String) async throws -> SubmitOutcome {
         guard stepId == Self.form.stepId else {
-            throw ProviderError.invalidParams("params.stepId: unknown step \"\(stepId)\"; expected location")
+            throw ProviderError.invalidParams("params.stepId: unknown step \(Quote.short(stepId)); expected location")
         }
         let place = values.string("place")?.trimmingWhitespace() ?? ""
         let coordinates = values.string("coordinates")?.trimmingWhitespace() ?? ""
@@ -163,7 +163,7 @@ public struct LocationProvider: ContextProvider {
         case (false, true):
             let gazetteer = try store.gazetteer()
             guard let id = Int64(place), let index = gazetteer.index(ofID: id) else {
-                return .invalid(fieldErrors: ["place": "Place \"\(place)\" is not in the gazetteer; search again and pick a result."])
+                return .invalid(fieldErrors: ["place": "Place \(Quote.short(place)) is not in the gazetteer; search again and pick a result."])
             }
             let content = LocationContent(place: index, in: gazetteer)
             return .item(context.makeItem(type: "location", displayName: content.displayName, content: content.json))
