@@ -37,12 +37,12 @@ struct HostileJSONTests {
 
     @Test("numbers beyond ±1.8e308 are refused (infinity cannot be written back); tiny ones are 0")
     func numberRange() throws {
-        for text in ["1e999", "-1e999", "1" + String(repeating: "0", count: 400), "123456789e300", "0.1e310"] {
+        for text in ["1e999", "-1e999", "1" + String(repeating: "0", count: 400), "123456789e301", "0.1e310"] {
             #expect(error(text)?.reason == "Number out of range (beyond ±1.8e308)", "\(text.prefix(20))")
         }
         #expect(try JSONReader.parse(Array("1e-999".utf8)) == 0)
         #expect(try JSONReader.parse(Array("1.7976931348623157e308".utf8)) == .number(.greatestFiniteMagnitude))
-        #expect(try JSONReader.parse(Array("-9007199254740993".utf8)).intValue == nil)
+        #expect(try JSONReader.parse(Array("-1e16".utf8)).intValue == nil)
         // A huge number as an integer member is an error, not a trap.
         let value = try JSONReader.parse(Array(#"{"n":1e300}"#.utf8))
         #expect(throws: JSONDecodeError.self) { try JSONObjectReader(value).int("n") }
