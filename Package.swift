@@ -93,6 +93,10 @@ let package = Package(
         .executableTarget(name: "health-export-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthExportFuzzer"),
         .executableTarget(name: "health-csv-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthCSVFuzzer"),
         .executableTarget(name: "price-csv-fuzzer", dependencies: ["StockQuoteProvider"], path: "Fuzz/PriceCSVFuzzer"),
+        .executableTarget(name: "gazetteer-fuzzer", dependencies: ["LocationProvider"], path: "Fuzz/GazetteerFuzzer"),
+        .executableTarget(name: "coordinate-fuzzer", dependencies: ["LocationProvider", "ContextProviderKit"], path: "Fuzz/CoordinateFuzzer"),
+        .executableTarget(name: "sdk-json-fuzzer", dependencies: ["ContextProviderKit"], path: "Fuzz/SDKJSONFuzzer"),
+        .executableTarget(name: "ctxui-fuzzer", dependencies: ["ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),

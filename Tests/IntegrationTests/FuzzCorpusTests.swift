@@ -10,6 +10,7 @@ struct FuzzCorpusTests {
     @Test("every seed runs through its target without a crash", arguments: [
         ("framing-fuzzer", "framing"), ("manifest-fuzzer", "manifest"), ("health-export-fuzzer", "health-export"),
         ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"),
+        ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
         let executable = BuildProducts.directory + "/" + target
