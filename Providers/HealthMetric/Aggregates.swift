@@ -105,6 +105,9 @@ struct SampleAccumulator {
         return index
     }
 
+    /// Samples dropped because they would have opened a bucket past `Limits.maximumBuckets`.
+    private(set) var dropped: UInt64 = 0
+
     /// Adds a sample in the metric's base unit.
     @inline(__always)
     mutating func add(_ metric: Metric, source: UInt32, day: Int, value: Double) {
@@ -115,8 +118,10 @@ struct SampleAccumulator {
             buckets.values[index].count &+= buckets.values[index].count < UInt32.max ? 1 : 0
             if value < buckets.values[index].min { buckets.values[index].min = value }
             if value > buckets.values[index].max { buckets.values[index].max = value }
-        } else {
+        } else if buckets.count < Limits.maximumBuckets {
             buckets[key] = Bucket(sum: value, count: 1, min: value, max: value)
+        } else {
+            dropped &+= 1
         }
     }
 

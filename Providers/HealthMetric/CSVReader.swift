@@ -116,6 +116,10 @@ struct CSVReader {
                 report.problem("\(fileName):\(line): date \"\(Limits.quote(dateText))\" is not a date like 2024-01-31; row skipped")
                 return
             }
+            guard day >= Limits.firstDay, day <= Limits.lastDay else {
+                report.problem("\(fileName):\(line): date \"\(Limits.quote(dateText))\" is outside the years \(Limits.years.lowerBound)–\(Limits.years.upperBound); row skipped")
+                return
+            }
             let valueBytes = Array(valueText.utf8.prefix(400))
             guard !valueBytes.isEmpty, valueBytes.count == valueText.utf8.count,
                 let number = valueBytes.withUnsafeBufferPointer({ parseNumber($0.baseAddress!, $0.count) }),
@@ -186,6 +190,9 @@ struct CSVReader {
             overlongLine()
         } else if !pendingLine.isEmpty {
             handle(pendingLine[...])
+        }
+        if accumulator.dropped > 0 {
+            report.problem("\(fileName): \(accumulator.dropped) rows were dropped: the file has more than \(Limits.maximumBuckets) distinct metric and day combinations")
         }
         if columns == nil { report.problems.insert("\(fileName): empty CSV file (expected the header date,metric,value,unit)", at: 0) }
         report.unknownTypes = unknown

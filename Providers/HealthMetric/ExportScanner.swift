@@ -395,6 +395,9 @@ private struct ScanState {
         guard let finish = CivilDate.parseTimestamp(endDate.pointer, count: endDate.count) else {
             return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has endDate \"\(endDate.quoted)\", not a date like 2024-01-02 08:00:00 +0100; skipped", selfClosing)
         }
+        guard start.day >= Limits.firstDay, start.day <= Limits.lastDay else {
+            return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has startDate \"\(startDate.quoted)\", outside the years \(Limits.years.lowerBound)–\(Limits.years.upperBound); skipped", selfClosing)
+        }
         let sourceIndex: UInt32
         if let source {
             sourceIndex = accumulator.source(hash: fnv1a(source.pointer, source.count)) { source.count <= 200 ? source.string : source.quoted }
@@ -476,6 +479,9 @@ private struct ScanState {
 
     /// Called after the last byte.
     mutating func finish() {
+        if accumulator.dropped > 0 {
+            report.problem("\(fileName): \(accumulator.dropped) records were dropped: the file has more than \(Limits.maximumBuckets) distinct metric, source and day combinations")
+        }
         if report.truncation == nil {
             if pendingOpen {
                 report.truncation = "\(fileName):\(pendingLine): the file ends inside a Record (no </Record>); that record was skipped, everything before it was used"

@@ -98,6 +98,26 @@ enum FileSystem {
         return false
     }
 
+    /// The path of the only `*.xml` file in `folder` other than `export_cda.xml` (a localized
+    /// export's main file, e.g. `Exportieren.xml`), or `nil` when there is none or more than one.
+    static func soleExportXML(_ folder: String) -> String? {
+        guard let directory = opendir(folder) else { return nil }
+        defer { closedir(directory) }
+        var found: String?
+        var seen = 0
+        while let entry = readdir(directory), seen < 10_000 {
+            seen += 1
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            let lower = name.lowercased()
+            guard lower.hasSuffix(".xml"), !lower.hasPrefix("."), !lower.contains("_cda") else { continue }
+            if found != nil { return nil }
+            found = folder + "/" + name
+        }
+        return found
+    }
+
     /// Creates a folder and its parents.
     static func makeDirectories(_ path: String) -> Bool {
         var partial = path.hasPrefix("/") ? "" : "."

@@ -12,6 +12,14 @@ package enum Limits {
     static let maximumUnknownNames = 256
     /// The name under which unknown types past `maximumUnknownNames` are counted.
     static let otherUnknownName = "(other types)"
+    /// Records are read for days in these years; others are reported (a typo like 0024 or 2204
+    /// would otherwise add centuries of empty days to the cache).
+    static let years: ClosedRange<Int> = 1900...2199
+    static let firstDay = CivilDate.day(year: years.lowerBound, month: 1, day: 1)
+    static let lastDay = CivilDate.day(year: years.upperBound, month: 12, day: 31)
+    /// Distinct (metric, source, day) buckets while a file is read; samples for new buckets past
+    /// this are dropped and reported (a real export has a few hundred thousand at most).
+    static let maximumBuckets = 1_000_000
     /// Days in a forged item (a month is 31; the day view shows 7).
     static let maximumItemDays = 366
     /// Notes in an item shown by the views.

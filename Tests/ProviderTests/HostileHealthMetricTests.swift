@@ -331,6 +331,54 @@ struct HostileHealthMetricTests {
         try host.expectAlive(memoryBoundMiB: 128)
     }
 
+    // MARK: Real formats
+
+    @Test("exports from several iOS versions: offsets, units, sleep stages, Correlations, a localized file name")
+    func realFormats() throws {
+        let sleep = "HKCategoryTypeIdentifierSleepAnalysis"
+        func sleepRecord(_ value: String, _ start: String, _ end: String) -> String {
+            "<Record type=\"\(sleep)\" sourceName=\"Watch\" startDate=\"\(start)\" endDate=\"\(end)\" value=\"\(value)\"/>\n"
+        }
+        var xml = Self.head
+        // iOS 8–12 style: kcal written as Cal, distance in mi, a +0200 offset.
+        xml += "<Record type=\"HKQuantityTypeIdentifierActiveEnergyBurned\" sourceName=\"iPhone\" unit=\"Cal\" creationDate=\"2019-06-01 08:12:03 +0200\" startDate=\"2019-06-01 08:12:03 +0200\" endDate=\"2019-06-01 08:20:03 +0200\" value=\"120.5\"/>\n"
+        xml += "<Record type=\"HKQuantityTypeIdentifierDistanceWalkingRunning\" sourceName=\"iPhone\" unit=\"mi\" startDate=\"2019-06-01 23:50:00 -0500\" endDate=\"2019-06-02 00:10:00 -0500\" value=\"1\"/>\n"
+        // Blood pressure: a Correlation whose Records are repeated at the top level.
+        xml += "<Correlation type=\"HKCorrelationTypeIdentifierBloodPressure\" sourceName=\"Cuff\" startDate=\"2019-06-01 09:00:00 +0200\" endDate=\"2019-06-01 09:00:00 +0200\">\n"
+        xml += " <MetadataEntry key=\"HKWasUserEntered\" value=\"1\"/>\n"
+        xml += " " + Self.record("120", type: "HKQuantityTypeIdentifierBloodPressureSystolic", unit: "mmHg", day: "2019-06-01")
+        xml += " " + Self.record("80", type: "HKQuantityTypeIdentifierBloodPressureDiastolic", unit: "mmHg", day: "2019-06-01")
+        xml += " " + Self.record("50", type: "HKQuantityTypeIdentifierHeartRate", unit: "count/min", day: "2019-06-01")
+        xml += "</Correlation>\n"
+        xml += Self.record("120", type: "HKQuantityTypeIdentifierBloodPressureSystolic", unit: "mmHg", day: "2019-06-01")
+        xml += Self.record("72", type: "HKQuantityTypeIdentifierHeartRate", unit: "count/min", day: "2019-06-01")
+        xml += Self.record("0.25", type: "HKQuantityTypeIdentifierBodyFatPercentage", unit: "%", day: "2019-06-01")
+        // Sleep: iOS ≤ 15 Asleep, iOS 16+ stages, InBed (not counted).
+        xml += sleepRecord("HKCategoryValueSleepAnalysisInBed", "2019-06-01 22:30:00 +0200", "2019-06-02 07:00:00 +0200")
+        xml += sleepRecord("HKCategoryValueSleepAnalysisAsleep", "2019-06-01 23:00:00 +0200", "2019-06-02 02:00:00 +0200")
+        xml += sleepRecord("HKCategoryValueSleepAnalysisAsleepCore", "2019-06-02 02:00:00 +0200", "2019-06-02 04:00:00 +0200")
+        xml += sleepRecord("HKCategoryValueSleepAnalysisAsleepREM", "2019-06-02 04:00:00 +0200", "2019-06-02 05:00:00 +0200")
+        xml += sleepRecord("HKCategoryValueSleepAnalysisAwake", "2019-06-02 05:00:00 +0200", "2019-06-02 05:30:00 +0200")
+        xml += sleepRecord("HKCategoryValueSleepAnalysisAsleepDeep", "2019-06-02 05:30:00 +0200", "2019-06-02 06:30:00 +0200")
+        xml += Self.tail
+        let folder = try TemporaryDirectory()
+        try folder.write("apple_health_export/Exportieren.xml", xml)
+        try folder.write("apple_health_export/export_cda.xml", "<ClinicalDocument/>")
+        let host = try HostileHost(
+            manifest: "health-metric.yaml", providerId: Self.id,
+            settings: ["export": .string(folder.path), "cacheDirectory": .string(folder.path + "/cache")], folder: folder)
+        func value(_ metric: String, _ date: String) throws -> JSONValue? {
+            let (item, answer) = try Self.submit(host, ["metric": .string(metric), "period": "day", "date": .string(date)])
+            #expect(item != nil, "\(metric): \(answer ?? .null)")
+            return item?["content"]?["value"]
+        }
+        #expect(try value("activeEnergy", "2019-06-01") == 121)  // 120.5 kcal, shown without decimals
+        #expect(try value("distance", "2019-06-01") == 1)  // en-US: miles; counted on its start day
+        #expect(try value("heartRate", "2019-06-01") == 72)  // the Correlation's copy is not counted twice
+        #expect(try value("sleep", "2019-06-02") == 7)  // 3 + 2 + 1 + 1 h asleep; InBed and Awake not
+        try host.expectAlive()
+    }
+
     // MARK: Settings
 
     @Test("an empty cacheDirectory in the manifest means no cache: nothing is written into the manifests folder")

@@ -196,6 +196,26 @@ struct HostileStockQuoteTests {
         try host.expectAlive()
     }
 
+    // MARK: Real formats
+
+    @Test("Yahoo (with null rows, newest first), yfinance dates, Stooq lower-case and bulk layouts")
+    func realFormats() throws {
+        let host = try Self.host(files: [
+            "YHOO.csv": Self.yahoo + "2024-01-04,11,12,10,11.5,11.5,300\n2024-01-03,null,null,null,null,null,null\n2024-01-02,10,11,9,10.5,10.5,200\n",
+            "YFIN.csv": "Date,Open,High,Low,Close,Volume,Dividends,Stock Splits\n2024-01-02 00:00:00-05:00,10,11,9,10.5,200,0.0,0.0\n2024-01-03 00:00:00-05:00,11,12,10,11.5,300,0.0,0.0\n",
+            "stql.csv": "date,open,high,low,close,volume\n2024-01-02,10,11,9,10.5,200\n2024-01-03,11,12,10,11.5,300\n",
+            "idx.us.txt": "<TICKER>,<PER>,<DATE>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>,<OPENINT>\nIDX.US,D,20240102,000000,10,11,9,10.5,200,0\nIDX.US,D,20240103,000000,11,12,10,11.5,300,0\n",
+        ])
+        for (symbol, problems) in [("YHOO", 1), ("YFIN", 0), ("STQL", 0), ("IDX", 0)] {
+            let (item, answer) = try Self.submit(host, .string(symbol), range: "1M")
+            let content = try #require(item?["content"], "\(symbol): \(answer ?? .null)")
+            #expect(content["quote"]?["close"] == 11.5, "\(symbol)")
+            #expect(content["quote"]?["previousClose"] == 10.5, "\(symbol)")
+            #expect(content["problemCount"] == .number(Double(problems)), "\(symbol): \(content["problems"] ?? .null)")
+        }
+        try host.expectAlive()
+    }
+
     // MARK: Symbols file and settings
 
     @Test("an empty symbolsFile (resolved to a folder) means none: no 'cannot be read' warning")
