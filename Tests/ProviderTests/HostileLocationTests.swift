@@ -30,23 +30,23 @@ struct HostileLocationTests {
 
     /// A host whose Location provider has `settings` (the bundled data unless overridden), watching
     /// `folder`.
-    static func host(_ settings: JSONObject, watching folder: TemporaryDirectory? = nil) throws -> HostileHost {
+    static func host(_ settings: JSONObject, watching folder: TemporaryDirectory? = nil) throws -> HostileSettingsHost {
         var values: JSONObject = [
             "gazetteer": .string(data + "/cities15000.tsv"),
             "countryInfo": .string(data + "/countryInfo.txt"),
             "admin1Codes": .string(data + "/admin1CodesASCII.txt"),
         ]
         for (key, value) in settings { values[key] = value }
-        return try HostileHost(settings: [id: values], watching: folder?.path)
+        return try HostileSettingsHost(settings: [id: values], watching: folder?.path)
     }
 
     /// A collector session.
-    static func session(_ host: HostileHost) throws -> String {
+    static func session(_ host: HostileSettingsHost) throws -> String {
         let start = try host.request("collect/start", ["providerId": .string(id)])
         return try #require(start["result"]?["sessionId"]?.stringValue)
     }
 
-    static func query(_ host: HostileHost, _ session: String, _ text: String, page: JSONValue? = nil, timeout: Double = 10) throws -> JSONValue {
+    static func query(_ host: HostileSettingsHost, _ session: String, _ text: String, page: JSONValue? = nil, timeout: Double = 10) throws -> JSONValue {
         var values: JSONObject = [:]
         if let page { values["placePage"] = page }
         return try host.request(
@@ -56,7 +56,7 @@ struct HostileLocationTests {
 
     /// What the provider logged about loading its gazetteer (the summary and the problems, on
     /// the host's stderr), waiting up to 5 s for it.
-    static func loadLog(_ host: HostileHost) -> String {
+    static func loadLog(_ host: HostileSettingsHost) -> String {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             let text = host.client.host.standardError
@@ -72,7 +72,7 @@ struct HostileLocationTests {
     }
 
     static func expectDocumented(_ response: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(HostileHost.isResultOrDocumentedError(response), "\(response.jsonString.prefix(400))", sourceLocation: sourceLocation)
+        #expect(HostileSettingsHost.isResultOrDocumentedError(response), "\(response.jsonString.prefix(400))", sourceLocation: sourceLocation)
     }
 
     // MARK: Files through the settings

@@ -13,22 +13,22 @@ import Testing
 struct HostileNoteTests {
     static let id = "com.contexthost.note"
 
-    static func host() throws -> HostileHost { try HostileHost(settings: [:]) }
+    static func host() throws -> HostileSettingsHost { try HostileSettingsHost(settings: [:]) }
 
     static func item(_ content: JSONValue, displayName: String = "Forged") -> JSONValue {
         ["id": "forged", "providerId": .string(id), "type": "note", "displayName": .string(displayName), "content": content]
     }
 
     /// Every view of a forged item: each answered with a result or a documented error.
-    static func views(_ host: HostileHost, _ content: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: JSONValue] {
+    static func views(_ host: HostileSettingsHost, _ content: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: JSONValue] {
         var answers: [String: JSONValue] = [:]
         for method in ["items/preview", "items/detail", "items/describe", "items/encode"] {
             let answer = try host.request(method, ["item": item(content)], sourceLocation: sourceLocation)
-            #expect(HostileHost.isResultOrDocumentedError(answer), "\(method): \(answer.jsonString.prefix(300))", sourceLocation: sourceLocation)
+            #expect(HostileSettingsHost.isResultOrDocumentedError(answer), "\(method): \(answer.jsonString.prefix(300))", sourceLocation: sourceLocation)
             answers[method] = answer
         }
         let text = try host.request("items/encode", ["item": item(content), "representation": "text"], sourceLocation: sourceLocation)
-        #expect(HostileHost.isResultOrDocumentedError(text), sourceLocation: sourceLocation)
+        #expect(HostileSettingsHost.isResultOrDocumentedError(text), sourceLocation: sourceLocation)
         return answers
     }
 
@@ -145,7 +145,7 @@ struct HostileNoteTests {
         ]
         for values in cases {
             let answer = try host.request("collect/submit", ["sessionId": .string(session), "values": .object(values)])
-            #expect(HostileHost.isResultOrDocumentedError(answer), "\(answer.jsonString.prefix(300))")
+            #expect(HostileSettingsHost.isResultOrDocumentedError(answer), "\(answer.jsonString.prefix(300))")
             #expect(answer["result"]?["outcome"] == "invalid", "\(answer.jsonString.prefix(300))")
         }
         let ok = try host.request("collect/submit", ["sessionId": .string(session), "values": ["title": "Fine", "body": "Body"]])

@@ -7,11 +7,11 @@ import Testing
 import Glibc
 #endif
 
-/// A real `context-host` (bundled manifests, the providers' real `.so` files, in-process as the
-/// manifests say) with per-provider settings from a `--config` file, for hostile inputs: after
+/// A real `context-host` (bundled manifests, the providers' real `.so` files, every provider
+/// in-process) with per-provider settings from a `--config` file, for hostile inputs: after
 /// each request it checks that the host still answers `ping`, that its memory stayed below a
 /// bound, and — with `watching` — which files of a data folder were opened (inotify).
-final class HostileHost {
+final class HostileSettingsHost {
     let client: RPCClient
     let configFolder: TemporaryDirectory
     /// The bound on the host's resident memory, checked after every request.
@@ -29,7 +29,9 @@ final class HostileHost {
         let config = try configFolder.write("host.yaml", yaml)
         if let folder { watch = try FolderWatch(folder) }
         rssLimitKiB = rssLimitMiB * 1024
-        client = try RPCClient(arguments: ["serve", "--no-watch", "--no-state", "--config", config])
+        // In-process: where a trap in a provider would end the host (the bundled manifests run the
+        // providers that read users' files in workers by default).
+        client = try RPCClient(arguments: ["serve", "--no-watch", "--no-state", "--isolation", "in-process", "--config", config])
         _ = try client.initialize()
     }
 
