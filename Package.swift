@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "FixtureOldABIProvider", type: .dynamic, targets: ["FixtureOldABIProvider"]),
         .library(name: "FixtureMisbehavingProvider", type: .dynamic, targets: ["FixtureMisbehavingProvider"]),
         .library(name: "FixtureConformanceProvider", type: .dynamic, targets: ["FixtureConformanceProvider"]),
+        .library(name: "FixtureHostileProvider", type: .dynamic, targets: ["FixtureHostileProvider"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,8 +34,15 @@ let package = Package(
     targets: [
         // The C ABI between host and provider binaries.
         .target(name: "CContextProvider"),
-        // POSIX helpers Swift cannot call directly (spawn, prctl, rlimit) for worker processes.
-        .target(name: "CHostSupport"),
+        // POSIX helpers Swift cannot call directly (spawn, prctl, rlimit) for worker processes, and
+        // the worker sandbox (namespaces, Landlock, seccomp; docs/security.md).
+        .target(name: "CHostSupport", dependencies: ["CSeccomp"], linkerSettings: [.linkedLibrary("seccomp", .when(platforms: [.linux]))]),
+        // System libseccomp (apt: libseccomp-dev), for the worker's seccomp filter.
+        .systemLibrary(
+            name: "CSeccomp",
+            pkgConfig: "libseccomp",
+            providers: [.apt(["libseccomp-dev"])]
+        ),
         // System libyaml (apt: libyaml-dev).
         .systemLibrary(
             name: "CYAML",
@@ -102,6 +110,8 @@ let package = Package(
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
         .target(name: "FixtureMisbehavingProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureMisbehavingProvider"),
         .target(name: "FixtureConformanceProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureConformanceProvider"),
+        // Tries every sandbox escape of issue 25, one per request (Tests/IntegrationTests/SandboxTests.swift).
+        .target(name: "FixtureHostileProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureHostileProvider"),
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),

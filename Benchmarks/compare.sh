@@ -25,7 +25,7 @@
 #   REPS [3]  LAT_N [20000]  THR_N [200000]  THR_W [64]  STARTUP_RUNS [20]
 #   LAT_WARMUP [1000]  THR_WARMUP [2000]
 #   PEERS  [limit python swift-foundation mcp-swift]; also mcp-swift-blocking; "" = the host only
-#   HOSTS  [in-process worker]
+#   HOSTS  [in-process worker worker-nosandbox defaults]  (worker = sandboxed, the default)
 #   SLOW_PEERS [mcp-swift mcp-swift-blocking]  SLOW_LAT_N [1000]  SLOW_THR_N [20000]
 #          (the MCP SDK peer needs ~10 ms per idle request; see Benchmarks/peers/README.md)
 #   QUICK=1      REPS=1, a tenth of every N, 5 spawns (each still overridable)
@@ -57,7 +57,7 @@ SLOW_LAT_N=${SLOW_LAT_N:-1000}
 SLOW_THR_N=${SLOW_THR_N:-20000}
 SLOW_PEERS=${SLOW_PEERS:-"mcp-swift mcp-swift-blocking"}
 PEERS=${PEERS-"limit python swift-foundation mcp-swift"}
-HOSTS=${HOSTS-"in-process worker defaults"}
+HOSTS=${HOSTS-"in-process worker worker-nosandbox defaults"}
 AWAKE_ROWS=${AWAKE_ROWS-"host-in-process host-worker limit"}
 [[ "${AWAKE:-1}" == 0 ]] && AWAKE_ROWS=""
 
@@ -124,13 +124,17 @@ for mode in $HOSTS; do
     case $mode in
         in-process) add_row host-in-process "context-host (in-process)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
                         "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation in-process --no-state ;;
-        worker)     add_row host-worker "context-host (worker)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
-                        "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation process --no-state ;;
+        # Workers are sandboxed by default (--sandbox best-effort; every layer on this kernel, see
+        # docs/security.md §8); the no-sandbox row is the same host with --sandbox off, in the same run.
+        worker)     add_row host-worker "context-host (worker, sandboxed)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
+                        "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation process --sandbox best-effort --no-state ;;
+        worker-nosandbox) add_row host-worker-nosandbox "context-host (worker, no sandbox)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
+                        "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation process --sandbox off --no-state ;;
         # Each manifest's own choice: Note and Device Info in-process, the four providers that
         # read users' files in workers (docs/security.md, "Default isolation").
         defaults)   add_row host-defaults "context-host (bundled defaults)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
                         "$HOST_REQ/preview-note.jsonl" "$BIN/context-host" --manifests "$ROOT/manifests" --isolation manifest --no-state ;;
-        *) echo "unknown host mode '$mode' in HOSTS (use in-process, worker, defaults)" >&2; exit 2 ;;
+        *) echo "unknown host mode '$mode' in HOSTS (use in-process, worker, worker-nosandbox, defaults)" >&2; exit 2 ;;
     esac
 done
 for peer in $PEERS; do

@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 
 /// How a conformance run is set up. The defaults suit `context-host conformance` and a
@@ -31,6 +32,9 @@ public struct ConformanceOptions: Sendable {
     public var timingBudgetFraction = 0.5
     /// Parallel calls in `concurrency.parallel-calls`. Default 16.
     public var parallelCalls = 16
+    /// The worker sandbox in worker mode (`--sandbox`), as the host applies it. Default
+    /// best-effort; `required` fails a provider whose worker cannot have every layer.
+    public var sandbox: IsolationConfiguration.SandboxPolicy = .bestEffort
 
     /// Default options.
     public init() {}

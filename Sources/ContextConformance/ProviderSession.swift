@@ -110,6 +110,7 @@ final class ProviderSession: Sendable {
         configuration.isolation.workerExecutable = hostExecutable(options: options, libraryPath: libraryPath)
         // Only the first restart matters here; never quarantine during a run.
         configuration.isolation.maximumCrashes = 1000
+        configuration.isolation.sandbox = options.sandbox
         let launched = try ProviderLauncher.open(
             manifest: manifest, libraryPath: libraryPath, initJSON: initJSON, configuration: configuration,
             logger: silentLogger)

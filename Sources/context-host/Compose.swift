@@ -99,7 +99,11 @@ extension HostOptions {
             "--max-crashes", String(isolation.maxCrashes),
             "--crash-window", String(isolation.crashWindow),
             "--worker-memory-limit", String(isolation.workerMemoryLimit),
+            "--sandbox", isolation.sandbox,
+            "--worker-idle-cpu", String(isolation.workerIdleCpu),
         ]
+        if let dataDir = isolation.dataDir { arguments += ["--data-dir", dataDir] }
+        for id in isolation.trust { arguments += ["--trust", id] }
         return arguments
     }
 

@@ -56,6 +56,11 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("Calls per timing check (p95 over this many).", valueName: "count"))
         var timingSamples: Int = 20
 
+        @Option(help: ArgumentHelp(
+            "The worker sandbox in worker mode: required (fail a provider whose worker lacks a layer), best-effort (default) or off.",
+            valueName: "policy"))
+        var sandbox: String = "best-effort"
+
         @Flag(name: .customLong("colour"), inversion: .prefixedNo, help: "Colour the text report (default: when stdout is a terminal).")
         var colour: Bool?
 
@@ -98,6 +103,11 @@ extension ContextHostCommand {
             options.libraryDirectories = libraryDirectories + [HostOptions.executableDirectory()].compactMap { $0 }
             options.allowOutsideLibraryPaths = allowOutsideLibraryPaths
             options.timingSamples = timingSamples
+            guard let sandboxPolicy = IsolationConfiguration.SandboxPolicy(rawValue: sandbox) else {
+                writeStandardError("error: --sandbox must be one of required, best-effort, off (got '\(sandbox)').")
+                throw ExitCode(2)
+            }
+            options.sandbox = sandboxPolicy
             for assignment in settingValues {
                 guard let equals = assignment.firstIndex(of: "="), let dot = assignment[..<equals].lastIndex(of: ".") else {
                     writeStandardError("error: --set expects PROVIDER-ID.NAME=VALUE, got '\(assignment)'.")

@@ -1,6 +1,18 @@
 import ArgumentParser
 import ContextHost
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+private func currentDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: 4097)
+    guard getcwd(&buffer, buffer.count) != nil else { return "." }
+    return String(cString: buffer)
+}
+
 /// Options for where providers run and how worker processes are supervised (docs/security.md).
 struct IsolationOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
@@ -25,7 +37,29 @@ struct IsolationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A cap on each worker's heap, in MiB (0: none).", valueName: "MiB"))
     var workerMemoryLimit: Int = 1024
 
+    @Option(help: ArgumentHelp(
+        "Worker sandbox: 'required' refuses to start a provider whose worker cannot enforce every layer, 'best-effort' uses every layer the kernel offers and reports the rest (default), 'off' confines nothing.",
+        valueName: "policy"))
+    var sandbox: String = IsolationConfiguration.SandboxPolicy.bestEffort.rawValue
+
+    @Option(help: ArgumentHelp(
+        "The host's data folder; each provider gets providers/<id> in it, its only writable folder when sandboxed. Default: $XDG_DATA_HOME/context-host, else ~/.local/share/context-host.",
+        valueName: "dir"))
+    var dataDir: String?
+
+    @Option(help: ArgumentHelp(
+        "Trust this provider id (repeatable): its manifest's 'isolation: in-process' is honoured, as for the bundled providers and the configuration file's 'trust:' list.",
+        valueName: "id"))
+    var trust: [String] = []
+
+    @Option(help: ArgumentHelp("CPU seconds a worker may use while it owes no answer before it is killed and restarted (0: no watchdog).", valueName: "seconds"))
+    var workerIdleCpu: Double = 5
+
     func validate() throws {
+        guard IsolationConfiguration.SandboxPolicy(rawValue: sandbox) != nil else {
+            throw ValidationError("--sandbox must be one of required, best-effort, off (got '\(sandbox)').")
+        }
+        guard workerIdleCpu >= 0 else { throw ValidationError("--worker-idle-cpu must be 0 (no watchdog) or more seconds.") }
         guard IsolationConfiguration.Policy(rawValue: isolation) != nil else {
             throw ValidationError("--isolation must be one of manifest, process, in-process (got '\(isolation)').")
         }
@@ -46,5 +80,9 @@ struct IsolationOptions: ParsableArguments {
         configuration.isolation.maximumCrashes = maxCrashes
         configuration.isolation.crashWindow = .seconds(crashWindow)
         configuration.isolation.workerMemoryLimit = workerMemoryLimit == 0 ? nil : workerMemoryLimit << 20
+        configuration.isolation.sandbox = IsolationConfiguration.SandboxPolicy(rawValue: sandbox) ?? .bestEffort
+        if let dataDir { configuration.isolation.dataDirectory = dataDir.hasPrefix("/") ? dataDir : currentDirectory() + "/" + dataDir }
+        configuration.isolation.trustedProviders.formUnion(trust)
+        configuration.isolation.idleCPUBudget = workerIdleCpu == 0 ? nil : .milliseconds(Int64(workerIdleCpu * 1000))
     }
 }

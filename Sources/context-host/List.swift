@@ -48,9 +48,21 @@ extension ContextHostCommand {
             if broken { throw ExitCode(1) }
         }
 
+        /// "full", "partial (2 missing)", "off", "none (in-process)" or "-".
+        static func sandboxCell(_ sandbox: JSONValue?) -> String {
+            guard let sandbox, let policy = sandbox["policy"]?.stringValue else { return "-" }
+            switch policy {
+            case "off": return "off"
+            case "none": return "none (in-process)"
+            default:
+                let missing = sandbox["missing"]?.arrayValue?.count ?? 0
+                return missing == 0 ? "full" : "partial (\(missing) missing)"
+            }
+        }
+
         /// A readable table; problems are spelled out under it.
         static func table(_ providers: [JSONValue]) -> String {
-            var rows: [[String]] = [["PRIORITY", "ID", "TITLE", "STATUS", "AVAILABLE", "LIBRARY / MANIFEST"]]
+            var rows: [[String]] = [["PRIORITY", "ID", "TITLE", "STATUS", "AVAILABLE", "SANDBOX", "LIBRARY / MANIFEST"]]
             var notes: [String] = []
             for provider in providers {
                 let id = provider["id"]?.stringValue ?? "-"
@@ -62,8 +74,17 @@ extension ContextHostCommand {
                     provider["title"]?.stringValue ?? "-",
                     provider["status"]?.stringValue ?? "-",
                     available ? "yes" : "no",
+                    sandboxCell(provider["sandbox"]),
                     where_,
                 ])
+                if let sandbox = provider["sandbox"], let missing = sandbox["missing"]?.arrayValue, !missing.isEmpty,
+                    sandbox["policy"]?.stringValue != "off"
+                {
+                    let enforced = sandbox["enforced"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                    notes.append("\(id): sandbox \(sandbox["policy"]?.stringValue ?? ""): enforced: \(enforced.isEmpty ? "nothing" : enforced.joined(separator: ", "))"
+                        + missing.map { "\n    not enforced: \($0["layer"]?.stringValue ?? ""): \($0["reason"]?.stringValue ?? "")" }.joined())
+                }
+                if let note = provider["isolationNote"]?.stringValue { notes.append("\(id): \(note)") }
                 if let reason = provider["unavailableReason"], ["loaded", "discovered", "disabled"].contains(provider["status"]?.stringValue ?? "") {
                     notes.append("\(id): unavailable (\(reason["code"]?.stringValue ?? "")): \(reason["message"]?.stringValue ?? "")")
                 }

@@ -28,10 +28,49 @@ extension ContextHostCommand {
         @Flag(help: "Load the library even if its path goes through a symbolic link (the host's --allow-outside-library-paths).")
         var allowOutsideLibraryPaths = false
 
+        @Option(help: ArgumentHelp("The sandbox policy: required, best-effort or off.", valueName: "policy"))
+        var sandbox: String = "off"
+
+        @Option(help: ArgumentHelp("A path the provider may read (repeatable).", valueName: "path"))
+        var sandboxRead: [String] = []
+
+        @Option(help: ArgumentHelp("A folder the provider may write (repeatable).", valueName: "path"))
+        var sandboxWrite: [String] = []
+
+        @Option(help: ArgumentHelp("The provider's private read-write folder.", valueName: "dir"))
+        var dataDir: String?
+
+        @Flag(help: "The network permission was granted.")
+        var allowNetwork = false
+
+        @Flag(help: "The exec permission was granted.")
+        var allowExec = false
+
+        @Option(help: ArgumentHelp("Sandbox layers to leave out (tests).", valueName: "list"))
+        var sandboxDisable: String?
+
+        @Option(help: ArgumentHelp("Address space, tasks, files, file size.", valueName: "AS,TASKS,FILES,FSIZE"))
+        var sandboxLimits: String?
+
+        /// The sandbox options, or nil when off.
+        var sandboxOptions: WorkerSandboxOptions? {
+            guard let policy = IsolationConfiguration.SandboxPolicy(rawValue: sandbox), policy != .off else { return nil }
+            var options = WorkerSandboxOptions()
+            options.policy = policy
+            options.readPaths = sandboxRead
+            options.writePaths = sandboxWrite
+            options.dataDirectory = dataDir
+            options.allowNetwork = allowNetwork
+            options.allowExec = allowExec
+            options.disabledLayers = sandboxDisable ?? ""
+            if let sandboxLimits { _ = options.parseLimits(sandboxLimits) }
+            return options
+        }
+
         func run() throws {
             WorkerMain.run(
                 libraryPath: library, sha256: sha256, parentPID: parentPid, memoryLimit: memoryLimit,
-                confined: !allowOutsideLibraryPaths)
+                confined: !allowOutsideLibraryPaths, sandbox: sandboxOptions)
         }
     }
 }
@@ -53,18 +92,46 @@ extension ContextHostCommand.Worker {
         worker.memoryLimit = nil
         worker.providerId = nil
         worker.allowOutsideLibraryPaths = false
+        worker.sandbox = "off"
+        worker.sandboxRead = []
+        worker.sandboxWrite = []
+        worker.dataDir = nil
+        worker.allowNetwork = false
+        worker.allowExec = false
+        worker.sandboxDisable = nil
+        worker.sandboxLimits = nil
         var library: String?
         var rest = arguments.dropFirst()
         while let name = rest.popFirst() {
-            if name == "--allow-outside-library-paths" {
+            switch name {
+            case "--allow-outside-library-paths":
                 worker.allowOutsideLibraryPaths = true
                 continue
+            case "--allow-network":
+                worker.allowNetwork = true
+                continue
+            case "--allow-exec":
+                worker.allowExec = true
+                continue
+            default:
+                break
             }
             guard let value = rest.popFirst(), !value.hasPrefix("--") else { return nil }
             switch name {
             case "--library": library = value
             case "--sha256": worker.sha256 = value
             case "--provider-id": worker.providerId = value
+            case "--sandbox":
+                guard IsolationConfiguration.SandboxPolicy(rawValue: value) != nil else { return nil }
+                worker.sandbox = value
+            case "--sandbox-read": worker.sandboxRead.append(value)
+            case "--sandbox-write": worker.sandboxWrite.append(value)
+            case "--data-dir": worker.dataDir = value
+            case "--sandbox-disable": worker.sandboxDisable = value
+            case "--sandbox-limits":
+                var probe = WorkerSandboxOptions()
+                guard probe.parseLimits(value) else { return nil }
+                worker.sandboxLimits = value
             case "--parent-pid":
                 guard let pid = Int32(value) else { return nil }
                 worker.parentPid = pid

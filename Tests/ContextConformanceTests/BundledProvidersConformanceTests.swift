@@ -4,7 +4,8 @@ import ContextProviderKit
 import Testing
 
 /// Every bundled provider (each manifest in `manifests/`, as they land) passes every check, in a
-/// worker process and in-process.
+/// worker process — sandboxed with every layer (`--sandbox required`, docs/security.md §8) — and
+/// in-process.
 @Suite("Conformance of the bundled providers", .serialized)
 struct BundledProvidersConformanceTests {
     /// Through the CLI, as CI runs it: the in-process mode then loads the provider into that
@@ -13,7 +14,7 @@ struct BundledProvidersConformanceTests {
     @Test("passes every check in both modes", arguments: ConformanceTestSupport.bundledManifests)
     func bundledProviderConforms(manifest: String) async throws {
         try BuildProducts.checkBuilt()
-        let result = try await ConformanceTestSupport.cli(["conformance", manifest, "--format", "json"])
+        let result = try await ConformanceTestSupport.cli(["conformance", manifest, "--format", "json", "--sandbox", "required"])
         let report = try JSONValue(parsing: result.standardOutput)
         let providers = report["providers"]?.arrayValue ?? []
         #expect(providers.map { $0["mode"]?.stringValue ?? "" } == ["worker", "in-process"])

@@ -23,6 +23,7 @@ public final class HostProcess: @unchecked Sendable {
         let privateFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-state-\(UUID().uuidString)")
         env["XDG_STATE_HOME"] = privateFolder.path
         env["XDG_CACHE_HOME"] = privateFolder.appendingPathComponent("cache").path
+        env["XDG_DATA_HOME"] = privateFolder.appendingPathComponent("data").path
         env.removeValue(forKey: "CONTEXT_HOST_REGISTRY_CACHE")
         for (key, value) in environment { env[key] = value }
         process.environment = env

@@ -33,7 +33,8 @@ struct BackgroundLoadingTests {
     }
 
     private func host(_ manifests: TemporaryDirectory, _ extra: [String] = []) throws -> RPCClient {
-        try RPCClient(arguments: ["--manifests", manifests.path, "--library-path", BuildProducts.directory] + extra)
+        // In-process manifests are honoured only for trusted providers (docs/security.md §9).
+        try RPCClient(arguments: ["--manifests", manifests.path, "--library-path", BuildProducts.directory, "--trust", Self.fixture] + extra)
     }
 
     private func item(_ content: JSONValue = [:]) -> JSONValue {

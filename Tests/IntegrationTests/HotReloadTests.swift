@@ -24,7 +24,11 @@ struct HotReloadTests {
     }
 
     private func serve(_ directory: TemporaryDirectory, _ extra: [String] = []) throws -> RPCClient {
-        try RPCClient(arguments: ["serve", "--manifests", directory.path + "/m", "--library-path", BuildProducts.directory, "--no-state"] + extra)
+        // The test manifests ask for in-process; only trusted providers get it (docs/security.md §9).
+        try RPCClient(arguments: [
+            "serve", "--manifests", directory.path + "/m", "--library-path", BuildProducts.directory, "--no-state",
+            "--trust", "com.contexthost.fixture", "--trust", "com.example.note-two", "--trust", "com.contexthost.misbehaving",
+        ] + extra)
     }
 
     @Test("add, edit, break, fix, change library, delete: each sends providers/changed")

@@ -25,7 +25,8 @@ struct RegistryCacheCLITests {
 
     private func list(_ directory: TemporaryDirectory, _ options: [String]) throws -> (CommandResult, JSONValue) {
         let result = try run(
-            ["list", "--json", "--log-level", "debug", "--manifests", directory.path + "/m", "--library-path", BuildProducts.directory]
+            ["list", "--json", "--log-level", "debug", "--manifests", directory.path + "/m", "--library-path", BuildProducts.directory,
+             "--trust", "com.contexthost.fixture"]
                 + options)
         let providers = try JSONValue(parsing: Array(result.standardOutput.utf8)).arrayValue ?? []
         return (result, try #require(providers.first { $0["id"] == "com.contexthost.fixture" }, "\(result.standardError)"))

@@ -70,7 +70,7 @@ package struct HostConfigFile: Sendable {
     }
 
     /// Top-level fields.
-    package static let topLevelFields = ["providers"]
+    package static let topLevelFields = ["providers", "trust"]
     /// Fields of one provider's entry.
     package static let providerFields = ["priority", "enabled", "settings"]
 
@@ -80,11 +80,16 @@ package struct HostConfigFile: Sendable {
     package var directory: String
     /// Per provider, in file order.
     package var providers: [ProviderOverride]
+    /// Provider ids the operator trusts (`trust: [com.example.provider]`): their manifests'
+    /// `isolation: in-process` is honoured; any other provider outside the bundled manifests runs
+    /// in a sandboxed worker (docs/security.md, "Trust").
+    package var trust: [String]
 
-    package init(path: String, directory: String, providers: [ProviderOverride] = []) {
+    package init(path: String, directory: String, providers: [ProviderOverride] = [], trust: [String] = []) {
         self.path = path
         self.directory = directory
         self.providers = providers
+        self.trust = trust
     }
 
     /// What the file says about `id`, if anything.
@@ -137,12 +142,31 @@ package struct HostConfigFile: Sendable {
             }.map(\.element)
             throw Failure(path: file, diagnostics: sorted)
         }
-        return HostConfigFile(path: file, directory: folder, providers: providers)
+        return HostConfigFile(path: file, directory: folder, providers: providers, trust: reader.trust)
     }
 
     /// Walks the YAML tree, reporting through the manifest validator's helpers.
     private struct Reader {
         var validator: ManifestValidator
+        var trust: [String] = []
+
+        mutating func readTrust(_ node: YAMLNode) {
+            if node.scalarValue == .null { return }
+            guard let items = node.items else {
+                validator.wrongType(node, "trust", expected: "a list of provider ids", hint: "write 'trust: [com.example.provider]'")
+                return
+            }
+            for (index, item) in items.enumerated() {
+                guard case .string(let id)? = item.scalarValue, ManifestValidator.isValidID(id) else {
+                    validator.report(
+                        .invalidId, at: item, "trust[\(index)]",
+                        "expected a reverse-DNS provider id, found \(ManifestValidator.describe(item))",
+                        hint: "use the provider's id from its manifest, e.g. com.example.provider")
+                    continue
+                }
+                if !trust.contains(id) { trust.append(id) }
+            }
+        }
 
         mutating func read(_ document: YAMLDocument) -> [ProviderOverride] {
             for problem in document.problems {
@@ -176,6 +200,10 @@ package struct HostConfigFile: Sendable {
                 }
                 if key == "providers" {
                     providers = readProviders(pair.value)
+                    continue
+                }
+                if key == "trust" {
+                    readTrust(pair.value)
                     continue
                 }
                 if let match = closestMatch(to: key, in: HostConfigFile.topLevelFields) {

@@ -1,3 +1,4 @@
+import CHostSupport
 import Dispatch
 import Logging
 
@@ -23,6 +24,9 @@ public enum StdioServer {
             // a pipe, or over the system's limit, leaves it as it is).
             _ = fcntl(protocolFD, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
         #endif
+        // Non-dumpable: no same-user process (a worker, or anything else the user runs) may open
+        // /proc/<pid>/fd/* to reach the protocol pipe, nor read this process's memory or environment.
+        _ = ctxh_set_dumpable(0)
         // A dead peer (client or worker) must be an EPIPE error, not a fatal signal.
         signal(SIGPIPE, SIG_IGN)
         // A parent may start us with signals blocked (Foundation's Process passes its own mask on),

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where providers run and how the host supervises worker processes (docs/security.md).
 public struct IsolationConfiguration: Sendable {
     /// Which isolation wins: the manifest's or the operator's.
@@ -8,6 +14,17 @@ public struct IsolationConfiguration: Sendable {
         case process
         /// Run every provider in the host process (trusted deployments, platforms that cannot spawn).
         case inProcess = "in-process"
+    }
+
+    /// Whether workers are confined (docs/security.md, "Sandbox").
+    public enum SandboxPolicy: String, Sendable, CaseIterable {
+        /// Every layer must be in force; a provider whose worker cannot have them all is not started
+        /// (`sandbox-unavailable`, naming each missing layer and why).
+        case required
+        /// Every layer the kernel offers; what is missing is reported per provider (the default).
+        case bestEffort = "best-effort"
+        /// No confinement: workers are only a crash boundary, with the host's environment.
+        case off
     }
 
     /// The policy; default `.manifest`.
@@ -32,7 +49,44 @@ public struct IsolationConfiguration: Sendable {
     /// when it is `context-host`, else `context-host` in `HostConfiguration.executableDirectory`.
     public var workerExecutable: String?
 
+    /// The worker sandbox policy; default `.bestEffort`.
+    public var sandbox: SandboxPolicy = .bestEffort
+    /// The host's data folder; each provider gets `providers/<id>` inside it, read-write (its only
+    /// writable folder when sandboxed), passed as `dataDirectory` in the init JSON. nil: the
+    /// default, `$XDG_DATA_HOME/context-host`, else `~/.local/share/context-host`.
+    public var dataDirectory: String?
+    /// Providers whose `isolation: in-process` is honoured besides the bundled ones (the host
+    /// configuration's `trust:` list, provider ids).
+    public var trustedProviders: Set<String> = []
+    /// Manifest folders whose providers are trusted (the host's bundled manifests). nil: the
+    /// `manifests` folder next to the executable's package (see `ProviderLauncher.isTrusted`).
+    public var trustedManifestDirectories: [String]?
+    /// CPU time a worker may burn while it owes no answer before it is killed and restarted
+    /// (`cause: "cpu"`); nil: no watchdog. Default 5 s of CPU within one idle stretch.
+    public var idleCPUBudget: Duration? = .seconds(5)
+    /// Tasks (threads and processes) per sandboxed worker (pids cgroup as root, else RLIMIT_NPROC).
+    public var workerTaskLimit: Int = 128
+    /// Open descriptors per sandboxed worker (RLIMIT_NOFILE).
+    public var workerFileLimit: Int = 1024
+    /// Largest file a sandboxed worker may write, in bytes (RLIMIT_FSIZE).
+    public var workerFileSizeLimit: Int = 1 << 30
+
     public init() {}
+
+    /// The default data folder: `$XDG_DATA_HOME/context-host`, else `~/.local/share/context-host`.
+    public static func defaultDataDirectory() -> String? {
+        if let data = getenv("XDG_DATA_HOME").map({ String(cString: $0) }), data.hasPrefix("/") {
+            return data + "/context-host"
+        }
+        guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else { return nil }
+        return home + "/.local/share/context-host"
+    }
+
+    /// The private folder of provider `id`: `<data folder>/providers/<id>`.
+    public func providerDataDirectory(_ id: String) -> String? {
+        guard let root = dataDirectory ?? Self.defaultDataDirectory() else { return nil }
+        return root + "/providers/" + id
+    }
 
     /// `timeout` capped by `maximumCallTimeout`, in milliseconds.
     package func cappedMilliseconds(_ timeout: Duration) -> Int {

@@ -36,6 +36,11 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     private let nextID = Atomic<Int64>(1)
     private let state = Mutex(State())
     private let eventHandler = Mutex<(@Sendable (SupervisionEvent) -> Void)?>(nil)
+    /// The worker's environment (scrubbed when sandboxed).
+    private let environment: [String]
+    private let sandboxed: Bool
+    private let sandboxReportState = Mutex<SandboxReport?>(nil)
+    private let watchdog = Mutex<TimerBox?>(nil)
 
     private enum Phase {
         case running
@@ -74,7 +79,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     /// Starts the first worker and waits until the provider is open.
     package init(
         providerID: String, libraryPath: String, sha256: String?, initJSON: [UInt8],
-        configuration: HostConfiguration, logger: Logger
+        configuration: HostConfiguration, logger: Logger, sandbox: WorkerSandboxOptions? = nil
     ) throws(LoadError) {
         self.providerID = providerID
         self.libraryPath = libraryPath
@@ -92,7 +97,10 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         if let sha256 { arguments += ["--sha256", sha256] }
         if configuration.allowOutsideLibraryPaths { arguments += ["--allow-outside-library-paths"] }
         if let limit = settings.workerMemoryLimit { arguments += ["--memory-limit", String(limit)] }
+        if let sandbox { arguments += sandbox.arguments }
         self.arguments = arguments
+        self.sandboxed = sandbox != nil
+        self.environment = sandbox.map { WorkerProcess.scrubbedEnvironment(dataDirectory: $0.dataDirectory) } ?? WorkerProcess.hostEnvironment()
         Self.ignoreBrokenPipes()
         let started = try startWorker(generation: 0).get()
         state.withLock { state in
@@ -100,6 +108,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             state.worker = started.worker
         }
         startReading(started.worker, started.reader)
+        startWatchdog()
     }
 
     /// Where the host's `context-host` executable is.
@@ -142,6 +151,18 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     package var restarts: Int { state.withLock { $0.restarts } }
     /// The last crash, in words.
     package var lastCrash: String? { state.withLock { $0.lastCrash } }
+    /// What the worker's sandbox enforces (from its last start); nil when not sandboxed.
+    package var sandboxReport: SandboxReport? {
+        guard var report = sandboxReportState.withLock({ $0 }) else { return nil }
+        // Layers the host enforces from outside.
+        report.enforced.append("environment")
+        if settings.idleCPUBudget != nil {
+            report.enforced.append("cpu-watchdog")
+        } else {
+            report.missing.append(.init(layer: "cpu-watchdog", reason: "no CPU budget configured"))
+        }
+        return report
+    }
     /// Why the provider is quarantined, if it is.
     package var quarantine: Unavailability? { state.withLock { $0.phase == .quarantined ? $0.quarantine : nil } }
 
@@ -155,7 +176,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     /// Spawns a worker, sends the init JSON and waits for the provider to open.
     private func startWorker(generation: Int) -> Result<Started, LoadError> {
         let worker: WorkerProcess
-        switch WorkerProcess.spawn(arguments: arguments, generation: generation, label: providerID, logger: logger) {
+        switch WorkerProcess.spawn(arguments: arguments, environment: environment, generation: generation, label: providerID, logger: logger) {
         case .failure(let error): return .failure(error)
         case .success(let process): worker = process
         }
@@ -165,7 +186,16 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             ? reader.next(maximumPayload: 1 << 20, deadline: .now + settings.startTimeout)
             : .endOfStream
         if case .frame(0, let payload) = event, let answer = try? JSONValue(parsing: payload) {
-            if answer["ok"]?.boolValue == true { return .success(Started(worker: worker, reader: reader)) }
+            if let report = SandboxReport(json: answer["sandbox"]) {
+                sandboxReportState.withLock { $0 = report }
+                if answer["ok"]?.boolValue == true, !report.missing.isEmpty, generation == 0 {
+                    logger.notice("Provider \(providerID): sandbox \(report.policy): \(report.summary).")
+                }
+            }
+            if answer["ok"]?.boolValue == true {
+                worker.resetIdleCPU()
+                return .success(Started(worker: worker, reader: reader))
+            }
             if let error = answer["error"] {
                 _ = worker.reap()
                 return .failure(LoadError(
@@ -225,6 +255,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 
     deinit {
+        watchdog.withLock { $0 }?.timer.cancel()
         state.withLock { $0.worker }?.kill(nil)
     }
 
@@ -372,6 +403,8 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
                 summary = "killed after \(method) \(afterTimeout ? "timed out" : "was cancelled") and did not stop"
             case .protocolViolation(let reason)?:
                 summary = "killed for breaking the worker protocol (\(reason))"
+            case .cpu(let seconds, let budget)?:
+                summary = "killed for using \(Self.seconds(seconds)) of CPU while it owed no answer (budget \(Self.seconds(budget)))"
             case .startTimeout?, nil:
                 summary = "\(exit.description)" + (lost.first.map { " in \($0.method)" } ?? " while idle")
             }
@@ -419,6 +452,9 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         case .protocolViolation(let reason)?:
             what = "was killed while handling \(method) because its worker broke the host protocol (\(reason))"
             data["cause"] = "protocol"
+        case .cpu(let seconds, let budget)?:
+            what = "was killed for using \(Self.seconds(seconds)) of CPU while it owed no answer (budget \(Self.seconds(budget))), losing this \(method) request"
+            data["cause"] = "cpu"
         case .startTimeout?, nil:
             what = "crashed (\(exit.description)) while handling \(method)"
             data["cause"] = "crash"
@@ -528,6 +564,44 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
     }
 
+    /// "2.5 s".
+    private static func seconds(_ value: Double) -> String {
+        let tenths = (value * 10).rounded() / 10
+        return "\(tenths) s"
+    }
+
+    // MARK: CPU watchdog
+
+    /// Every 250 ms: a worker that owes no answer and has used more than `idleCPUBudget` of CPU
+    /// (all its processes and threads) since it last owed one is killed (`cause: "cpu"`) and
+    /// restarted like a crashed one.
+    private func startWatchdog() {
+        guard let budget = settings.idleCPUBudget else { return }
+        let budgetSeconds = Double(budget.components.seconds) + Double(budget.components.attoseconds) / 1e18
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250), leeway: .milliseconds(50))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            let current = state.withLock { state -> (WorkerProcess, Bool)? in
+                guard state.phase == .running, let worker = state.worker else { return nil }
+                let owes = state.inFlight.values.contains { $0.generation == worker.generation }
+                    || state.stopping.values.contains { $0.generation == worker.generation }
+                return (worker, owes)
+            }
+            guard let (worker, owes) = current else { return }
+            let used = WorkerProcess.treeCPUSeconds(worker.pid)
+            if owes {
+                worker.setIdleCPUBaseline(used)
+            } else if let spent = worker.idleCPUSpent(used), spent > budgetSeconds {
+                logger.warning("Provider \(providerID): worker \(worker.pid) used \(Self.seconds(spent)) of CPU while it owed no answer; killing it.")
+                worker.kill(.cpu(seconds: spent, budget: budgetSeconds))
+            }
+        }
+        timer.resume()
+        let box = TimerBox(timer)
+        watchdog.withLock { $0 = box }
+    }
+
     /// "5 minutes", "90 seconds".
     private static func words(_ duration: Duration) -> String {
         let seconds = Int(duration.components.seconds)
@@ -535,4 +609,10 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         if seconds >= 1 { return seconds == 1 ? "1 second" : "\(seconds) seconds" }
         return "\(duration.milliseconds) ms"
     }
+}
+
+/// Holds the watchdog's timer (DispatchSourceTimer is thread-safe but not marked Sendable).
+private final class TimerBox: @unchecked Sendable {
+    let timer: DispatchSourceTimer
+    init(_ timer: DispatchSourceTimer) { self.timer = timer }
 }

@@ -26,15 +26,41 @@ public enum WorkerMain {
     ///   - memoryLimit: a cap on the data segment, in bytes.
     ///   - confined: open the library refusing symbolic links in its (canonical) path, as the host
     ///     does (`ProviderLibrary.load`); false with `--allow-outside-library-paths`.
-    public static func run(libraryPath: String, sha256: String?, parentPID: Int32?, memoryLimit: Int?, confined: Bool = true) -> Never {
-        let protocolFD = StdioServer.takeOverStandardOutput()
+    ///   - sandbox: confine the worker before the library is loaded (docs/security.md, "Sandbox");
+    ///     nil or policy `off`: no sandbox.
+    public static func run(
+        libraryPath: String, sha256: String?, parentPID: Int32?, memoryLimit: Int?, confined: Bool = true,
+        sandbox: WorkerSandboxOptions? = nil
+    ) -> Never {
         _ = ctxh_set_parent_death_signal(SIGKILL)
         if let parentPID, getppid() != parentPID { _exit(0) }
+        let sandbox = sandbox?.policy == .off ? nil : sandbox
+        var report = SandboxReport(policy: sandbox?.policy.rawValue ?? "off")
+        if let sandbox {
+            // While single-threaded: the task cap, then user/PID/mount/network namespaces (forks).
+            WorkerSandbox.enterNamespaces(sandbox, report: &report)
+        }
+        let protocolFD = StdioServer.takeOverStandardOutput()
         if let memoryLimit, memoryLimit > 0 { _ = ctxh_limit_data(UInt64(memoryLimit)) }
         workerOutputFD.store(protocolFD, ordering: .releasing)
 
         var reader = FrameReader(fd: STDIN_FILENO)
         guard case .frame(_, let initJSON) = reader.next(maximumPayload: 64 << 20) else { _exit(0) }
+        if let sandbox {
+            WorkerSandbox.confine(sandbox, libraryPath: libraryPath, pinned: sha256 != nil, report: &report)
+            if sandbox.policy == .required, !report.missing.isEmpty {
+                let answer: JSONValue = [
+                    "error": [
+                        "code": "sandbox-unavailable",
+                        "message": .string("The sandbox is required (--sandbox required), but its worker could not enforce: \(report.missing.map { "\($0.layer) (\($0.reason))" }.joined(separator: "; "))."),
+                        "hint": "Run on a Linux kernel with Landlock (ABI 6 or later), seccomp and user namespaces, or start the host with --sandbox best-effort to run with the layers available.",
+                    ],
+                    "sandbox": report.json,
+                ]
+                sendFrame(tag: 0, answer.jsonBytes)
+                _exit(0)
+            }
+        }
         let instance: UnsafeMutableRawPointer?
         let library: ProviderLibrary
         do throws(LoadError) {
@@ -45,7 +71,8 @@ public enum WorkerMain {
             sendFrame(tag: 0, answer.jsonBytes)
             _exit(0)
         }
-        sendFrame(tag: 0, Array(#"{"ok":true}"#.utf8))
+        let ready: JSONValue = sandbox == nil ? ["ok": true] : ["ok": true, "sandbox": report.json]
+        sendFrame(tag: 0, ready.jsonBytes)
 
         let call = library.table.pointee.call!
         while true {

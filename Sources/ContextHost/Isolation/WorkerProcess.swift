@@ -34,6 +34,12 @@ package func startThread(name: String? = nil, _ body: @escaping @Sendable () -> 
     pthread_detach(thread)
 }
 
+extension String {
+    fileprivate var trimmingSpaces: String {
+        String(self.drop { $0 == " " || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\n" }.reversed())
+    }
+}
+
 /// Spawns worker processes from one long-lived thread.
 ///
 /// Linux sends the parent-death signal when the *thread* that spawned a child exits, not the
@@ -101,6 +107,8 @@ package enum KillReason: Sendable, Equatable {
     case protocolViolation(String)
     /// The worker did not finish loading in time.
     case startTimeout
+    /// The worker used more than its CPU budget while it owed no answer (seconds used, budget).
+    case cpu(seconds: Double, budget: Double)
 }
 
 /// One `context-host worker` process: its pipes, its stderr tail, and how to stop it.
@@ -116,6 +124,9 @@ package final class WorkerProcess: Sendable {
     private let stderrClosed = DispatchSemaphore(value: 0)
     private let reaped = Mutex(false)
     let killReason = Mutex<KillReason?>(nil)
+    /// The CPU time (seconds) of the worker's processes when it last owed an answer; nil until
+    /// the watchdog's first look.
+    private let idleBaseline = Mutex<Double?>(nil)
 
     /// The number of stderr lines kept.
     static let tailLines = 20
@@ -129,7 +140,7 @@ package final class WorkerProcess: Sendable {
     }
 
     /// Spawns `arguments[0]` with pipes on fds 0, 1 and 2 and starts draining its stderr.
-    static func spawn(arguments: [String], generation: Int, label: String, logger: Logger) -> Result<WorkerProcess, LoadError> {
+    static func spawn(arguments: [String], environment: [String], generation: Int, label: String, logger: Logger) -> Result<WorkerProcess, LoadError> {
         var stdinPipe: [Int32] = [0, 0], stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
         guard ctxh_pipe_cloexec(&stdinPipe) == 0 else { return .failure(spawnError("pipe: \(String(cString: strerror(errno)))")) }
         guard ctxh_pipe_cloexec(&stdoutPipe) == 0 else {
@@ -145,7 +156,7 @@ package final class WorkerProcess: Sendable {
             var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
             cArguments.append(nil)
             defer { cArguments.forEach { free($0) } }
-            var cEnvironment: [UnsafeMutablePointer<CChar>?] = workerEnvironment().map { strdup($0) }
+            var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) }
             cEnvironment.append(nil)
             defer { cEnvironment.forEach { free($0) } }
             var pid: pid_t = 0
@@ -174,7 +185,7 @@ package final class WorkerProcess: Sendable {
     /// The host's environment, with Swift's crash backtracer off unless the operator set
     /// SWIFT_BACKTRACE: it takes seconds to symbolicate, holding up the crash report, and its
     /// register dump would fill the stderr tail the client gets.
-    private static func workerEnvironment() -> [String] {
+    static func hostEnvironment() -> [String] {
         var variables: [String] = []
         var pointer = environ
         while let entry = pointer.pointee {
@@ -185,6 +196,69 @@ package final class WorkerProcess: Sendable {
             variables.append("SWIFT_BACKTRACE=enable=no")
         }
         return variables
+    }
+
+    /// A sandboxed worker's environment: only `LANG`, `LC_*`, `TZ`, `PATH` and `SWIFT_BACKTRACE`
+    /// from the host (no tokens, no paths to the user's files), `HOME` = the provider's data folder
+    /// and `TMPDIR` = its `tmp` subfolder, and at most two allocator arenas (the address-space cap
+    /// counts their reservations).
+    static func scrubbedEnvironment(dataDirectory: String?) -> [String] {
+        var variables = hostEnvironment().filter { entry in
+            let name = entry.prefix { $0 != "=" }
+            return name == "LANG" || name.hasPrefix("LC_") || name == "TZ" || name == "PATH" || name == "SWIFT_BACKTRACE"
+        }
+        if let dataDirectory {
+            variables.append("HOME=" + dataDirectory)
+            variables.append("TMPDIR=" + dataDirectory + "/tmp")
+        }
+        variables.append("MALLOC_ARENA_MAX=2")
+        return variables
+    }
+
+    /// CPU seconds (user + system) used so far by process `pid` and all its descendants (Linux
+    /// `/proc`; 0 elsewhere).
+    static func treeCPUSeconds(_ pid: pid_t) -> Double {
+        #if os(Linux)
+            var total = 0.0
+            var pending = [pid]
+            var seen = 0
+            let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+            while let next = pending.popLast(), seen < 4096 {
+                seen += 1
+                if let stat = try? FileBytes.read("/proc/\(next)/stat"), let close = stat.lastIndex(of: UInt8(ascii: ")")) {
+                    let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+                    // After "pid (comm)": state is field 0; utime and stime are fields 11 and 12.
+                    if fields.count > 12, let user = Double(String(decoding: fields[11], as: UTF8.self)),
+                        let system = Double(String(decoding: fields[12], as: UTF8.self))
+                    {
+                        total += (user + system) / ticks
+                    }
+                }
+                if let children = try? FileBytes.read("/proc/\(next)/task/\(next)/children") {
+                    for word in children.split(separator: UInt8(ascii: " ")) {
+                        if let child = Int32(String(decoding: word, as: UTF8.self).trimmingSpaces) { pending.append(child) }
+                    }
+                }
+            }
+            return total
+        #else
+            return 0
+        #endif
+    }
+
+    func resetIdleCPU() { idleBaseline.withLock { $0 = nil } }
+
+    func setIdleCPUBaseline(_ used: Double) { idleBaseline.withLock { $0 = used } }
+
+    /// CPU used since the baseline (which the first call sets).
+    func idleCPUSpent(_ used: Double) -> Double? {
+        idleBaseline.withLock { baseline in
+            guard let start = baseline else {
+                baseline = used
+                return nil
+            }
+            return used - start
+        }
     }
 
     private static func spawnError(_ reason: String) -> LoadError {
@@ -268,6 +342,7 @@ package final class WorkerProcess: Sendable {
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             reaped = true
         }
+        ctxh_sandbox_remove_cgroup(pid)
         _ = stderrClosed.wait(timeout: .now() + .milliseconds(500))
         close(output)
         writer.async { [input] in close(input) }

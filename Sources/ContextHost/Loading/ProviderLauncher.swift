@@ -1,39 +1,123 @@
 import ContextProviderKit
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Starts a provider instance the way its manifest and the host policy ask.
 package enum ProviderLauncher {
     /// A started provider and how it runs.
     package struct Launched: Sendable {
         package var connection: any ProviderConnection
         package var isolation: IsolationMode
+        /// Why it runs where it does when that is not what its manifest asked (e.g. an untrusted
+        /// provider's `isolation: in-process` overruled).
+        package var isolationNote: String?
     }
 
     /// How a provider runs under this host's policy (`HostConfiguration.isolation.policy`).
     package static func isolation(for manifest: Manifest, configuration: HostConfiguration) -> IsolationMode {
+        decide(manifest, configuration).mode
+    }
+
+    /// The isolation and, when the manifest was overruled, why.
+    package static func decide(_ manifest: Manifest, _ configuration: HostConfiguration) -> (mode: IsolationMode, note: String?) {
         switch configuration.isolation.policy {
-        case .manifest: manifest.isolation
-        case .process: .process
-        case .inProcess: .inProcess
+        case .manifest:
+            if manifest.isolation == .inProcess, !isTrusted(manifest, configuration) {
+                return (.process, "Its manifest asks for in-process, but only trusted providers (the bundled manifests folder, or the host configuration's 'trust:' list) run in the host; it runs in a sandboxed worker.")
+            }
+            return (manifest.isolation, nil)
+        case .process: return (.process, nil)
+        case .inProcess: return (.inProcess, nil)
         }
     }
 
+    /// Whether the operator trusts the provider: listed in the configuration's `trust:` (or
+    /// `IsolationConfiguration.trustedProviders`), or found in a trusted manifests folder (default:
+    /// the bundled `manifests` folder of the package the executable was built in, or
+    /// `<prefix>/share/context-host/manifests` for an installed host).
+    package static func isTrusted(_ manifest: Manifest, _ configuration: HostConfiguration) -> Bool {
+        if configuration.isolation.trustedProviders.contains(manifest.id) { return true }
+        if configuration.configFile?.trust.contains(manifest.id) == true { return true }
+        var folders = configuration.isolation.trustedManifestDirectories ?? []
+        if configuration.isolation.trustedManifestDirectories == nil, let executable = configuration.executableDirectory {
+            folders += [executable + "/../../manifests", executable + "/../share/context-host/manifests", executable + "/manifests"]
+            // Built in a package (…/.build/<triple>/debug): that package's manifests folder.
+            let parts = executable.split(separator: "/", omittingEmptySubsequences: false)
+            if let build = parts.lastIndex(of: ".build") { folders.append(parts[..<build].joined(separator: "/") + "/manifests") }
+        }
+        let manifestFolder = ManifestFileSystem.directoryName(manifest.manifestPath)
+        guard let canonicalManifestFolder = ManifestFileSystem.realPath(manifestFolder) else { return false }
+        return folders.contains { ManifestFileSystem.realPath($0) == canonicalManifestFolder }
+    }
+
     /// Loads the library and opens an instance with `initJSON`: in this process, or in a
-    /// supervised `context-host worker` process (`WorkerConnection`).
+    /// supervised `context-host worker` process (`WorkerConnection`), sandboxed unless the policy
+    /// is `off`. Adds `dataDirectory` (the provider's private folder, created here) to the init JSON.
     package static func open(
         manifest: Manifest, libraryPath: String, initJSON: [UInt8], configuration: HostConfiguration, logger: Logger
     ) throws(LoadError) -> Launched {
-        switch isolation(for: manifest, configuration: configuration) {
+        let decision = decide(manifest, configuration)
+        var initValue = (try? JSONValue(parsing: initJSON)) ?? .object([:])
+        let dataDirectory = configuration.isolation.providerDataDirectory(manifest.id)
+        if let dataDirectory, case .object(var object) = initValue {
+            if !Directories.makePrivate(dataDirectory) {
+                logger.warning("Provider \(manifest.id): cannot create its data folder \(dataDirectory): \(String(cString: strerror(errno))).")
+            }
+            object["dataDirectory"] = .string(dataDirectory)
+            initValue = .object(object)
+        }
+        let bytes = initValue.jsonBytes
+        switch decision.mode {
         case .process:
+            let sandbox = sandboxOptions(manifest: manifest, initJSON: initValue, dataDirectory: dataDirectory, configuration: configuration)
             let connection = try WorkerConnection(
-                providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256, initJSON: initJSON,
-                configuration: configuration, logger: logger)
-            return Launched(connection: connection, isolation: .process)
+                providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256, initJSON: bytes,
+                configuration: configuration, logger: logger, sandbox: sandbox)
+            return Launched(connection: connection, isolation: .process, isolationNote: decision.note)
         case .inProcess:
             let library = try ProviderLibrary.load(path: libraryPath, sha256: manifest.sha256, confined: !configuration.allowOutsideLibraryPaths)
             let connection = try InProcessConnection(
-                library: library, initJSON: initJSON, maximumReplyBytes: configuration.maximumMessageBytes)
-            return Launched(connection: connection, isolation: .inProcess)
+                library: library, initJSON: bytes, maximumReplyBytes: configuration.maximumMessageBytes)
+            return Launched(connection: connection, isolation: .inProcess, isolationNote: decision.note)
         }
+    }
+
+    /// The worker sandbox for this provider: `network` when the client granted it, `exec` when the
+    /// manifest declares it and the client granted it, read access to what its `path` settings
+    /// name, read-write access to its data folder. nil when the policy is `off`.
+    package static func sandboxOptions(
+        manifest: Manifest, initJSON: JSONValue, dataDirectory: String?, configuration: HostConfiguration
+    ) -> WorkerSandboxOptions? {
+        let isolation = configuration.isolation
+        guard isolation.sandbox != .off else { return nil }
+        var options = WorkerSandboxOptions()
+        options.policy = isolation.sandbox
+        let granted = Set(initJSON["grantedPermissions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        options.allowNetwork = granted.contains(ManifestPermission.network.rawValue)
+        options.allowExec = granted.contains(ManifestPermission.exec.rawValue) && manifest.availability.permissions.contains(.exec)
+        for setting in manifest.settings where setting.type == .path {
+            guard let value = initJSON["settings"]?[setting.name]?.stringValue, value.hasPrefix("/") else { continue }
+            if setting.isWritable {
+                // A folder the provider writes (a cache): the host makes it, the worker may not.
+                _ = Directories.makePrivate(value)
+                options.writePaths.append(value)
+            } else {
+                options.readPaths.append(value)
+            }
+        }
+        options.dataDirectory = dataDirectory
+        if let disabled = getenv("CONTEXT_HOST_SANDBOX_DISABLE") { options.disabledLayers = String(cString: disabled) }
+        // The address space counts every mapping (shared ones too, unlike the heap cap), plus what
+        // the runtime reserves (thread stacks, allocator arenas, libraries): the heap cap + 1 GiB.
+        options.addressSpaceLimit = isolation.workerMemoryLimit.map { $0 + (1 << 30) } ?? 0
+        options.taskLimit = isolation.workerTaskLimit
+        options.fileLimit = isolation.workerFileLimit
+        options.fileSizeLimit = isolation.workerFileSizeLimit
+        return options
     }
 }

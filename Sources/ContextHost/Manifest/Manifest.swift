@@ -146,9 +146,11 @@ package struct ManifestPermission: RawRepresentable, Sendable, Hashable, CustomS
     package static let calendar = Self(rawValue: "calendar")
     package static let files = Self(rawValue: "files")
     package static let contacts = Self(rawValue: "contacts")
+    /// Start processes (`fork`, `execve`); refused by the worker sandbox without it.
+    package static let exec = Self(rawValue: "exec")
 
     /// Every permission a manifest may name.
-    package static let known: [ManifestPermission] = [.network, .location, .health, .calendar, .files, .contacts]
+    package static let known: [ManifestPermission] = [.network, .location, .health, .calendar, .files, .contacts, .exec]
 }
 
 /// Where and when a provider is available.
@@ -303,6 +305,12 @@ package enum SettingType: String, Sendable, Hashable, CaseIterable {
     case bool
 }
 
+/// What a sandboxed worker may do at a `path` setting's value.
+package enum SettingAccess: String, Sendable, CaseIterable {
+    case read
+    case write
+}
+
 /// One declared setting.
 package struct ManifestSetting: Sendable, Hashable {
     package var name: String
@@ -312,6 +320,9 @@ package struct ManifestSetting: Sendable, Hashable {
     package var description: String?
     /// A required setting with no default must be given a value.
     package var isRequired: Bool
+    /// `access: write` (path settings only): a sandboxed worker may write there (a cache folder);
+    /// other path settings are read-only.
+    package var isWritable: Bool = false
 
     package init(
         name: String, type: SettingType, defaultValue: JSONValue? = nil, description: String? = nil,

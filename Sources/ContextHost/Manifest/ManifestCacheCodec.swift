@@ -324,6 +324,7 @@ extension CacheEncoder {
             if let value = setting.defaultValue { json(value) }
             optionalString(setting.description)
             bool(setting.isRequired)
+            bool(setting.isWritable)
         }
         for timeout in [manifest.timeouts.collect, manifest.timeouts.preview, manifest.timeouts.detail, manifest.timeouts.encode] {
             int(timeout.components.seconds)
@@ -406,9 +407,10 @@ extension CacheDecoder {
             var defaultValue: JSONValue?
             if try bool() { defaultValue = try json() }
             let description = try optionalString()
-            settings.append(
-                ManifestSetting(
-                    name: name, type: type, defaultValue: defaultValue, description: description, isRequired: try bool()))
+            var setting = ManifestSetting(
+                name: name, type: type, defaultValue: defaultValue, description: description, isRequired: try bool())
+            setting.isWritable = try bool()
+            settings.append(setting)
         }
         var durations: [Duration] = []
         for _ in 0..<4 { durations.append(Duration(secondsComponent: try int64(), attosecondsComponent: try int64())) }

@@ -10,7 +10,7 @@ extension Manifest {
     package static let requiredFields = ["manifestVersion", "id", "title", "iconName", "version", "library"]
     package static let availabilityFields = ["platforms", "host", "permissions"]
     package static let timeoutFields = ["collect", "preview", "detail", "encode"]
-    package static let settingFields = ["type", "default", "description", "required"]
+    package static let settingFields = ["type", "default", "description", "required", "access"]
 
     /// Reads and validates the manifest at `path` (as the user named it; relative paths are relative to
     /// the current directory). Every problem is collected before throwing.
@@ -672,6 +672,17 @@ struct ManifestValidator {
             }
             if let value = fields["description"]?.value { setting.description = string(value, "\(path).description") }
             if let value = fields["required"]?.value { setting.isRequired = boolean(value, "\(path).required") ?? false }
+            if let value = fields["access"]?.value {
+                record("\(path).access", value)
+                if let access = oneOf(value, "\(path).access", SettingAccess.self) {
+                    if access == .write, type != .path {
+                        report(
+                            .invalidValue, at: value, "\(path).access", "'access: write' is only for path settings",
+                            hint: "remove 'access', or change 'type' to path")
+                    }
+                    setting.isWritable = access == .write && type == .path
+                }
+            }
             settings.append(setting)
         }
         return settings

@@ -21,7 +21,14 @@ package enum ProviderDescription {
                 if let pid = worker.workerPID { object["workerPid"] = .number(Double(pid)) }
                 object["restarts"] = .number(Double(worker.restarts))
                 if let crash = worker.lastCrash { object["lastCrash"] = .string(crash) }
+                // What the worker's sandbox enforces, layer by layer (docs/security.md, "Sandbox").
+                object["sandbox"] = worker.sandboxReport?.json
+                    ?? SandboxReport(policy: "off", missing: [.init(layer: "sandbox", reason: "the host runs with --sandbox off")]).json
+            } else if entry.effectiveIsolation == .inProcess {
+                object["sandbox"] = SandboxReport(policy: "none", missing: [.init(
+                    layer: "worker", reason: "runs inside the host process (trusted or --isolation in-process): no confinement")]).json
             }
+            if let note = entry.isolationNote { object["isolationNote"] = .string(note) }
             object["permissions"] = .array(manifest.availability.permissions.map { .string($0.rawValue) })
         }
         object["status"] = .string(entry.status.rawValue)

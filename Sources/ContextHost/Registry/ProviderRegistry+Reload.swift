@@ -152,6 +152,7 @@ extension ProviderRegistry {
             kept.connection = connection
             kept.libraryPath = old.libraryPath
             kept.effectiveIsolation = old.effectiveIsolation
+            kept.isolationNote = old.isolationNote
             kept.unavailability = Unavailability(
                 code: "restart-required",
                 message: "\(manifest.title)'s \(reason); in-process libraries are never unloaded, so restart the host "

@@ -45,6 +45,8 @@ package struct ProviderEntry: Sendable {
     package var unavailability: Unavailability?
     /// How the provider actually runs, once loaded (host policy may differ from the manifest).
     package var effectiveIsolation: IsolationMode?
+    /// Why it runs where it does when the manifest asked otherwise (an untrusted in-process provider).
+    package var isolationNote: String?
     /// What `unavailability` was before a quarantine replaced it (restored on recovery).
     package var unavailabilityBeforeQuarantine: Unavailability?
     /// The host configuration's `priority` for this provider, if it sets one (see `effectivePriority`).
@@ -327,6 +329,7 @@ package final class ProviderRegistry: Sendable {
                 manifest: manifest, libraryPath: path, initJSON: initJSON.jsonBytes, configuration: configuration, logger: logger)
             entry.connection = launched.connection
             entry.effectiveIsolation = launched.isolation
+            entry.isolationNote = launched.isolationNote
             entry.status = .loaded
         } catch {
             if error.code == "sha256-mismatch", entry.diagnostics.isEmpty {

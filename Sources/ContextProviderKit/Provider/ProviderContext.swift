@@ -12,12 +12,18 @@ public struct ProviderContext: Sendable, Hashable {
     public var settings: ProviderSettings
     /// Permissions the client granted, e.g. `network`.
     public var grantedPermissions: Set<String>
+    /// The provider's private folder (absolute path), created by the host: the only place it may
+    /// write when its worker is sandboxed (also its `HOME`; `TMPDIR` is `tmp` inside it). nil when
+    /// the host gave none (older hosts, tests).
+    public var dataDirectory: String?
 
     /// Creates a context (for tests and for hosts that call providers directly).
     public init(
         providerId: String, hostVersion: String = "0.1.0", locale: String = "en-US",
-        settings: ProviderSettings = ProviderSettings(), grantedPermissions: Set<String> = [], ctxpVersion: Int = 1
+        settings: ProviderSettings = ProviderSettings(), grantedPermissions: Set<String> = [], ctxpVersion: Int = 1,
+        dataDirectory: String? = nil
     ) {
+        self.dataDirectory = dataDirectory
         self.ctxpVersion = ctxpVersion
         self.providerId = providerId
         self.hostVersion = hostVersion
@@ -27,7 +33,7 @@ public struct ProviderContext: Sendable, Hashable {
     }
 
     /// Converts the init JSON
-    /// `{"ctxpVersion":1,"providerId","hostVersion","locale","settings","grantedPermissions"}`.
+    /// `{"ctxpVersion":1,"providerId","hostVersion","locale","settings","grantedPermissions","dataDirectory"}`.
     public init(json: JSONValue, path: String = "init") throws(JSONDecodeError) {
         let reader = try JSONObjectReader(json, path: path)
         ctxpVersion = try reader.optionalInt("ctxpVersion") ?? 1
@@ -39,15 +45,18 @@ public struct ProviderContext: Sendable, Hashable {
         locale = try reader.optionalString("locale") ?? "en-US"
         settings = ProviderSettings(try reader.optionalObject("settings")?.object ?? JSONObject())
         grantedPermissions = Set(try reader.optionalStrings("grantedPermissions") ?? [])
+        dataDirectory = try reader.optionalString("dataDirectory")
     }
 
     /// The init JSON.
     public var json: JSONValue {
-        [
+        var object: JSONObject = [
             "ctxpVersion": .number(Double(ctxpVersion)), "providerId": .string(providerId),
             "hostVersion": .string(hostVersion), "locale": .string(locale), "settings": .object(settings.values),
             "grantedPermissions": .array(grantedPermissions.sorted().map(JSONValue.string)),
         ]
+        if let dataDirectory { object["dataDirectory"] = .string(dataDirectory) }
+        return .object(object)
     }
 
     /// Whether the client granted `permission`.

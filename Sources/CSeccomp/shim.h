@@ -1,0 +1,2 @@
+/* libseccomp (apt: libseccomp-dev), used by CHostSupport's worker sandbox (sandbox.c). */
+#include <seccomp.h>

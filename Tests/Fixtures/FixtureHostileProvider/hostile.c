@@ -1,0 +1,324 @@
+// A hostile C provider for the sandbox tests (issue 25): each `item/preview` whose item content is
+// `{"escape": "<name>", ...}` tries one escape and answers a chip whose `subtitle` says what
+// happened: "refused: <why>" when the attempt failed, "ESCAPED: <what>" when it worked. Anything
+// else answers normally (the provider's legitimate calls).
+//
+// Parameters in the content: `hostPid` (the host's pid as the test sees it), `path` (a file or
+// folder to read or write), `port` (a TCP port on 127.0.0.1).
+//
+//   read-file       open `path` for reading and read a byte (/etc/shadow, another provider's
+//                   folder, $HOME, the state folder, other manifests)
+//   write-file      create `path` and write to it (outside its folder: must be refused)
+//   write-own       create a file in its data folder (`dataDirectory`): must work
+//   tcp-connect     connect to 127.0.0.1:`port`
+//   netlink         open an AF_NETLINK socket
+//   fork-exec       fork, and execve /bin/sh in the child
+//   leave-child     fork a child that sleeps for an hour, and leave it
+//   proc-environ / proc-cmdline / proc-mem   open /proc/`hostPid`/environ, cmdline, mem
+//   ptrace          PTRACE_ATTACH to `hostPid`
+//   forge-response  open /proc/`hostPid`/fd/0…63 for writing and write a forged JSON-RPC response
+//   signal-host     kill(`hostPid`, SIGTERM)
+//   mmap-shared     map 4 GiB MAP_SHARED and touch its first and last pages
+//   threads         start 200 threads
+//   processes       fork 200 processes
+//   unshare         unshare(CLONE_NEWUSER)
+//   busy-after      answer, then spin a core forever in a background thread
+#define _GNU_SOURCE
+#include <context_provider.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+typedef struct {
+    char data_directory[1024];
+} instance_t;
+
+static const char *find_value(const char *bytes, size_t length, const char *key) {
+    size_t key_length = strlen(key);
+    for (size_t i = 0; i + key_length + 2 <= length; i++) {
+        if (bytes[i] == '"' && memcmp(bytes + i + 1, key, key_length) == 0 && bytes[i + 1 + key_length] == '"') {
+            size_t j = i + key_length + 2;
+            while (j < length && (bytes[j] == ' ' || bytes[j] == ':')) j++;
+            if (j < length) return bytes + j;
+        }
+    }
+    return NULL;
+}
+
+static int string_value(const char *bytes, size_t length, const char *key, char *out, size_t out_size) {
+    const char *value = find_value(bytes, length, key);
+    if (!value || *value != '"') return 0;
+    value++;
+    size_t n = 0;
+    while (value < bytes + length && *value != '"' && n + 1 < out_size) out[n++] = *value++;
+    out[n] = 0;
+    return 1;
+}
+
+static long long integer_value(const char *bytes, size_t length, const char *key, long long fallback) {
+    const char *value = find_value(bytes, length, key);
+    if (!value) return fallback;
+    char buffer[32];
+    size_t n = 0;
+    while (value < bytes + length && n + 1 < sizeof buffer && ((*value >= '0' && *value <= '9') || *value == '-')) buffer[n++] = *value++;
+    buffer[n] = 0;
+    return n ? atoll(buffer) : fallback;
+}
+
+static void answer_chip(ctxp_reply_fn reply, void *context, long long id, const char *title, const char *subtitle) {
+    char buffer[2048];
+    char clean[1024];
+    size_t n = 0;
+    for (const char *p = subtitle; *p && n + 1 < sizeof clean; p++) clean[n++] = (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) ? '\'' : *p;
+    clean[n] = 0;
+    int length = snprintf(buffer, sizeof buffer,
+                          "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"title\":\"%s\",\"subtitle\":\"%s\",\"tone\":\"neutral\",\"fallbackText\":\"%s\"}}",
+                          id, title, clean, title);
+    reply(context, (const uint8_t *)buffer, (size_t)length);
+}
+
+static void refused(char *out, size_t size, const char *what) { snprintf(out, size, "refused: %s: %s", what, strerror(errno)); }
+
+static volatile int stop_threads = 0;
+static void *idle_thread(void *argument) {
+    (void)argument;
+    while (!stop_threads) usleep(10000);
+    return NULL;
+}
+
+static void *spin_thread(void *argument) {
+    (void)argument;
+    volatile unsigned long long counter = 0;
+    for (;;) counter++;
+    return NULL;
+}
+
+static void try_escape(const instance_t *instance, const char *escape, const char *bytes, size_t length, char *out, size_t size) {
+    char path[1024] = "";
+    string_value(bytes, length, "path", path, sizeof path);
+    long long host_pid = integer_value(bytes, length, "hostPid", -1);
+    long long port = integer_value(bytes, length, "port", 0);
+    char proc_path[128];
+
+    if (strcmp(escape, "read-file") == 0) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return refused(out, size, "open");
+        char byte;
+        ssize_t got = read(fd, &byte, 1);
+        int error = errno;
+        close(fd);
+        if (got < 0) {
+            errno = error;
+            return refused(out, size, "read");
+        }
+        snprintf(out, size, "ESCAPED: read %zd byte(s) of %s", got, path);
+    } else if (strcmp(escape, "write-file") == 0 || strcmp(escape, "write-own") == 0) {
+        char target[1200];
+        if (strcmp(escape, "write-own") == 0) snprintf(target, sizeof target, "%s/own-file.txt", instance->data_directory);
+        else snprintf(target, sizeof target, "%s", path);
+        int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) return refused(out, size, "open for writing");
+        ssize_t wrote = write(fd, "hostile\n", 8);
+        close(fd);
+        if (wrote != 8) return refused(out, size, "write");
+        snprintf(out, size, "%s: wrote %s", strcmp(escape, "write-own") == 0 ? "ok" : "ESCAPED", target);
+    } else if (strcmp(escape, "tcp-connect") == 0) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return refused(out, size, "socket(AF_INET)");
+        struct sockaddr_in address;
+        memset(&address, 0, sizeof address);
+        address.sin_family = AF_INET;
+        address.sin_port = htons((unsigned short)port);
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+            int error = errno;
+            close(fd);
+            errno = error;
+            return refused(out, size, "connect");
+        }
+        close(fd);
+        snprintf(out, size, "ESCAPED: connected to 127.0.0.1:%lld", port);
+    } else if (strcmp(escape, "netlink") == 0) {
+        int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+        if (fd < 0) return refused(out, size, "socket(AF_NETLINK)");
+        close(fd);
+        snprintf(out, size, "ESCAPED: opened a netlink socket");
+    } else if (strcmp(escape, "fork-exec") == 0) {
+        pid_t child = fork();
+        if (child < 0) return refused(out, size, "fork");
+        if (child == 0) {
+            char *const argv[] = {"sh", "-c", "exit 42", NULL};
+            execve("/bin/sh", argv, NULL);
+            _exit(errno == EPERM || errno == EACCES ? 99 : 98);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 42) snprintf(out, size, "ESCAPED: ran /bin/sh");
+        else snprintf(out, size, "ESCAPED: forked, but execve failed (status %d)", status);
+    } else if (strcmp(escape, "leave-child") == 0) {
+        pid_t child = fork();
+        if (child < 0) return refused(out, size, "fork");
+        if (child == 0) {
+            sleep(3600);
+            _exit(0);
+        }
+        snprintf(out, size, "ESCAPED: left child %d", (int)child);
+    } else if (strncmp(escape, "proc-", 5) == 0) {
+        snprintf(proc_path, sizeof proc_path, "/proc/%lld/%s", host_pid, escape + 5);
+        int fd = open(proc_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return refused(out, size, proc_path);
+        char buffer[64];
+        ssize_t got = read(fd, buffer, sizeof buffer);
+        int error = errno;
+        close(fd);
+        if (got <= 0) {
+            errno = got < 0 ? error : EIO;
+            return refused(out, size, "read");
+        }
+        snprintf(out, size, "ESCAPED: read %zd bytes of %s", got, proc_path);
+    } else if (strcmp(escape, "ptrace") == 0) {
+        if (ptrace(PTRACE_ATTACH, (pid_t)host_pid, NULL, NULL) != 0) return refused(out, size, "ptrace");
+        ptrace(PTRACE_DETACH, (pid_t)host_pid, NULL, NULL);
+        snprintf(out, size, "ESCAPED: attached to %lld", host_pid);
+    } else if (strcmp(escape, "forge-response") == 0) {
+        static const char forged[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"FORGED-BY-PROVIDER\"}\n";
+        int first_error = 0;
+        for (int n = 0; n < 64; n++) {
+            snprintf(proc_path, sizeof proc_path, "/proc/%lld/fd/%d", host_pid, n);
+            int fd = open(proc_path, O_WRONLY | O_CLOEXEC);
+            if (fd < 0) {
+                if (!first_error) first_error = errno;
+                continue;
+            }
+            ssize_t wrote = write(fd, forged, sizeof forged - 1);
+            close(fd);
+            if (wrote > 0) {
+                snprintf(out, size, "ESCAPED: wrote a forged response to %s", proc_path);
+                return;
+            }
+        }
+        errno = first_error;
+        return refused(out, size, "open /proc/<host>/fd/*");
+    } else if (strcmp(escape, "signal-host") == 0) {
+        if (kill((pid_t)host_pid, SIGCONT) != 0) return refused(out, size, "kill");
+        snprintf(out, size, "ESCAPED: signalled %lld", host_pid);
+    } else if (strcmp(escape, "mmap-shared") == 0) {
+        size_t bytes_4g = (size_t)4 << 30;
+        char *map = mmap(NULL, bytes_4g, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED) return refused(out, size, "mmap 4 GiB MAP_SHARED");
+        map[0] = 1;
+        map[bytes_4g - 1] = 1;
+        munmap(map, bytes_4g);
+        snprintf(out, size, "ESCAPED: mapped 4 GiB shared");
+    } else if (strcmp(escape, "threads") == 0) {
+        pthread_t threads[200];
+        int started = 0, error = 0;
+        stop_threads = 0;
+        for (int i = 0; i < 200; i++) {
+            int status = pthread_create(&threads[i], NULL, idle_thread, NULL);
+            if (status != 0) {
+                error = status;
+                break;
+            }
+            started++;
+        }
+        stop_threads = 1;
+        for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
+        if (started < 200) {
+            errno = error;
+            char what[64];
+            snprintf(what, sizeof what, "thread %d of 200", started + 1);
+            return refused(out, size, what);
+        }
+        snprintf(out, size, "ESCAPED: started 200 threads");
+    } else if (strcmp(escape, "processes") == 0) {
+        int started = 0;
+        pid_t children[200];
+        for (int i = 0; i < 200; i++) {
+            pid_t child = fork();
+            if (child < 0) break;
+            if (child == 0) {
+                usleep(200000);
+                _exit(0);
+            }
+            children[started++] = child;
+        }
+        int error = errno;
+        for (int i = 0; i < started; i++) waitpid(children[i], NULL, 0);
+        if (started == 0) {
+            errno = error;
+            return refused(out, size, "fork");
+        }
+        snprintf(out, size, "ESCAPED: started %d processes", started);
+    } else if (strcmp(escape, "unshare") == 0) {
+        if (unshare(CLONE_NEWUSER) != 0) return refused(out, size, "unshare(CLONE_NEWUSER)");
+        snprintf(out, size, "ESCAPED: made a new user namespace");
+    } else if (strcmp(escape, "busy-after") == 0) {
+        snprintf(out, size, "answered; now spinning a core");
+    } else {
+        snprintf(out, size, "unknown escape '%s'", escape);
+    }
+}
+
+static int32_t hostile_open(const uint8_t *init_json, size_t init_length, void **out_instance, ctxp_reply_fn on_error, void *error_context) {
+    (void)on_error;
+    (void)error_context;
+    instance_t *instance = calloc(1, sizeof(instance_t));
+    string_value((const char *)init_json, init_length, "dataDirectory", instance->data_directory, sizeof instance->data_directory);
+    *out_instance = instance;
+    return CTXP_OK;
+}
+
+static void hostile_call(void *opaque, const uint8_t *message, size_t length, ctxp_reply_fn reply, void *reply_context) {
+    const instance_t *instance = opaque;
+    const char *bytes = (const char *)message;
+    if (!reply) return;
+    long long id = integer_value(bytes, length, "id", -1);
+    char method[64] = "", escape[64] = "";
+    string_value(bytes, length, "method", method, sizeof method);
+    string_value(bytes, length, "escape", escape, sizeof escape);
+    char buffer[1024];
+    if (strcmp(method, "provider/availability") == 0) {
+        int n = snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"available\":true}}", id);
+        reply(reply_context, (const uint8_t *)buffer, (size_t)n);
+    } else if (strcmp(method, "provider/info") == 0) {
+        int n = snprintf(buffer, sizeof buffer,
+                         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"id\":\"com.contexthost.hostile\",\"title\":\"Hostile\",\"version\":\"0.0.1\",\"iconName\":\"ant\",\"ctxui\":1}}", id);
+        reply(reply_context, (const uint8_t *)buffer, (size_t)n);
+    } else if (strcmp(method, "item/preview") == 0 && escape[0]) {
+        char result[900] = "";
+        try_escape(instance, escape, bytes, length, result, sizeof result);
+        answer_chip(reply, reply_context, id, escape, result);
+        if (strcmp(escape, "busy-after") == 0) {
+            pthread_t thread;
+            pthread_create(&thread, NULL, spin_thread, NULL);
+            pthread_detach(thread);
+        }
+    } else if (strncmp(method, "item/", 5) == 0) {
+        answer_chip(reply, reply_context, id, "ok", "normal");
+    } else {
+        int n = snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"Method not found: %s\"}}", id, method);
+        reply(reply_context, (const uint8_t *)buffer, (size_t)n);
+    }
+}
+
+static void hostile_close(void *instance) { free(instance); }
+
+static const ctxp_provider_v1 table = {
+    CTXP_ABI_VERSION, sizeof(ctxp_provider_v1), hostile_open, hostile_call, hostile_close,
+};
+
+const ctxp_provider_v1 *context_provider_entry_v1(void) { return &table; }
