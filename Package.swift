@@ -98,6 +98,13 @@ let package = Package(
         .executableTarget(name: "framing-fuzzer", dependencies: ["ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
         .executableTarget(name: "manifest-fuzzer", dependencies: ["ContextHost"], path: "Fuzz/ManifestFuzzer"),
         .executableTarget(name: "calendar-fuzzer", dependencies: ["CalendarProvider"], path: "Fuzz/CalendarFuzzer"),
+        .executableTarget(name: "health-export-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthExportFuzzer"),
+        .executableTarget(name: "health-csv-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthCSVFuzzer"),
+        .executableTarget(name: "price-csv-fuzzer", dependencies: ["StockQuoteProvider"], path: "Fuzz/PriceCSVFuzzer"),
+        .executableTarget(name: "gazetteer-fuzzer", dependencies: ["LocationProvider"], path: "Fuzz/GazetteerFuzzer"),
+        .executableTarget(name: "coordinate-fuzzer", dependencies: ["LocationProvider", "ContextProviderKit"], path: "Fuzz/CoordinateFuzzer"),
+        .executableTarget(name: "sdk-json-fuzzer", dependencies: ["ContextProviderKit"], path: "Fuzz/SDKJSONFuzzer"),
+        .executableTarget(name: "ctxui-fuzzer", dependencies: ["ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),

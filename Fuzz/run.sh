@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs each for SECONDS (default 300), one after the other.
 #
-#   Fuzz/run.sh [SECONDS]            both targets
+#   Fuzz/run.sh [SECONDS]            every target
 #   TARGETS=manifest-fuzzer Fuzz/run.sh 60
 #
 # Limits (the issue's): an input that takes over 1 s (FUZZ_TIMEOUT) or 512 MB (FUZZ_RSS_MB) fails.
 # Targets are built with -sanitize=fuzzer -DFUZZING into .build-fuzz (never the normal .build).
 # Each run starts from the committed seeds in Fuzz/corpus/<name>/ plus the inputs found by earlier
 # runs in .build-fuzz/corpus/<name>/ (new inputs go there). A crash leaves its input in
-# .build-fuzz/artifacts/<name>/ (replay it with the normal build: .build/debug/<target> FILE) and
+# .build-fuzz/crashes/<name>/ (replay it with the normal build: .build/debug/<target> FILE) and
 # makes the script exit 1. Builds take the shared build lock; fuzzing runs under nice -n 10, one
 # target at a time (a second lock keeps concurrent invocations from running fuzzers side by side).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
-targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer"}
+targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer"}
 build_lock=${BUILD_LOCK:-/tmp/ctxhost-build.lock}
 fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
 flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING)
@@ -29,7 +29,7 @@ bin=$(swift build "${flags[@]}" --show-bin-path)
 status=0
 for target in $targets; do
   name=${target%-fuzzer}
-  mkdir -p ".build-fuzz/corpus/$name" ".build-fuzz/artifacts/$name"
+  mkdir -p ".build-fuzz/corpus/$name" ".build-fuzz/crashes/$name"
   log=".build-fuzz/logs/$name.log"
   case $name in framing) max_len=8192 ;; calendar) max_len=16384 ;; *) max_len=4096 ;; esac
   # Real files seed some targets beside their committed seeds (read, never written to).
@@ -40,7 +40,7 @@ for target in $targets; do
   # SWIFT_BACKTRACE=enable=no: let libFuzzer's own handler save the crashing input.
   SWIFT_BACKTRACE=enable=no flock "$fuzz_lock" nice -n 10 "$bin/$target" \
     -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-1}" -rss_limit_mb="${FUZZ_RSS_MB:-512}" -max_len="$max_len" \
-    -print_final_stats=1 -artifact_prefix=".build-fuzz/artifacts/$name/" \
+    -print_final_stats=1 -artifact_prefix=".build-fuzz/crashes/$name/" \
     ".build-fuzz/corpus/$name" "Fuzz/corpus/$name" "${seeds[@]}" > "$log" 2>&1
   code=$?
   set -e
@@ -50,7 +50,7 @@ for target in $targets; do
   ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*' || true)
   corp=$(echo "$last" | grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' | cut -d' ' -f2 || true)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-  crashes=$(ls ".build-fuzz/artifacts/$name" | wc -l)
+  crashes=$(ls ".build-fuzz/crashes/$name" | wc -l)
   echo "$target: seconds=$seconds exit=$code execs=${execs:-?} execs_per_s=${rate:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} artifacts=$crashes"
   if [ "$code" != 0 ]; then
     status=1

@@ -36,22 +36,43 @@ enum Expansion {
 
     static func expand(_ events: [CalendarEvent], from: Int, to: Int, floatingZone: ZoneRules) -> Result {
         var result = Result()
+        // Series in order of their first event; most have one event, and only the others get a
+        // list of members.
         var seriesIndex: [SeriesKey: Int] = [:]
-        var series: [[Int]] = []
+        seriesIndex.reserveCapacity(events.count)
+        var firstEvent: [Int] = []
+        var memberCount: [Int] = []
+        var members: [Int: [Int]] = [:]
         for index in events.indices {
             let key = SeriesKey(uid: events[index].uid, calendar: events[index].calendarIndex)
             if let found = seriesIndex[key] {
-                series[found].append(index)
+                if memberCount[found] == 1 { members[found] = [firstEvent[found]] }
+                memberCount[found] += 1
+                members[found, default: []].append(index)
             } else {
-                seriesIndex[key] = series.count
-                series.append([index])
+                seriesIndex[key] = firstEvent.count
+                firstEvent.append(index)
+                memberCount.append(1)
             }
         }
         var windowEnd = to
         var truncated = false
-        for members in series {
-            var builder = SeriesExpansion(events: events, members: members, floatingZone: floatingZone)
-            builder.occurrences(from: from, to: windowEnd, into: &result)
+        for series in firstEvent.indices {
+            // Most events stand alone: one VEVENT, no rule, no dates of its own, no override.
+            let only = firstEvent[series]
+            if memberCount[series] == 1, events[only].rules.isEmpty, events[only].rdates.isEmpty {
+                let event = events[only]
+                let start = event.start
+                let end = start.with(local: start.local + event.duration)
+                let (startUTC, endUTC) = (start.utc(floatingZone), end.utc(floatingZone))
+                if overlaps(start: startUTC, end: endUTC, from: from, to: windowEnd) {
+                    result.occurrences.append(
+                        Occurrence(event: only, start: start, end: end, startUTC: startUTC, endUTC: endUTC, recurrenceID: event.recurrenceID))
+                }
+            } else {
+                var builder = SeriesExpansion(events: events, members: members[series] ?? [only], floatingZone: floatingZone)
+                builder.occurrences(from: from, to: windowEnd, into: &result)
+            }
             if result.occurrences.count > 2 * maximumOccurrences {
                 // Keep the earliest; later series need not look past the last one kept.
                 sortOccurrences(&result.occurrences)
@@ -279,9 +300,10 @@ private struct SeriesExpansion {
                 }
                 for (local, periodLength) in starts.prefix(Expansion.maximumPerSeries) {
                     let instance = coreEvent.start.with(local: local)
-                    let ids = Expansion.ids(instance, floatingZone)
                     var override: Int?
-                    for id in ids { if let found = overrideByID[id] { override = found } }
+                    if !overrideByID.isEmpty {
+                        for id in Expansion.ids(instance, floatingZone) { if let found = overrideByID[id] { override = found } }
+                    }
                     if let override {
                         guard returned.insert(override).inserted else { continue }
                         let event = events[override]
@@ -291,7 +313,9 @@ private struct SeriesExpansion {
                         }
                         continue
                     }
-                    let component = thisAndFuture.isEmpty ? coreIndex : self.component(for: ids[0], core: coreIndex)
+                    let component =
+                        thisAndFuture.isEmpty
+                        ? coreIndex : self.component(for: Expansion.ids(instance, floatingZone)[0], core: coreIndex)
                     let moved = component == coreIndex ? instance : coreEvent.start.with(local: local + move(component))
                     let length = periodLength ?? events[component].duration
                     let occurrence = occurrence(component, start: moved, length: length, recurrenceID: instance)

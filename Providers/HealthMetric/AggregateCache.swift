@@ -63,7 +63,8 @@ struct AggregateCache {
             list.reserveCapacity(Int(dayCount))
             for _ in 0..<dayCount {
                 guard let day = reader.u32(), let value = reader.f64(), let low = reader.f64(), let high = reader.f64(),
-                    let count = reader.u32()
+                    let count = reader.u32(), value.isFinite, low.isFinite, high.isFinite,
+                    list.last.map({ $0.day < Int32(bitPattern: day) }) ?? true
                 else { return nil }
                 list.append(DayValue(day: Int32(bitPattern: day), value: value, min: low, max: high, count: count))
             }
@@ -96,19 +97,19 @@ struct AggregateCache {
         } else {
             writer.u8(0)
         }
-        writer.u32(UInt32(report.problems.count))
+        writer.u32(UInt32(truncatingIfNeeded: report.problems.count))
         for problem in report.problems { writer.string(problem) }
-        writer.u32(UInt32(report.unknownTypes.count))
+        writer.u32(UInt32(truncatingIfNeeded: report.unknownTypes.count))
         for (name, count) in report.unknownTypes.sorted(by: { $0.key < $1.key }) {
             writer.string(name)
             writer.u64(count)
         }
         let metrics = data.days.keys.sorted { $0.rawValue < $1.rawValue }
-        writer.u8(UInt8(metrics.count))
+        writer.u8(UInt8(truncatingIfNeeded: metrics.count))
         for metric in metrics {
             let list = data.days[metric] ?? []
             writer.u8(metric.rawValue)
-            writer.u32(UInt32(list.count))
+            writer.u32(UInt32(truncatingIfNeeded: list.count))
             for day in list {
                 writer.u32(UInt32(bitPattern: day.day))
                 writer.f64(day.value)
@@ -132,7 +133,7 @@ struct ByteWriter {
     mutating func f64(_ value: Double) { u64(value.bitPattern) }
     mutating func string(_ value: String) {
         let utf8 = Array(value.utf8)
-        u32(UInt32(utf8.count))
+        u32(UInt32(truncatingIfNeeded: utf8.count))
         bytes.append(contentsOf: utf8)
     }
 }

@@ -97,11 +97,16 @@ struct SampleAccumulator {
     @inline(__always)
     mutating func source(hash: UInt64, name: () -> String) -> UInt32 {
         if let index = sourceIndex[hash] { return index }
+        // Past the limit every new source shares the last slot (one "other sources" bucket).
+        guard sources.count < Limits.maximumSources else { return UInt32(Limits.maximumSources) }
         let index = UInt32(truncatingIfNeeded: sources.count)
         sources.append(name())
         sourceIndex[hash] = index
         return index
     }
+
+    /// Samples dropped because they would have opened a bucket past `Limits.maximumBuckets`.
+    private(set) var dropped: UInt64 = 0
 
     /// Adds a sample in the metric's base unit.
     @inline(__always)
@@ -110,11 +115,13 @@ struct SampleAccumulator {
             | UInt64(UInt32(bitPattern: Int32(truncatingIfNeeded: day)))
         if let index = buckets.index(forKey: key) {
             buckets.values[index].sum += value
-            buckets.values[index].count += 1
+            buckets.values[index].count &+= buckets.values[index].count < UInt32.max ? 1 : 0
             if value < buckets.values[index].min { buckets.values[index].min = value }
             if value > buckets.values[index].max { buckets.values[index].max = value }
-        } else {
+        } else if buckets.count < Limits.maximumBuckets {
             buckets[key] = Bucket(sum: value, count: 1, min: value, max: value)
+        } else {
+            dropped &+= 1
         }
     }
 
@@ -133,7 +140,7 @@ struct SampleAccumulator {
                 if var existing = perDay[index][day] {
                     // `value` holds the running sum until the pass below.
                     existing.value += bucket.sum
-                    existing.count += bucket.count
+                    existing.count = existing.count.addingReportingOverflow(bucket.count).overflow ? UInt32.max : existing.count &+ bucket.count
                     existing.min = Swift.min(existing.min, bucket.min)
                     existing.max = Swift.max(existing.max, bucket.max)
                     perDay[index][day] = existing

@@ -27,14 +27,30 @@ struct CSVReader {
     func read() throws(ProviderError) -> HealthData {
         let fd = try FileSystem.openForReading(path)
         defer { close(fd) }
-        let fileName = FileSystem.fileName(path)
+        let path = self.path
+        return try Self.read(fileName: FileSystem.fileName(path), chunkSize: chunkSize) {
+            (pointer, count) throws(ProviderError) -> Int in
+            try FileSystem.read(fd, into: pointer, count: count, path: path)
+        }
+    }
+
+    /// Reads what `read` delivers (up to `count` bytes at the pointer; 0 at the end). A line
+    /// longer than `Limits.maximumCSVLine` is reported and skipped without being kept.
+    package static func read(
+        fileName: String, chunkSize requestedChunkSize: Int,
+        read: (UnsafeMutablePointer<UInt8>, Int) throws(ProviderError) -> Int
+    ) throws(ProviderError) -> HealthData {
+        let chunkSize = min(max(requestedChunkSize, 64), 64 << 20)
         var report = IngestReport()
         report.format = "csv"
         var accumulator = SampleAccumulator()
         let source = accumulator.source(hash: 1) { fileName }
         var columns: [String: Int]?
+        var separator: Character = ","
         var lineNumber = 0
         var pendingLine: [UInt8] = []
+        /// The current line passed the length limit: its bytes are dropped up to the newline.
+        var overlong = false
         var chunk = [UInt8](repeating: 0, count: chunkSize)
         var unknown: [String: UInt64] = [:]
 
@@ -45,17 +61,20 @@ struct CSVReader {
             if lineNumber == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
             let text = String(decoding: bytes, as: UTF8.self)
             if text.allSatisfy(\.isWhitespace) || text.hasPrefix("#") { return }
-            guard let fields = Self.fields(text) else {
+            if columns == nil, !text.contains(","), text.contains(";") { separator = ";" }
+            guard let fields = Self.fields(text, separator: separator) else {
                 report.problem("\(fileName):\(lineNumber): unclosed quote; row skipped")
                 return
             }
             guard columns != nil else {
                 var found: [String: Int] = [:]
-                for (index, name) in fields.enumerated() { found[name.trimmed().lowercased()] = index }
+                for (index, name) in fields.enumerated() where found[name.trimmed().lowercased()] == nil {
+                    found[name.trimmed().lowercased()] = index
+                }
                 if ["date", "metric", "value"].allSatisfy({ found[$0] != nil }) {
                     columns = found
                 } else {
-                    report.problem("\(fileName):\(lineNumber): the first line must be the header date,metric,value,unit; got \"\(text.prefix(60))\"")
+                    report.problem("\(fileName):\(lineNumber): the first line must be the header date,metric,value,unit; got \"\(Limits.quote(text))\"")
                     columns = ["date": 0, "metric": 1, "value": 2, "unit": 3]
                     handleRow(fields, line: lineNumber)
                 }
@@ -64,9 +83,15 @@ struct CSVReader {
             handleRow(fields, line: lineNumber)
         }
 
+        func overlongLine() {
+            lineNumber += 1
+            report.records &+= 1
+            report.problem("\(fileName):\(lineNumber): the line is longer than \(Limits.maximumCSVLine >> 10) KB; row skipped")
+        }
+
         func handleRow(_ fields: [String], line: Int) {
-            report.records += 1
-            let header = columns!
+            report.records &+= 1
+            guard let header = columns else { return }
             func field(_ name: String) -> String? {
                 guard let index = header[name], index < fields.count else { return nil }
                 return fields[index].trimmed()
@@ -76,65 +101,106 @@ struct CSVReader {
                 return
             }
             guard let metric = Metric(name: metricText) else {
-                unknown[metricText.isEmpty ? "(empty)" : metricText, default: 0] += 1
+                let name = metricText.isEmpty ? "(empty)" : Limits.quote(metricText)
+                if unknown[name] != nil || unknown.count < Limits.maximumUnknownNames {
+                    unknown[name, default: 0] &+= 1
+                } else {
+                    unknown[Limits.otherUnknownName, default: 0] &+= 1
+                }
                 return
             }
-            let dateBytes = Array(dateText.utf8)
+            let dateBytes = Array(dateText.utf8.prefix(64))
             guard dateBytes.count == 10 || dateBytes.count >= 16,
                 let day = dateBytes.withUnsafeBufferPointer({ CivilDate.parseDate($0.baseAddress!, count: $0.count) })
             else {
-                report.problem("\(fileName):\(line): date \"\(dateText)\" is not a date like 2024-01-31; row skipped")
+                report.problem("\(fileName):\(line): date \"\(Limits.quote(dateText))\" is not a date like 2024-01-31; row skipped")
                 return
             }
-            let valueBytes = Array(valueText.utf8)
-            guard !valueBytes.isEmpty,
+            guard day >= Limits.firstDay, day <= Limits.lastDay else {
+                report.problem("\(fileName):\(line): date \"\(Limits.quote(dateText))\" is outside the years \(Limits.years.lowerBound)–\(Limits.years.upperBound); row skipped")
+                return
+            }
+            let valueBytes = Array(valueText.utf8.prefix(400))
+            guard !valueBytes.isEmpty, valueBytes.count == valueText.utf8.count,
                 let number = valueBytes.withUnsafeBufferPointer({ parseNumber($0.baseAddress!, $0.count) }),
                 number.isFinite
             else {
-                report.problem("\(fileName):\(line): value \"\(valueText)\" is not a number; row skipped")
+                report.problem("\(fileName):\(line): value \"\(Limits.quote(valueText))\" is not a number; row skipped")
                 return
             }
             let unitText = field("unit") ?? ""
             let unit = unitText.isEmpty ? metric.baseUnit : HealthUnit(text: unitText)
             guard let unit, unit.fits(metric) else {
-                report.problem("\(fileName):\(line): unit \"\(unitText)\" does not fit \(metric.key) (use a unit convertible to \(metric.baseUnit.rawValue)); row skipped")
+                report.problem("\(fileName):\(line): unit \"\(Limits.quote(unitText))\" does not fit \(metric.key) (use a unit convertible to \(metric.baseUnit.rawValue)); row skipped")
                 return
             }
             guard number >= 0 else {
-                report.problem("\(fileName):\(line): value \(valueText) is negative; row skipped")
+                report.problem("\(fileName):\(line): value \(Limits.quote(valueText)) is negative; row skipped")
                 return
             }
-            accumulator.add(metric, source: source, day: day, value: number * unit.factorToBase)
-            report.used += 1
+            let base = number * unit.factorToBase
+            guard base <= metric.maximumSample else {
+                report.problem("\(fileName):\(line): value \(Limits.quote(valueText)) \(Limits.quote(unitText)) is out of range for \(metric.key) (at most \(formatPlain(metric.maximumSample)) \(metric.baseUnit.rawValue) a row); row skipped")
+                return
+            }
+            accumulator.add(metric, source: source, day: day, value: base)
+            report.used &+= 1
         }
 
         while true {
             let count = try chunk.withUnsafeMutableBufferPointer { (buffer) throws(ProviderError) -> Int in
-                try FileSystem.read(fd, into: buffer.baseAddress!, count: buffer.count, path: path)
+                try read(buffer.baseAddress!, buffer.count)
             }
-            if count == 0 { break }
-            report.bytes += UInt64(count)
+            if count <= 0 { break }
+            let filled = min(count, chunkSize)
+            report.bytes &+= UInt64(filled)
             var lineStart = 0
-            for index in 0..<count where chunk[index] == 0x0A {
-                if pendingLine.isEmpty {
-                    handle(chunk[lineStart..<index])
-                } else {
-                    pendingLine.append(contentsOf: chunk[lineStart..<index])
-                    handle(pendingLine[...])
-                    pendingLine.removeAll(keepingCapacity: true)
+            while lineStart <= filled {
+                // The next newline in this chunk, found with memchr.
+                let newline: Int? = chunk.withUnsafeBufferPointer { buffer in
+                    guard lineStart < filled, let found = memchr(buffer.baseAddress! + lineStart, 0x0A, filled - lineStart) else { return nil }
+                    return buffer.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 }
-                lineStart = index + 1
+                let pieceEnd = newline ?? filled
+                if overlong {
+                    // Drop the rest of an overlong line.
+                } else if pendingLine.count + (pieceEnd - lineStart) > Limits.maximumCSVLine {
+                    overlong = true
+                    pendingLine.removeAll(keepingCapacity: false)
+                } else if newline != nil {
+                    if pendingLine.isEmpty {
+                        handle(chunk[lineStart..<pieceEnd])
+                    } else {
+                        pendingLine.append(contentsOf: chunk[lineStart..<pieceEnd])
+                        handle(pendingLine[...])
+                        pendingLine.removeAll(keepingCapacity: true)
+                    }
+                } else {
+                    pendingLine.append(contentsOf: chunk[lineStart..<pieceEnd])
+                }
+                guard newline != nil else { break }
+                if overlong {
+                    overlongLine()
+                    overlong = false
+                }
+                lineStart = pieceEnd + 1
             }
-            pendingLine.append(contentsOf: chunk[lineStart..<count])
         }
-        if !pendingLine.isEmpty { handle(pendingLine[...]) }
+        if overlong {
+            overlongLine()
+        } else if !pendingLine.isEmpty {
+            handle(pendingLine[...])
+        }
+        if accumulator.dropped > 0 {
+            report.problem("\(fileName): \(accumulator.dropped) rows were dropped: the file has more than \(Limits.maximumBuckets) distinct metric and day combinations")
+        }
         if columns == nil { report.problems.insert("\(fileName): empty CSV file (expected the header date,metric,value,unit)", at: 0) }
         report.unknownTypes = unknown
         return HealthData(days: accumulator.reduce(), report: report)
     }
 
     /// Splits a CSV line; `nil` when a quote is not closed.
-    static func fields(_ line: String) -> [String]? {
+    static func fields(_ line: String, separator: Character = ",") -> [String]? {
         var fields: [String] = []
         var current = ""
         var quoted = false
@@ -151,7 +217,7 @@ struct CSVReader {
             } else if character == "\"" {
                 if previousWasQuote { current.append("\"") }
                 quoted = true
-            } else if character == "," {
+            } else if character == separator {
                 fields.append(current)
                 current = ""
             } else {

@@ -32,23 +32,55 @@ struct ExportScanner {
     func scan() throws(ProviderError) -> HealthData {
         let fd = try FileSystem.openForReading(path)
         defer { close(fd) }
-        var state = ScanState(fileName: FileSystem.fileName(path))
+        let path = self.path
+        return try Self.scan(fileName: FileSystem.fileName(path), chunkSize: chunkSize) {
+            (pointer, count) throws(ProviderError) -> Int in
+            try FileSystem.read(fd, into: pointer, count: count, path: path)
+        }
+    }
+
+    /// Scans what `read` delivers (it fills up to `count` bytes at the pointer and answers how
+    /// many, 0 at the end).
+    ///
+    /// The work stays linear in the input whatever the chunk size: when a construct (a tag, a
+    /// comment, the DTD) is not complete in the buffer, it is scanned again only once at least as
+    /// many new bytes as it already has have arrived, so a long element is rescanned O(log n)
+    /// times, not once per chunk.
+    package static func scan(
+        fileName: String, chunkSize requestedChunkSize: Int,
+        read: (UnsafeMutablePointer<UInt8>, Int) throws(ProviderError) -> Int
+    ) throws(ProviderError) -> HealthData {
+        let chunkSize = min(max(requestedChunkSize, 64), 64 << 20)
+        var state = ScanState(fileName: fileName)
         var capacity = chunkSize * 2
         var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         defer { buffer.deallocate() }
         var start = 0
         var end = 0
         var eof = false
+        /// The buffer must hold this many bytes before the pending construct is scanned again.
+        var wanted = 0
+        /// Set when the buffer cannot grow and the pending construct was scanned without waiting.
+        var scannedAtLimit = false
         while true {
-            start = state.process(buffer, start: start, end: end, eof: eof)
-            if eof || state.stopped { break }
-            if start > 0 {
-                if end > start { memmove(buffer, buffer + start, end - start) }
-                end -= start
-                start = 0
+            if end >= wanted || eof {
+                start = state.process(buffer, start: start, end: end, eof: eof)
+                if eof || state.stopped { break }
+                if start > 0 {
+                    if end > start { memmove(buffer, buffer + start, end - start) }
+                    end -= start
+                    start = 0
+                }
+                wanted = end * 2
             }
             if capacity - end < chunkSize {
                 guard capacity < Self.maximumElementLength else {
+                    if !scannedAtLimit, end < wanted {
+                        // Scan what is there before giving up on the element.
+                        scannedAtLimit = true
+                        wanted = 0
+                        continue
+                    }
                     state.report.truncation = "\(state.fileName):\(state.line): an element is longer than \(Self.maximumElementLength >> 20) MB; reading stopped there"
                     break
                 }
@@ -58,12 +90,13 @@ struct ExportScanner {
                 buffer = grown
                 capacity *= 2
             }
-            let count = try FileSystem.read(fd, into: buffer + end, count: chunkSize, path: path)
-            if count == 0 {
+            let count = try read(buffer + end, chunkSize)
+            scannedAtLimit = false
+            if count <= 0 {
                 eof = true
             } else {
-                end += count
-                state.report.bytes += UInt64(count)
+                end += min(count, chunkSize)
+                state.report.bytes &+= UInt64(min(count, chunkSize))
             }
         }
         state.finish()
@@ -85,6 +118,9 @@ private struct AttributeValue {
     var count: Int
 
     var string: String { String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self) }
+
+    /// The value as quoted in a message: at most `Limits.quoteBytes` bytes.
+    var quoted: String { Limits.quote(pointer, count) }
 
     func equals(_ bytes: [UInt8]) -> Bool {
         bytes.count == count && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, pointer, count) == 0 }
@@ -127,6 +163,8 @@ private struct ScanState {
     var pendingLine = 0
     /// Unknown types by the hash of their raw bytes.
     var unknown: [UInt64: (name: String, count: UInt64)] = [:]
+    /// Records of unknown types past `Limits.maximumUnknownNames` distinct names.
+    var otherUnknown: UInt64 = 0
     /// Units seen, by raw bytes.
     var units: [([UInt8], HealthUnit?)] = []
     /// Decoded attribute values of the current element (freed after it).
@@ -314,7 +352,7 @@ private struct ScanState {
             }
             if memchrIndex(buffer, Byte.ampersand, from: valueStart, end: close) != nil {
                 guard let decodedValue = decodeEntities(attribute) else {
-                    return malformed("\(fileName):\(recordLine): Record attribute \(snippet(buffer, nameStart, nameStart + nameLength)) has an unknown entity in \"\(attribute.string)\"; skipped", selfClosing)
+                    return malformed("\(fileName):\(recordLine): Record attribute \(snippet(buffer, nameStart, nameStart + nameLength)) has an unknown entity in \"\(attribute.quoted)\"; skipped", selfClosing)
                 }
                 attribute = decodedValue
             }
@@ -338,9 +376,11 @@ private struct ScanState {
         guard let metric else {
             let hash = fnv1a(type.pointer, type.count)
             if let entry = unknown[hash] {
-                unknown[hash] = (entry.name, entry.count + 1)
+                unknown[hash] = (entry.name, entry.count &+ 1)
+            } else if unknown.count < Limits.maximumUnknownNames {
+                unknown[hash] = (type.count <= 200 ? type.string : type.quoted, 1)
             } else {
-                unknown[hash] = (type.string, 1)
+                otherUnknown &+= 1
             }
             return skipped(selfClosing)
         }
@@ -350,21 +390,24 @@ private struct ScanState {
             return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record lacks \(missing); skipped", selfClosing)
         }
         guard let start = CivilDate.parseTimestamp(startDate.pointer, count: startDate.count) else {
-            return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has startDate \"\(startDate.string)\", not a date like 2024-01-02 08:00:00 +0100; skipped", selfClosing)
+            return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has startDate \"\(startDate.quoted)\", not a date like 2024-01-02 08:00:00 +0100; skipped", selfClosing)
         }
         guard let finish = CivilDate.parseTimestamp(endDate.pointer, count: endDate.count) else {
-            return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has endDate \"\(endDate.string)\", not a date like 2024-01-02 08:00:00 +0100; skipped", selfClosing)
+            return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has endDate \"\(endDate.quoted)\", not a date like 2024-01-02 08:00:00 +0100; skipped", selfClosing)
+        }
+        guard start.day >= Limits.firstDay, start.day <= Limits.lastDay else {
+            return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has startDate \"\(startDate.quoted)\", outside the years \(Limits.years.lowerBound)–\(Limits.years.upperBound); skipped", selfClosing)
         }
         let sourceIndex: UInt32
         if let source {
-            sourceIndex = accumulator.source(hash: fnv1a(source.pointer, source.count)) { source.string }
+            sourceIndex = accumulator.source(hash: fnv1a(source.pointer, source.count)) { source.count <= 200 ? source.string : source.quoted }
         } else {
             sourceIndex = accumulator.source(hash: 0) { "Unknown source" }
         }
         let sample: PendingSample
         if metric == .sleep {
             guard let state = SleepValue(value) else {
-                return malformed("\(fileName):\(recordLine): sleep Record has value \"\(value.string)\", not an HKCategoryValueSleepAnalysis value; skipped", selfClosing)
+                return malformed("\(fileName):\(recordLine): sleep Record has value \"\(value.quoted)\", not an HKCategoryValueSleepAnalysis value; skipped", selfClosing)
             }
             let seconds = finish.seconds - start.seconds
             guard seconds >= 0, seconds <= 86_400 else {
@@ -376,13 +419,17 @@ private struct ScanState {
             sample = PendingSample(metric: metric, source: sourceIndex, day: night, value: Double(seconds) / 3600)
         } else {
             guard let number = parseNumber(value.pointer, value.count), number.isFinite else {
-                return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has value \"\(value.string)\", not a number; skipped", selfClosing)
+                return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has value \"\(value.quoted)\", not a number; skipped", selfClosing)
             }
             let healthUnit = lookUpUnit(unit)
             guard let healthUnit, healthUnit.fits(metric) else {
-                return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has unit \"\(unit?.string ?? "")\", which the provider cannot convert to \(metric.baseUnit.rawValue); skipped", selfClosing)
+                return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has unit \"\(unit?.quoted ?? "")\", which the provider cannot convert to \(metric.baseUnit.rawValue); skipped", selfClosing)
             }
-            sample = PendingSample(metric: metric, source: sourceIndex, day: start.day, value: number * healthUnit.factorToBase)
+            let base = number * healthUnit.factorToBase
+            guard base >= 0, base <= metric.maximumSample else {
+                return malformed("\(fileName):\(recordLine): \(metric.healthIdentifier) Record has value \(value.quoted) \(unit?.quoted ?? ""), outside 0…\(formatPlain(metric.maximumSample)) \(metric.baseUnit.rawValue); skipped", selfClosing)
+            }
+            sample = PendingSample(metric: metric, source: sourceIndex, day: start.day, value: base)
         }
         if selfClosing {
             add(sample)
@@ -408,7 +455,7 @@ private struct ScanState {
     mutating func lookUpUnit(_ unit: AttributeValue?) -> HealthUnit? {
         guard let unit else { return .count }
         for (bytes, known) in units where unit.equals(bytes) { return known }
-        let known = HealthUnit(text: unit.string)
+        let known = unit.count <= 32 ? HealthUnit(text: unit.string) : nil
         if units.count < 64 { units.append((Array(UnsafeBufferPointer(start: unit.pointer, count: unit.count)), known)) }
         return known
     }
@@ -432,19 +479,23 @@ private struct ScanState {
 
     /// Called after the last byte.
     mutating func finish() {
+        if accumulator.dropped > 0 {
+            report.problem("\(fileName): \(accumulator.dropped) records were dropped: the file has more than \(Limits.maximumBuckets) distinct metric, source and day combinations")
+        }
         if report.truncation == nil {
             if pendingOpen {
                 report.truncation = "\(fileName):\(pendingLine): the file ends inside a Record (no </Record>); that record was skipped, everything before it was used"
             } else if sawRoot, !closedRoot {
                 report.truncation = "\(fileName):\(line): the file ends without </HealthData>; everything read was used"
             }
-        } else if pendingOpen {
-            report.truncation! += "; the open Record from line \(pendingLine) was skipped"
+        } else if pendingOpen, let truncation = report.truncation {
+            report.truncation = truncation + "; the open Record from line \(pendingLine) was skipped"
         }
         if !sawRoot, report.records == 0 {
             report.problems.insert("\(fileName): no <HealthData> element; this does not look like an Apple Health export.xml", at: 0)
         }
-        for (_, entry) in unknown { report.unknownTypes[entry.name, default: 0] += entry.count }
+        for (_, entry) in unknown { report.unknownTypes[entry.name, default: 0] &+= entry.count }
+        if otherUnknown > 0 { report.unknownTypes[Limits.otherUnknownName, default: 0] &+= otherUnknown }
     }
 
     // MARK: Byte helpers
@@ -529,6 +580,7 @@ enum SleepValue {
     /// `AsleepDeep`, `AsleepREM`, `AsleepUnspecified`) or the raw numbers 0 (in bed), 1 (asleep),
     /// 2 (awake), 3–5 (stages).
     fileprivate init?(_ value: AttributeValue) {
+        guard value.count <= 64 else { return nil }
         self.init(text: value.string)
     }
 

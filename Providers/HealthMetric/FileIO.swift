@@ -24,7 +24,7 @@ struct FileStamp: Sendable, Hashable {
         let time = info.st_mtim
         #endif
         return FileStamp(
-            size: UInt64(info.st_size), modifiedSeconds: Int64(time.tv_sec), modifiedNanoseconds: Int64(time.tv_nsec),
+            size: UInt64(clamping: Int64(info.st_size)), modifiedSeconds: Int64(time.tv_sec), modifiedNanoseconds: Int64(time.tv_nsec),
             isDirectory: (info.st_mode & S_IFMT) == S_IFDIR)
     }
 }
@@ -80,6 +80,42 @@ enum FileSystem {
             bytes.append(contentsOf: chunk[0..<count])
         }
         return nil
+    }
+
+    /// Whether `path` is a folder holding a manifest (`*.yaml` / `*.yml`): never a cache folder.
+    static func holdsManifests(_ path: String) -> Bool {
+        guard let directory = opendir(path) else { return false }
+        defer { closedir(directory) }
+        var seen = 0
+        while let entry = readdir(directory), seen < 100_000 {
+            seen += 1
+            let isManifest = withUnsafeBytes(of: entry.pointee.d_name) { raw -> Bool in
+                let name = String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+                return name.hasSuffix(".yaml") || name.hasSuffix(".yml")
+            }
+            if isManifest { return true }
+        }
+        return false
+    }
+
+    /// The path of the only `*.xml` file in `folder` other than `export_cda.xml` (a localized
+    /// export's main file, e.g. `Exportieren.xml`), or `nil` when there is none or more than one.
+    static func soleExportXML(_ folder: String) -> String? {
+        guard let directory = opendir(folder) else { return nil }
+        defer { closedir(directory) }
+        var found: String?
+        var seen = 0
+        while let entry = readdir(directory), seen < 10_000 {
+            seen += 1
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            let lower = name.lowercased()
+            guard lower.hasSuffix(".xml"), !lower.hasPrefix("."), !lower.contains("_cda") else { continue }
+            if found != nil { return nil }
+            found = folder + "/" + name
+        }
+        return found
     }
 
     /// Creates a folder and its parents.

@@ -28,16 +28,20 @@ public struct HealthMetricProvider: ContextProvider {
         let settings = context.settings
         let export = settings.path("export") ?? ProviderSettings.expandTilde("~/apple_health_export/export.xml")
         let cacheSetting = settings.path("cacheDirectory") ?? ProviderSettings.expandTilde("~/.cache/context-host/health")
+        // Empty means no cache. The host resolves a relative path against the manifest's folder,
+        // so an empty setting arrives as that folder: a folder holding manifests is never used as
+        // the cache either.
+        let cacheDirectory = cacheSetting.isEmpty || FileSystem.holdsManifests(cacheSetting) ? nil : cacheSetting
         let chunkSize = settings.int("chunkSize") ?? ExportScanner.defaultChunkSize
         guard chunkSize >= 64, chunkSize <= 64 << 20 else {
             throw ProviderError("Setting `chunkSize` is \(chunkSize)", hint: "Use a read size from 64 bytes to 64 MB; the default is 1048576.")
         }
         store = HealthStore(
-            configuredPath: export, cacheDirectory: cacheSetting.isEmpty ? nil : cacheSetting, chunkSize: chunkSize)
+            configuredPath: export, cacheDirectory: cacheDirectory, chunkSize: chunkSize)
         goals = try GoalSettings.parse(settings.string("goals") ?? "")
         let system = settings.string("units") ?? "auto"
         guard ["auto", "metric", "imperial"].contains(system) else {
-            throw ProviderError("Setting `units` is \"\(system)\"", hint: "Use auto (from the client's locale), metric or imperial.")
+            throw ProviderError("Setting `units` is \"\(Limits.quote(system))\"", hint: "Use auto (from the client's locale), metric or imperial.")
         }
         units = DisplayUnits(locale: context.locale, system: system)
     }
@@ -114,7 +118,7 @@ public struct HealthMetricProvider: ContextProvider {
         let data = loaded.data
         let options = data.metrics.map { metric -> FormOption in
             let days = data.days[metric] ?? []
-            let range = days.isEmpty ? "" : "\(CivilDate.format(Int(days.first!.day))) – \(CivilDate.format(Int(days.last!.day)))"
+            let range = days.first.flatMap { first in days.last.map { "\(CivilDate.format(Int(first.day))) – \(CivilDate.format(Int($0.day)))" } } ?? ""
             return FormOption(value: metric.key, label: metric.title, detail: "\(days.count) days, \(range)")
         }
         let lastDay = data.metrics.compactMap { data.days[$0]?.last.map { Int($0.day) } }.max() ?? 0
@@ -148,7 +152,7 @@ public struct HealthMetricProvider: ContextProvider {
         guard let period = values.string("period").flatMap(Period.init(rawValue:)) else {
             return .invalid(fieldErrors: ["period": "Period must be day, week or month."])
         }
-        guard let date = values.string("date").flatMap(CivilDate.parse) else {
+        guard let date = values.string("date").flatMap({ $0.utf8.count == 10 ? CivilDate.parse($0) : nil }) else {
             return .invalid(fieldErrors: ["date": "Date must be a date like 2024-01-31."])
         }
         let summary = PeriodSummary(
@@ -235,7 +239,7 @@ func monthName(_ day: Int) -> String {
 
 /// A number for CSV/JSON-like plain output: no grouping, `.` decimal, no trailing zeros.
 func formatPlain(_ value: Double) -> String {
-    if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+    if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
     return String(value)
 }
 
@@ -247,12 +251,15 @@ enum GoalSettings {
     static func parse(_ text: String) throws(ProviderError) -> [Metric: Goal] {
         var goals: [Metric: Goal] = [:]
         for metric in Metric.allCases { goals[metric] = metric.defaultGoal }
+        guard text.utf8.count <= 4096 else {
+            throw ProviderError("Setting `goals` is \(text.utf8.count) bytes long, \"\(Limits.quote(text))\"", hint: "Write at most a few goals, e.g. steps=12000, sleep=7.5h.")
+        }
         for entry in text.split(whereSeparator: { $0 == "," || $0 == ";" }) {
             let pair = String(entry).trimmed()
             if pair.isEmpty { continue }
             let hint = "Write goals like steps=12000, sleep=7.5h, distance=5mi, bodyMass<=75kg (metrics: \(Metric.allCases.map(\.key).joined(separator: ", ")))."
             guard let equals = pair.firstIndex(of: "=") else {
-                throw ProviderError("Setting `goals`: \"\(pair)\" has no =", hint: hint)
+                throw ProviderError("Setting `goals`: \"\(Limits.quote(pair))\" has no =", hint: hint)
             }
             var name = String(pair[..<equals]).trimmed()
             var direction: Goal.Direction?
@@ -261,7 +268,7 @@ enum GoalSettings {
                 name = String(name.dropLast()).trimmed()
             }
             guard let metric = Metric(name: name) else {
-                throw ProviderError("Setting `goals`: unknown metric \"\(name)\"", hint: hint)
+                throw ProviderError("Setting `goals`: unknown metric \"\(Limits.quote(name))\"", hint: hint)
             }
             let valueText = String(pair[pair.index(after: equals)...]).trimmed()
             if valueText.lowercased() == "none" {
@@ -270,15 +277,21 @@ enum GoalSettings {
             }
             let numberPart = valueText.prefix { $0.isNumber || $0 == "." }
             let unitText = String(valueText.dropFirst(numberPart.count)).trimmed()
-            guard let number = Double(numberPart), number > 0 else {
-                throw ProviderError("Setting `goals`: \"\(valueText)\" for \(metric.key) is not a positive number", hint: hint)
+            guard numberPart.allSatisfy(\.isASCII), let number = Double(numberPart), number.isFinite, number > 0 else {
+                throw ProviderError("Setting `goals`: \"\(Limits.quote(valueText))\" for \(metric.key) is not a positive number", hint: hint)
             }
             let unit = unitText.isEmpty ? metric.baseUnit : HealthUnit(text: unitText)
             guard let unit, unit.fits(metric) else {
-                throw ProviderError("Setting `goals`: unit \"\(unitText)\" does not fit \(metric.key)", hint: hint)
+                throw ProviderError("Setting `goals`: unit \"\(Limits.quote(unitText))\" does not fit \(metric.key)", hint: hint)
+            }
+            let base = number * unit.factorToBase
+            guard base >= metric.minimumGoal, base <= metric.maximumGoal else {
+                throw ProviderError(
+                    "Setting `goals`: \(Limits.quote(valueText)) for \(metric.key) is out of range",
+                    hint: "Use a goal from \(formatPlain(metric.minimumGoal)) to \(formatPlain(metric.maximumGoal)) \(metric.baseUnit.rawValue) (or the same in another unit).")
             }
             let usual: Goal.Direction = [.heartRate, .restingHeartRate, .bodyMass].contains(metric) ? .atMost : .atLeast
-            goals[metric] = Goal(value: number * unit.factorToBase, direction: direction ?? usual)
+            goals[metric] = Goal(value: base, direction: direction ?? usual)
         }
         return goals
     }

@@ -53,7 +53,10 @@ final class HealthStore: @unchecked Sendable {
         var fileStamp = stamp
         if stamp.isDirectory {
             let candidates = [configuredPath + "/export.xml", configuredPath + "/apple_health_export/export.xml"]
-            guard let found = candidates.first(where: { FileStamp.of($0).map { !$0.isDirectory } ?? false }),
+            // Exports made in some languages name the file differently (`Exportieren.xml`,
+            // `exportar.xml`): then the one XML file in the folder that is not `export_cda.xml`.
+            let localized = [configuredPath, configuredPath + "/apple_health_export"].compactMap(FileSystem.soleExportXML)
+            guard let found = (candidates + localized).first(where: { FileStamp.of($0).map { !$0.isDirectory } ?? false }),
                 let foundStamp = FileStamp.of(found)
             else {
                 throw ProviderError(

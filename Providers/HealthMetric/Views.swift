@@ -78,8 +78,8 @@ struct PeriodSummary {
         let values = trend.map(\.value)
         if !values.isEmpty {
             summary["average"] = .number(convert(values.reduce(0, +) / Double(values.count)))
-            let low = metric.aggregation == .average ? trend.map(\.min).min()! : values.min()!
-            let high = metric.aggregation == .average ? trend.map(\.max).max()! : values.max()!
+            let low = (metric.aggregation == .average ? trend.map(\.min).min() : values.min()) ?? 0
+            let high = (metric.aggregation == .average ? trend.map(\.max).max() : values.max()) ?? 0
             summary["min"] = .number(convert(low))
             summary["max"] = .number(convert(high))
             if metric.aggregation != .average { summary["total"] = .number(convert(values.reduce(0, +))) }
@@ -155,12 +155,26 @@ struct HealthItem {
         start = try reader.optionalString("start") ?? date
         end = try reader.optionalString("end") ?? date
         unit = try reader.string("unit")
-        value = try reader.double("value")
+        // Every number must be finite: a forged item with 1e400 (read as infinity) is refused.
+        func finite(_ number: Double, _ path: String) throws(ProviderError) -> Double {
+            guard number.isFinite else {
+                throw ProviderError.invalidParams("params.item.content.\(path): expected a finite number")
+            }
+            return number
+        }
+        func finiteOptional(_ number: Double?, _ path: String) throws(ProviderError) -> Double? {
+            guard let number else { return nil }
+            return try finite(number, path)
+        }
+        value = try finite(try reader.double("value"), "value")
         if let goalReader = try reader.optionalObject("goal") {
             let direction = Goal.Direction(rawValue: try goalReader.optionalString("direction") ?? "atLeast") ?? .atLeast
-            goal = (try goalReader.double("value"), direction)
+            goal = (try finite(try goalReader.double("value"), "goal.value"), direction)
         } else {
             goal = nil
+        }
+        guard (reader.value("days")?.arrayValue?.count ?? 0) <= Limits.maximumItemDays else {
+            throw ProviderError.invalidParams("params.item.content.days: at most \(Limits.maximumItemDays) days")
         }
         days = try reader.array("days") { (value, path) throws(JSONDecodeError) in
             let day = try JSONObjectReader(value, path: path)
@@ -168,18 +182,23 @@ struct HealthItem {
                 date: try day.string("date"), value: try day.double("value"), min: try day.optionalDouble("min"),
                 max: try day.optionalDouble("max"))
         }
+        for (index, day) in days.enumerated() {
+            _ = try finite(day.value, "days[\(index)].value")
+            _ = try finiteOptional(day.min, "days[\(index)].min")
+            _ = try finiteOptional(day.max, "days[\(index)].max")
+        }
         let summary = try reader.optionalObject("summary")
-        average = try summary?.optionalDouble("average")
-        low = try summary?.optionalDouble("min")
-        high = try summary?.optionalDouble("max")
-        total = try summary?.optionalDouble("total")
+        average = try finiteOptional(try summary?.optionalDouble("average"), "summary.average")
+        low = try finiteOptional(try summary?.optionalDouble("min"), "summary.min")
+        high = try finiteOptional(try summary?.optionalDouble("max"), "summary.max")
+        total = try finiteOptional(try summary?.optionalDouble("total"), "summary.total")
         daysWithData = try summary?.optionalInt("daysWithData") ?? days.count
         daysInRange = try summary?.optionalInt("daysInRange") ?? days.count
         daysMet = try summary?.optionalInt("daysMet")
         let source = try reader.optionalObject("source")
         sourceFile = try source?.optionalString("file") ?? "health data"
         sourceRecords = try source?.optionalInt("records") ?? 0
-        notes = try source?.optionalStrings("notes") ?? []
+        notes = Array((try source?.optionalStrings("notes") ?? []).prefix(Limits.maximumItemNotes))
         ignored = try source?.optionalInt("ignoredUnknownTypes") ?? 0
         malformed = try source?.optionalInt("skippedMalformed") ?? 0
         var numbers = DisplayUnits(locale: try reader.optionalString("locale") ?? "en-US", system: "metric")
@@ -197,7 +216,7 @@ struct HealthItem {
     /// `8,412 steps`, `5.23 km`, `7 h 27 min`.
     func amount(_ value: Double) -> String {
         if metric == .sleep, unit == "h" {
-            let minutes = Int((value * 60).rounded())
+            let minutes = Limits.clampedInt(value * 60)
             return minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h \(minutes % 60) min"
         }
         return "\(number(value)) \(unit)"
@@ -246,8 +265,8 @@ struct HealthItem {
         var subtitle = "\(title) · \(periodText)"
         if let goalText { subtitle += " · \(goalText)" }
         var spoken = "\(title) \(period == .day ? "on" : "for the") \(periodText): \(valueText)"
-        if let goal {
-            let percent = Int((value / goal.value * 100).rounded())
+        if let goal, goal.value > 0 {
+            let percent = Limits.clampedInt(value / goal.value * 100)
             spoken += ", \(percent)% of the \(goal.direction == .atLeast ? "" : "maximum ")goal of \(amount(goal.value))"
         }
         return ContextChip(

@@ -39,8 +39,16 @@ enum CoordinateParser {
         var usesDMS: Bool { components.count > 1 }
     }
 
+    /// The longest text read as a coordinate, in UTF-8 bytes. The longest notation
+    /// (`47°22′12.3456″N 8°32′24.5678″E` with spaces) is well under it; longer text (a huge
+    /// settings value, a query of a megabyte) is refused before any work proportional to it.
+    static let maximumLength = 200
+
     /// Parses `text`; throws `CoordinateError` with a message naming the problem.
     static func parse(_ text: String) throws(CoordinateError) -> Coordinate {
+        guard text.utf8.count <= maximumLength else {
+            throw CoordinateError(message: "\(Quote.short(text)) is too long for a coordinate (\(text.utf8.count) bytes; at most \(maximumLength)); write it like 47.37, 8.54.")
+        }
         var input = text.trimmingWhitespace()
         if input.isEmpty { throw CoordinateError(message: "Enter a latitude and a longitude, like 47.37, 8.54.") }
         if input.lowercased().hasPrefix("geo:") { return try parseGeoURI(input) }
@@ -64,13 +72,34 @@ enum CoordinateParser {
             }
         }
         let numbers = main[0].split(separator: ",", omittingEmptySubsequences: false)
+        // RFC 5870 numbers only (`-47.37`): not `nan`, `inf`, `1e300` or hexadecimal, which
+        // `Double(_:)` would accept.
         guard numbers.count == 2 || numbers.count == 3,
-            let latitude = Double(numbers[0]), let longitude = Double(numbers[1]),
-            numbers.count == 2 || Double(numbers[2]) != nil
+            let latitude = decimal(numbers[0]), let longitude = decimal(numbers[1]),
+            numbers.count == 2 || decimal(numbers[2]) != nil
         else {
-            throw CoordinateError(message: "\"\(text)\" is not a geo: URI; write it like geo:47.37,8.54.")
+            throw CoordinateError(message: "\(Quote.short(text)) is not a geo: URI; write it like geo:47.37,8.54.")
         }
         return try validated(latitude: latitude, longitude: longitude)
+    }
+
+    /// `[-+]digits[.digits]` (RFC 5870 `num`, with an optional plus sign), else `nil`.
+    static func decimal(_ text: Substring) -> Double? {
+        var digits = 0, points = 0
+        for (offset, byte) in text.utf8.enumerated() {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+            case UInt8(ascii: "."):
+                guard digits > 0 else { return nil }
+                points += 1
+            case UInt8(ascii: "-"), UInt8(ascii: "+"):
+                guard offset == 0 else { return nil }
+            default: return nil
+            }
+        }
+        guard digits > 0, points <= 1, text.utf8.last != UInt8(ascii: ".") else { return nil }
+        guard let value = Double(text), value.isFinite else { return nil }
+        return value
     }
 
     private static func tokenize(_ input: String) throws(CoordinateError) -> [Token] {
@@ -87,7 +116,7 @@ enum CoordinateParser {
                 }
                 let text = String(characters[index..<end])
                 guard let value = Double(text), value.isFinite else {
-                    throw CoordinateError(message: "\"\(text)\" is not a number.")
+                    throw CoordinateError(message: "\(Quote.short(text)) is not a number.")
                 }
                 tokens.append(.number(value, text: text, hasFraction: text.contains(".")))
                 index = end
@@ -101,14 +130,14 @@ enum CoordinateParser {
             case "N", "n", "S", "s", "E", "e", "W", "w":
                 // A hemisphere letter must stand alone, not begin a word ("North" is not accepted).
                 if index + 1 < characters.count, characters[index + 1].isLetter {
-                    throw CoordinateError(message: "Unexpected text \"\(word(characters, from: index))\"; use the letters N, S, E and W for hemispheres.")
+                    throw CoordinateError(message: "Unexpected text \(Quote.short(word(characters, from: index))); use the letters N, S, E and W for hemispheres.")
                 }
                 tokens.append(.hemisphere(Character(character.uppercased())))
             default:
                 if character.isWhitespace {
                     if tokens.last != .space { tokens.append(.space) }
                 } else if character.isLetter {
-                    throw CoordinateError(message: "Unexpected text \"\(word(characters, from: index))\"; enter numbers, like 47.37, 8.54 or 47°22'12\"N 8°32'24\"E.")
+                    throw CoordinateError(message: "Unexpected text \(Quote.short(word(characters, from: index))); enter numbers, like 47.37, 8.54 or 47°22'12\"N 8°32'24\"E.")
                 } else {
                     throw CoordinateError(message: "Unexpected character \"\(character)\"; enter numbers, like 47.37, 8.54.")
                 }
@@ -164,8 +193,9 @@ enum CoordinateParser {
             return (Array(tokens[..<cut]), Array(tokens[cut...]))
         }
         let numbers = meaningful.filter { if case .number = $0 { true } else { false } }
-        if numbers.count == 2, meaningful.count == 2 {
-            let second = tokens.lastIndex { if case .number = $0 { true } else { false } }!
+        if numbers.count == 2, meaningful.count == 2,
+            let second = tokens.lastIndex(where: { if case .number = $0 { true } else { false } })
+        {
             return (Array(tokens[..<second]), Array(tokens[second...]))
         }
         if numbers.count < 2 {
@@ -295,6 +325,9 @@ enum Geo {
 
     /// `value` with exactly `digits` decimals, without Foundation.
     static func fixed(_ value: Double, digits: Int) -> String {
+        // Out of the range where scaled digits fit a UInt64 (or not a number at all): Swift's own
+        // spelling, never a trapping conversion. (Coordinates and distances are far inside it.)
+        guard value.isFinite, abs(value) < 1e12, (0...6).contains(digits) else { return String(value) }
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
@@ -326,6 +359,7 @@ enum Geo {
     }
 
     private static func dms(_ value: Double, positive: String, negative: String) -> String {
+        guard value.isFinite, abs(value) <= 360 else { return String(value) }
         let tenths = Int((abs(value) * 36000).rounded())  // tenths of a second
         let degrees = tenths / 36000
         let minutes = (tenths % 36000) / 600
@@ -373,6 +407,7 @@ enum Geo {
         let y = sin(dLambda) * cos(phi2)
         let x = cos(phi1) * sin(phi2) - sin(phi1) * cos(phi2) * cos(dLambda)
         var bearing = atan2(y, x) * 180 / .pi
+        guard bearing.isFinite else { return "" }
         if bearing < 0 { bearing += 360 }
         let names = ["N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW"]
         return names[Int((bearing / 22.5).rounded()) % 16]
@@ -380,6 +415,8 @@ enum Geo {
 
     /// `850 m`, `12.3 km`, `1,204 km`.
     static func distanceLabel(_ kilometres: Double) -> String {
+        // Items are checked (0 up to half the Earth's circumference), but never trap on others.
+        guard kilometres.isFinite, kilometres >= 0, kilometres < 1e9 else { return "? km" }
         if kilometres < 1 { return "\(Int((kilometres * 1000).rounded())) m" }
         if kilometres < 100 { return "\(fixed(kilometres, digits: 1)) km" }
         return "\(grouped(Int(kilometres.rounded()))) km"
@@ -387,7 +424,7 @@ enum Geo {
 
     /// `12,400,232`.
     static func grouped(_ value: Int) -> String {
-        let digits = String(abs(value))
+        let digits = String(value.magnitude)
         var out = ""
         for (index, character) in digits.enumerated() {
             if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
@@ -431,4 +468,34 @@ extension String {
     }
 
     var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}
+
+/// Text from files and clients quoted in messages: at most `limit` bytes (cut at a character
+/// boundary, `…` added), so a 64 MB line never ends up in an error several times over.
+enum Quote {
+    static let limit = 80
+
+    /// `"text"`, or `"first 80 bytes…"`.
+    static func short(_ text: some StringProtocol) -> String {
+        "\"" + prefix(text) + "\""
+    }
+
+    /// The text itself, cut to at most `limit` bytes.
+    static func prefix(_ text: some StringProtocol) -> String {
+        guard text.utf8.count > limit else { return String(text) }
+        var result = ""
+        for character in text {
+            if result.utf8.count + character.utf8.count > limit { break }
+            result.append(character)
+        }
+        return result + "…"
+    }
+
+    /// The first `limit` bytes of `bytes` as text, quoted (a cut multi-byte character is repaired
+    /// as U+FFFD by the decoding).
+    static func short(bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        let cut = range.count > limit
+        let end = cut ? range.lowerBound + limit : range.upperBound
+        return "\"" + String(decoding: UnsafeBufferPointer(rebasing: bytes[range.lowerBound..<end]), as: UTF8.self) + (cut ? "…\"" : "\"")
+    }
 }

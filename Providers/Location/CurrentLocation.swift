@@ -30,6 +30,8 @@ enum CurrentLocationSource: Sendable, Equatable {
 
     /// The most time a command may take.
     static let commandTimeoutMilliseconds = 5000
+    /// How much of `currentLocationFile` is read (the coordinates are on its first lines).
+    static let maximumFileBytes = 64 << 10
 
     /// Reads the coordinate; throws a `ProviderError` naming the setting and the problem.
     func read() throws(ProviderError) -> Coordinate {
@@ -38,12 +40,12 @@ enum CurrentLocationSource: Sendable, Equatable {
             do {
                 return try CoordinateParser.parse(text)
             } catch {
-                throw Self.failure("Setting currentLocation \"\(text)\" is not a coordinate: \(error.message)")
+                throw Self.failure("Setting currentLocation \(Quote.short(text)) is not a coordinate: \(error.message)")
             }
         case .file(let path):
             let bytes: [UInt8]
             do {
-                bytes = try FileBytes.read(path)
+                bytes = try FileBytes.read(path, limit: Self.maximumFileBytes, truncating: true)
             } catch {
                 throw Self.failure("currentLocationFile \(path): \(error.message)")
             }
@@ -53,28 +55,31 @@ enum CurrentLocationSource: Sendable, Equatable {
             do {
                 return try CoordinateParser.parse(line)
             } catch {
-                throw Self.failure("currentLocationFile \(path): \"\(line)\" is not a coordinate: \(error.message)")
+                throw Self.failure("currentLocationFile \(path): \(Quote.short(line)) is not a coordinate: \(error.message)")
             }
         case .command(let command):
             let output: [UInt8]
             do {
                 output = try CommandRunner.run(command, timeoutMilliseconds: Self.commandTimeoutMilliseconds)
             } catch {
-                throw Self.failure("currentLocationCommand `\(command)` \(error.message)")
+                throw Self.failure("currentLocationCommand `\(Quote.prefix(command))` \(error.message)")
             }
             guard let line = Self.firstLine(output) else {
-                throw Self.failure("currentLocationCommand `\(command)` printed no coordinates; it must print a line such as 47.37, 8.54")
+                throw Self.failure("currentLocationCommand `\(Quote.prefix(command))` printed no coordinates; it must print a line such as 47.37, 8.54")
             }
             do {
                 return try CoordinateParser.parse(line)
             } catch {
-                throw Self.failure("currentLocationCommand `\(command)` printed \"\(line)\", which is not a coordinate: \(error.message)")
+                throw Self.failure("currentLocationCommand `\(Quote.prefix(command))` printed \(Quote.short(line)), which is not a coordinate: \(error.message)")
             }
         }
     }
 
     private static func firstLine(_ bytes: [UInt8]) -> String? {
-        for line in String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline) {
+        // (At most 64 KiB: the file is read that far, the command's output kept that far.)
+        var text = bytes[...]
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
+        for line in String(decoding: text, as: UTF8.self).split(whereSeparator: \.isNewline) {
             let trimmed = String(line).trimmingWhitespace()
             if !trimmed.isEmpty, !trimmed.hasPrefix("#") { return trimmed }
         }
@@ -104,11 +109,17 @@ enum CommandRunner {
         posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
         posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // Its own process group, so a timeout kills what the shell started too.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
         var pid: pid_t = 0
         let arguments = ["/bin/sh", "-c", command]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, &argv, environ)
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, environ)
         close(pipeEnds[1])
         guard spawned == 0 else {
             close(pipeEnds[0])
@@ -140,9 +151,23 @@ enum CommandRunner {
             if count <= 0 { break }
             if output.count < 65536 { output.append(contentsOf: buffer[0..<count]) }
         }
-        if timedOut { kill(pid, SIGKILL) }
+        // The output may end (the command closed it) long before the command does: wait for
+        // it within the same deadline.
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        var reaped = false
+        while !timedOut {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { reaped = true; break }
+            if result < 0, errno != EINTR { reaped = true; break }
+            clock_gettime(CLOCK_MONOTONIC, &timespec)
+            if Int(timespec.tv_sec) * 1000 + Int(timespec.tv_nsec) / 1_000_000 >= deadline { timedOut = true; break }
+            usleep(2000)
+        }
+        if timedOut {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+        }
+        if !reaped { while waitpid(pid, &status, 0) < 0, errno == EINTR {} }
         if timedOut { throw Failure(message: "did not finish within \(timeoutMilliseconds / 1000) s") }
         let exited = (status & 0x7F) == 0
         let exitCode = (status >> 8) & 0xFF

@@ -48,21 +48,43 @@ final class Gazetteer: Sendable {
 
     /// The most problems kept in `diagnostics`.
     static let maximumDiagnostics = 20
+    /// The longest name or ASCII name kept, in UTF-8 bytes (GeoNames names are at most 200
+    /// characters); a longer one is a malformed row. Search keys are made of names, so this also
+    /// bounds the index a single row can make.
+    static let maximumNameBytes = 1000
+    /// The most places kept (all of GeoNames' populated places are about 5 million); rows past it
+    /// are reported and skipped. Keeps place numbers within the index's 32-bit fields.
+    static let maximumPlaces = 20_000_000
+    /// The largest gazetteer file read (allCountries.txt is about 1.6 GB).
+    static let maximumFileBytes = 4 << 30
 
     /// The number of places.
     var count: Int { ids.count }
 
     /// Loads a gazetteer file and optional GeoNames name tables (`countryInfo.txt`,
     /// `admin1CodesASCII.txt`). Throws when the file is missing, unreadable, or holds no valid place.
-    init(path: String, countryInfoPath: String?, admin1Path: String?, minimumPopulation: Int = 0) throws(GazetteerError) {
-        self.path = path
+    convenience init(path: String, countryInfoPath: String?, admin1Path: String?, minimumPopulation: Int = 0) throws(GazetteerError) {
         let started = Profile.now()
         let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(path)
+            bytes = try FileBytes.read(path, limit: Gazetteer.maximumFileBytes)
         } catch {
             throw GazetteerError(message: "Gazetteer \(path): \(error.message). Set the `gazetteer` setting to a GeoNames cities*.txt or allCountries.txt file, or restore data/location/cities15000.tsv.")
         }
+        var tableDiagnostics: [String] = []
+        let countryNames = countryInfoPath.map { NameTables.countries($0, diagnostics: &tableDiagnostics) } ?? [:]
+        let regionNames = admin1Path.map { NameTables.admin1($0, diagnostics: &tableDiagnostics) } ?? [:]
+        try self.init(
+            bytes: bytes, path: path, countryNames: countryNames, regionNames: regionNames,
+            tableDiagnostics: tableDiagnostics, minimumPopulation: minimumPopulation, started: started)
+    }
+
+    /// Reads a gazetteer file's bytes (`path` names it in messages).
+    init(
+        bytes: [UInt8], path: String, countryNames: [String: String] = [:], regionNames: [String: String] = [:],
+        tableDiagnostics: [String] = [], minimumPopulation: Int = 0, started: Int = Profile.now()
+    ) throws(GazetteerError) {
+        self.path = path
         var ids: [Int64] = [], names: [String] = [], asciiNames: [String] = []
         var latitudes: [Double] = [], longitudes: [Double] = []
         var countryCodes: [String] = [], admin1Codes: [String] = [], populations: [Int] = [], timeZones: [String] = []
@@ -95,7 +117,8 @@ final class Gazetteer: Sendable {
             populations.reserveCapacity(estimate); timeZones.reserveCapacity(estimate)
             var fields = [Range<Int>](repeating: 0..<0, count: 20)
             var lineNumber = 0
-            var start = 0
+            // A UTF-8 byte order mark (written by some editors and Windows tools) is not data.
+            var start = FileBytes.byteOrderMarkLength(buffer)
             let end = buffer.count
             while start < end {
                 lineNumber += 1
@@ -151,31 +174,40 @@ final class Gazetteer: Sendable {
                         continue
                     }
                 }
+                // Fields are quoted at most `Quote.limit` bytes long in messages.
                 guard let id = ByteText.integer(buffer, idField) else {
-                    report(lineNumber, "geonameid \"\(ByteText.string(buffer, idField))\" is not a whole number")
+                    report(lineNumber, "geonameid \(Quote.short(bytes: buffer, idField)) is not a whole number")
                     continue
                 }
                 guard !nameField.isEmpty else {
                     report(lineNumber, "the name is empty")
                     continue
                 }
+                guard nameField.count <= Gazetteer.maximumNameBytes, asciiField.count <= Gazetteer.maximumNameBytes else {
+                    report(lineNumber, "the name is longer than \(Gazetteer.maximumNameBytes) bytes")
+                    continue
+                }
                 guard let latitude = ByteText.double(buffer, latitudeField), (-90...90).contains(latitude) else {
-                    report(lineNumber, "latitude \"\(ByteText.string(buffer, latitudeField))\" is not a number from -90 to 90")
+                    report(lineNumber, "latitude \(Quote.short(bytes: buffer, latitudeField)) is not a number from -90 to 90")
                     continue
                 }
                 guard let longitude = ByteText.double(buffer, longitudeField), (-180...180).contains(longitude) else {
-                    report(lineNumber, "longitude \"\(ByteText.string(buffer, longitudeField))\" is not a number from -180 to 180")
+                    report(lineNumber, "longitude \(Quote.short(bytes: buffer, longitudeField)) is not a number from -180 to 180")
                     continue
                 }
                 var population = 0
                 if !populationField.isEmpty {
                     guard let value = ByteText.integer(buffer, populationField), value >= 0 else {
-                        report(lineNumber, "population \"\(ByteText.string(buffer, populationField))\" is not a whole number")
+                        report(lineNumber, "population \(Quote.short(bytes: buffer, populationField)) is not a whole number")
                         continue
                     }
                     population = Int(value)
                 }
                 if population < minimumPopulation { continue }
+                guard ids.count < Gazetteer.maximumPlaces else {
+                    report(lineNumber, "more than \(Gazetteer.maximumPlaces) places")
+                    continue
+                }
                 ids.append(id)
                 let name = ByteText.string(buffer, nameField)
                 names.append(name)
@@ -222,9 +254,8 @@ final class Gazetteer: Sendable {
         self.admin1Codes = admin1Codes
         self.populations = populations
         self.timeZones = timeZones
-        var tableDiagnostics: [String] = []
-        self.countryNames = countryInfoPath.map { NameTables.countries($0, diagnostics: &tableDiagnostics) } ?? [:]
-        self.regionNames = admin1Path.map { NameTables.admin1($0, diagnostics: &tableDiagnostics) } ?? [:]
+        self.countryNames = countryNames
+        self.regionNames = regionNames
         self.skippedRows = skipped
         self.diagnostics = diagnostics + tableDiagnostics
         let parsed = Profile.now()
@@ -277,31 +308,56 @@ enum NameTables {
         table(path, keyColumn: 0, nameColumn: 1, minimumColumns: 2, diagnostics: &diagnostics)
     }
 
+    /// The largest name table read (GeoNames' countryInfo.txt is 31 KB, admin1CodesASCII.txt 150 KB).
+    static let maximumFileBytes = 64 << 20
+
     private static func table(
         _ path: String, keyColumn: Int, nameColumn: Int, minimumColumns: Int, diagnostics: inout [String]
     ) -> [String: String] {
         let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(path)
+            bytes = try FileBytes.read(path, limit: maximumFileBytes)
         } catch {
             diagnostics.append("\(path): \(error.message); names are shown as codes")
             return [:]
         }
+        return table(bytes: bytes, path: path, keyColumn: keyColumn, nameColumn: nameColumn, minimumColumns: minimumColumns, diagnostics: &diagnostics)
+    }
+
+    /// `countryInfo.txt` from its bytes.
+    static func countries(bytes: [UInt8], path: String, diagnostics: inout [String]) -> [String: String] {
+        table(bytes: bytes, path: path, keyColumn: 0, nameColumn: 4, minimumColumns: 5, diagnostics: &diagnostics)
+    }
+
+    /// `admin1CodesASCII.txt` from its bytes.
+    static func admin1(bytes: [UInt8], path: String, diagnostics: inout [String]) -> [String: String] {
+        table(bytes: bytes, path: path, keyColumn: 0, nameColumn: 1, minimumColumns: 2, diagnostics: &diagnostics)
+    }
+
+    private static func table(
+        bytes: [UInt8], path: String, keyColumn: Int, nameColumn: Int, minimumColumns: Int, diagnostics: inout [String]
+    ) -> [String: String] {
         var table: [String: String] = [:]
         var lineNumber = 0
-        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+        var body = bytes[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { body = bytes.dropFirst(3) }
+        for var line in body.split(separator: 0x0A, omittingEmptySubsequences: false) {
             lineNumber += 1
+            if line.last == 0x0D { line = line.dropLast() }  // CRLF
             guard let first = line.first, first != UInt8(ascii: "#") else { continue }
-            let columns = line.split(separator: 0x09, omittingEmptySubsequences: false)
-            guard columns.count >= minimumColumns, !columns[keyColumn].isEmpty else {
+            let columns = line.split(separator: 0x09, maxSplits: minimumColumns, omittingEmptySubsequences: false)
+            guard columns.count >= minimumColumns, !columns[keyColumn].isEmpty,
+                columns[keyColumn].count <= Gazetteer.maximumNameBytes, columns[nameColumn].count <= Gazetteer.maximumNameBytes
+            else {
                 if diagnostics.count < Gazetteer.maximumDiagnostics {
-                    diagnostics.append("\(path):\(lineNumber): expected at least \(minimumColumns) tab-separated columns, found \(columns.count); row skipped")
+                    let problem = columns.count >= minimumColumns && !columns[keyColumn].isEmpty
+                        ? "a code or name longer than \(Gazetteer.maximumNameBytes) bytes"
+                        : "expected at least \(minimumColumns) tab-separated columns, found \(columns.count)"
+                    diagnostics.append("\(path):\(lineNumber): \(problem); row skipped")
                 }
                 continue
             }
-            var name = String(decoding: columns[nameColumn], as: UTF8.self)
-            if name.hasSuffix("\r") { name.removeLast() }
-            table[String(decoding: columns[keyColumn], as: UTF8.self)] = name
+            table[String(decoding: columns[keyColumn], as: UTF8.self)] = String(decoding: columns[nameColumn], as: UTF8.self)
         }
         return table
     }
@@ -313,9 +369,18 @@ enum FileBytes {
         var message: String
     }
 
-    /// The bytes of a regular file.
-    static func read(_ path: String) throws(Failure) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    /// The length of a UTF-8 byte order mark at the start of `buffer` (3), else 0.
+    static func byteOrderMarkLength(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
+        buffer.count >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF ? 3 : 0
+    }
+
+    /// The bytes of a regular file, which must not be larger than `limit` bytes; with
+    /// `truncating`, a larger file is read only up to `limit` bytes instead.
+    ///
+    /// Opened non-blocking, so a path that names a FIFO fails ("not a regular file") instead of
+    /// waiting forever for a writer; a file that keeps growing is read up to `limit` only.
+    static func read(_ path: String, limit: Int = .max, truncating: Bool = false) throws(Failure) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
             throw Failure(message: code == ENOENT ? "file not found" : "cannot open (\(String(cString: strerror(code))))")
@@ -324,10 +389,21 @@ enum FileBytes {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw Failure(message: "cannot read its status") }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw Failure(message: "not a regular file") }
-        var result = [UInt8](repeating: 0, count: Int(status.st_size))
+        let size = Int(status.st_size)
+        if size > limit, !truncating {
+            throw Failure(message: "the file is too large (\(size) bytes; at most \(limit))")
+        }
+        var result = [UInt8](repeating: 0, count: min(size, limit))
         var filled = 0
         while true {
-            if filled == result.count { result.append(contentsOf: [UInt8](repeating: 0, count: 65536)) }
+            if filled == result.count {
+                // The file grew since `fstat` (or reports no size, like /proc files).
+                guard filled < limit else {
+                    if truncating { break }
+                    throw Failure(message: "the file is too large (more than \(limit) bytes)")
+                }
+                result.append(contentsOf: [UInt8](repeating: 0, count: min(65536, limit - filled)))
+            }
             let got = result.withUnsafeMutableBytes { raw in
                 systemRead(descriptor, raw.baseAddress! + filled, raw.count - filled)
             }
@@ -389,9 +465,25 @@ enum ByteText {
 
     private static let powers: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15]
 
-    /// A plain decimal (`-12.345`); other spellings fall back to the standard library parser.
+    /// Other decimal spellings (more than 15 digits, an exponent) through the standard library's
+    /// parser; never `nan`, `inf` or hexadecimal.
+    private static func fallbackDouble(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Double? {
+        for index in range {
+            switch buffer[index] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "+"),
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
+                continue
+            default: return nil
+            }
+        }
+        guard let value = Double(string(buffer, range)), value.isFinite else { return nil }
+        return value
+    }
+
+    /// A plain decimal (`-12.345`), at most 32 bytes; other spellings fall back to the standard
+    /// library parser.
     static func double(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Double? {
-        guard !range.isEmpty else { return nil }
+        guard !range.isEmpty, range.count <= 32 else { return nil }
         var index = range.lowerBound
         var negative = false
         if buffer[index] == UInt8(ascii: "-") || buffer[index] == UInt8(ascii: "+") {
@@ -409,11 +501,11 @@ enum ByteText {
                 seenPoint = true
             } else {
                 let digit = byte &- UInt8(ascii: "0")
-                guard digit < 10 else { return Double(string(buffer, range)) }
+                guard digit < 10 else { return fallbackDouble(buffer, range) }
                 mantissa = mantissa * 10 + UInt64(digit)
                 digits += 1
                 if seenPoint { fractionDigits += 1 }
-                if digits > 15 { return Double(string(buffer, range)) }
+                if digits > 15 { return fallbackDouble(buffer, range) }
             }
             index += 1
         }

@@ -21,32 +21,45 @@ struct SearchIndex: Sendable {
         case exactName = 0, namePrefix = 1, exactWord = 2, wordPrefix = 3
     }
 
+    /// The most word keys made for one name (`a b c d …` would otherwise make one per word);
+    /// words after it are still found as part of the whole name.
+    static let maximumWordsPerName = 32
+
     init(names: [String], asciiNames: [String]) {
         placeCount = names.count
         var bytes: [UInt8] = []
         bytes.reserveCapacity(names.count * 24)
         var starts: [UInt32] = [], lengths: [UInt16] = [], places: [UInt32] = [], kinds: [UInt8] = []
         starts.reserveCapacity(names.count * 3)
-        func add(_ key: ArraySlice<UInt8>, place: Int, kind: UInt8) {
-            guard !key.isEmpty else { return }
-            starts.append(UInt32(bytes.count))
-            lengths.append(UInt16(min(key.count, Int(UInt16.max))))
-            places.append(UInt32(place))
-            kinds.append(kind)
-            bytes.append(contentsOf: key.prefix(Int(UInt16.max)))
+        // Each folded name is stored once; its word keys are suffixes of it, so they point into
+        // the same bytes (a name's keys cost its length, not its length times its words).
+        // Lengths are 16-bit and offsets 32-bit: longer keys are cut, and names past 4 GiB of
+        // keys are left out of the index (gazetteer names are at most 1,000 bytes).
+        func addWithWords(_ key: [UInt8], place: Int) {
+            guard !key.isEmpty, bytes.count + key.count <= Int(UInt32.max), let base = UInt32(exactly: bytes.count),
+                let place = UInt32(exactly: place)
+            else { return }
+            bytes.append(contentsOf: key)
+            func add(_ offset: Int, kind: UInt8) {
+                starts.append(base + UInt32(offset))
+                lengths.append(UInt16(min(key.count - offset, Int(UInt16.max))))
+                places.append(place)
+                kinds.append(kind)
+            }
+            add(0, kind: 0)
+            var words = 0
+            for position in key.indices where key[position] == 0x20 && position + 1 < key.count {
+                words += 1
+                if words > Self.maximumWordsPerName { break }
+                add(position + 1, kind: 1)
+            }
         }
         for place in names.indices {
             let name = TextFolding.fold(names[place])
-            addWithWords(name)
+            addWithWords(name, place: place)
             if asciiNames[place] != names[place] {
                 let ascii = TextFolding.fold(asciiNames[place])
-                if ascii != name { addWithWords(ascii) }
-            }
-            func addWithWords(_ key: [UInt8]) {
-                add(key[...], place: place, kind: 0)
-                for position in key.indices where key[position] == 0x20 {
-                    add(key[(position + 1)...], place: place, kind: 1)
-                }
+                if ascii != name { addWithWords(ascii, place: place) }
             }
         }
         // Counting sort of key numbers by bucket.
@@ -153,7 +166,7 @@ struct SearchIndex: Sendable {
             top.insert(place, at: low)
             if top.count > wanted { top.removeLast() }
         }
-        return (top[offset...].map { (Int($0), Quality(rawValue: best[Int($0)] - 1)!) }, total)
+        return (top[offset...].map { (Int($0), Quality(rawValue: best[Int($0)] &- 1) ?? .wordPrefix) }, total)
     }
 }
 

@@ -29,6 +29,10 @@ public struct LocationProvider: ContextProvider {
     static let maximumPageSize = 50
     /// The number of nearby places listed in the detail view.
     static let nearbyCount = 5
+    /// The most results any search reaches, over all its pages (pages past it are empty): a
+    /// page number is a client's, and page 2^53 must not become a 2^53-place answer, nor page
+    /// 10,000 a ranking of every match.
+    static let maximumSearchResults = 1000
 
     let context: ProviderContext
     let store: GazetteerStore
@@ -110,15 +114,21 @@ public struct LocationProvider: ContextProvider {
         var page = 1
         if let requested = values["placePage"] {
             guard let number = requested.intValue, number >= 1 else {
-                throw ProviderError.invalidParams("params.values.placePage: expected a whole number ≥ 1, got \(requested.jsonString)")
+                throw ProviderError.invalidParams("params.values.placePage: expected a whole number ≥ 1, got \(Quote.prefix(requested.jsonString))")
             }
             page = number
         }
+        // Pages past the first `maximumSearchResults` results are empty (checked before any
+        // multiplication: `page` may be as large as 2^53).
+        guard page <= Self.maximumSearchResults / pageSize + 1 else { return [] }
+        let offset = (page - 1) * pageSize
+        let limit = min(pageSize, Self.maximumSearchResults - offset)
+        guard limit > 0 else { return [] }
         let gazetteer = try store.gazetteer()
         // Coordinates typed into the search field: the nearest places, nearest first.
         if query.contains(where: \.isNumber), let point = try? CoordinateParser.parse(query) {
-            let nearest = gazetteer.nearest(to: point.latitude, point.longitude, count: page * pageSize)
-            return nearest.dropFirst((page - 1) * pageSize).map { index, kilometres in
+            let nearest = gazetteer.nearest(to: point.latitude, point.longitude, count: offset + limit)
+            return nearest.dropFirst(offset).map { index, kilometres in
                 let there = Coordinate(latitude: gazetteer.latitudes[index], longitude: gazetteer.longitudes[index])
                 return FormOption(
                     value: String(gazetteer.ids[index]), label: gazetteer.names[index],
@@ -126,7 +136,7 @@ public struct LocationProvider: ContextProvider {
             }
         }
         let (results, _) = gazetteer.search.search(
-            query, offset: (page - 1) * pageSize, limit: pageSize, populations: gazetteer.populations,
+            query, offset: offset, limit: limit, populations: gazetteer.populations,
             names: gazetteer.names)
         return results.map { result in
             FormOption(
@@ -137,7 +147,7 @@ public struct LocationProvider: ContextProvider {
 
     public func submit(stepId: String, values: FormValues, sessionId: String) async throws -> SubmitOutcome {
         guard stepId == Self.form.stepId else {
-            throw ProviderError.invalidParams("params.stepId: unknown step \"\(stepId)\"; expected location")
+            throw ProviderError.invalidParams("params.stepId: unknown step \(Quote.short(stepId)); expected location")
         }
         let place = values.string("place")?.trimmingWhitespace() ?? ""
         let coordinates = values.string("coordinates")?.trimmingWhitespace() ?? ""
@@ -153,7 +163,7 @@ public struct LocationProvider: ContextProvider {
         case (false, true):
             let gazetteer = try store.gazetteer()
             guard let id = Int64(place), let index = gazetteer.index(ofID: id) else {
-                return .invalid(fieldErrors: ["place": "Place \"\(place)\" is not in the gazetteer; search again and pick a result."])
+                return .invalid(fieldErrors: ["place": "Place \(Quote.short(place)) is not in the gazetteer; search again and pick a result."])
             }
             let content = LocationContent(place: index, in: gazetteer)
             return .item(context.makeItem(type: "location", displayName: content.displayName, content: content.json))
@@ -484,11 +494,39 @@ struct LocationContent: Sendable {
         population = try reader.optionalInt("population")
         timeZone = try reader.optionalString("timeZone")
         geonameId = try reader.optionalInt("geonameId").map(Int64.init)
-        if let latitude = try reader.optionalDouble("placeLatitude"), let longitude = try reader.optionalDouble("placeLongitude") {
+        // Names are at most `Gazetteer.maximumNameBytes` long in any gazetteer: a forged item's
+        // megabyte name would only make a chip or detail over the host's size caps.
+        for (key, value) in [("placeName", placeName), ("asciiName", asciiName), ("region", region), ("country", country),
+                             ("countryCode", countryCode), ("timeZone", timeZone)] {
+            if let value, value.utf8.count > Gazetteer.maximumNameBytes {
+                throw ProviderError.invalidParams("\(path).\(key): longer than \(Gazetteer.maximumNameBytes) bytes (\(value.utf8.count))")
+            }
+        }
+        if let population, population < 0 {
+            throw ProviderError.invalidParams("\(path).population: expected a whole number ≥ 0, got \(population)")
+        }
+        // The nearest place's point and distance are checked like the point itself: a forged item
+        // must not reach the distance and bearing arithmetic with values no gazetteer gives.
+        let placeLatitude = try reader.optionalDouble("placeLatitude")
+        let placeLongitude = try reader.optionalDouble("placeLongitude")
+        if let latitude = placeLatitude, let longitude = placeLongitude {
+            guard (-90...90).contains(latitude) else {
+                throw ProviderError.invalidParams("\(path).placeLatitude: expected a number from -90 to 90, got \(Geo.trimmed(latitude, digits: 6))")
+            }
+            guard (-180...180).contains(longitude) else {
+                throw ProviderError.invalidParams("\(path).placeLongitude: expected a number from -180 to 180, got \(Geo.trimmed(longitude, digits: 6))")
+            }
             placePoint = Coordinate(latitude: latitude, longitude: longitude)
         }
         distanceKilometres = try reader.optionalDouble("distanceKilometres")
+        if let distance = distanceKilometres, !(0...Self.maximumDistanceKilometres).contains(distance) {
+            throw ProviderError.invalidParams(
+                "\(path).distanceKilometres: expected a number from 0 to \(Int(Self.maximumDistanceKilometres)) (half the Earth's circumference), got \(Geo.trimmed(distance, digits: 3))")
+        }
     }
+
+    /// Half the Earth's circumference on the mean sphere (20,015 km), rounded up.
+    static let maximumDistanceKilometres = 20_016.0
 
     var json: JSONValue {
         var object = JSONObject()

@@ -49,7 +49,7 @@ enum TimeZoneDatabase {
         var lastError = "no zoneinfo folder found (install the tzdata package)"
         for directory in directories {
             do {
-                let bytes = try FileBytes.read(directory + "/" + name)
+                let bytes = try FileBytes.read(directory + "/" + name, limit: 1 << 20)  // zone files are a few KB
                 return try TZif(bytes: bytes, name: name).offset(at: time)
             } catch let error as FileBytes.Failure {
                 lastError = "\(directory)/\(name): \(error.message)"
@@ -204,6 +204,9 @@ struct PosixTZ {
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
                 digits += 1
                 scanner = scanner.dropFirst()
+                // POSIX numbers here are hours (≤ 167), minutes, seconds and days: more digits
+                // than that is a broken footer, not an overflow.
+                if digits > 4 { return nil }
             }
             return digits > 0 ? value : nil
         }

@@ -409,8 +409,22 @@ struct Note: Sendable, Hashable {
         let reader = try JSONObjectReader(item.content, path: "params.item.content")
         title = try reader.string("title")
         body = try reader.string("body")
+        // The form takes 200 and 20,000 characters; an item from elsewhere may be larger, up to
+        // these sizes in bytes, so that every view of it stays within the host's caps (a
+        // description holds the title, capped at 64 KiB; a detail holds the body twice, its text
+        // and its fallback, capped at 4 MiB).
+        guard title.utf8.count <= Note.maximumTitleBytes else {
+            throw ProviderError.invalidParams("params.item.content.title: longer than \(Note.maximumTitleBytes) bytes (\(title.utf8.count))")
+        }
+        guard body.utf8.count <= Note.maximumBodyBytes else {
+            throw ProviderError.invalidParams("params.item.content.body: longer than \(Note.maximumBodyBytes) bytes (\(body.utf8.count))")
+        }
         wordCount = try reader.optionalInt("wordCount") ?? Note.countWords(body)
     }
+
+    /// The largest title and body read from an item, in UTF-8 bytes.
+    static let maximumTitleBytes = 16 << 10
+    static let maximumBodyBytes = 1 << 20
 
     var json: JSONValue {
         ["title": .string(title), "body": .string(body), "wordCount": .number(Double(wordCount))]
@@ -423,12 +437,46 @@ struct Note: Sendable, Hashable {
     /// Words are runs of letters, digits, and joining punctuation (apostrophes, hyphens) separated
     /// by white space; Markdown markers on their own (`#`, `-`, `*`, `>`) do not count.
     static func countWords(_ text: String) -> Int {
-        var count = 0
-        for token in text.split(whereSeparator: \.isWhitespace)
-        where token.contains(where: { $0.isLetter || $0.isNumber }) {
-            count += 1
+        // On UTF-8 bytes and Unicode scalars, not Characters: grapheme breaking made a forged
+        // megabyte body take longer than the preview's timeout. A word is a run without white
+        // space holding a letter or a digit (a combining mark belongs to the run it follows).
+        var text = text
+        return text.withUTF8 { utf8 in
+            var count = 0
+            var counted = false
+            var index = 0
+            let end = utf8.count
+            while index < end {
+                let byte = utf8[index]
+                let isSpace: Bool
+                let isWordly: Bool
+                if byte < 0x80 {
+                    index &+= 1
+                    isSpace = byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+                    isWordly = (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A)
+                } else {
+                    // A valid String's UTF-8: the lead byte gives the length.
+                    let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
+                    var value = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+                    var next = index &+ 1
+                    while next < min(end, index &+ length) {
+                        value = value << 6 | UInt32(utf8[next] & 0x3F)
+                        next &+= 1
+                    }
+                    index = next
+                    let properties = Unicode.Scalar(value)?.properties
+                    isSpace = properties?.isWhitespace ?? false
+                    isWordly = properties.map { $0.isAlphabetic || $0.numericType != nil } ?? false
+                }
+                if isSpace {
+                    counted = false
+                } else if isWordly, !counted {
+                    count &+= 1
+                    counted = true
+                }
+            }
+            return count
         }
-        return count
     }
 }
 

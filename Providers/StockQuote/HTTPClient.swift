@@ -96,13 +96,25 @@ enum HTTPClient {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var head: (status: Int, reason: String, headers: [(name: String, value: String)], bodyStart: Int)? = nil
+        // Parsing resumes where it stopped, so the work stays linear in the answer's size.
+        var headerSearchFrom = 0
+        var chunked = ChunkedState()
         var finished = false
         while !finished {
-            if head == nil, let end = headerEnd(buffer) {
-                head = try parseHead(Array(buffer[..<end]), url: url)
-                head!.bodyStart = end + 4
+            if head == nil {
+                if let end = headerEnd(buffer, from: headerSearchFrom) {
+                    var parsed = try parseHead(Array(buffer[..<end]), url: url)
+                    parsed.bodyStart = end + 4
+                    head = parsed
+                    chunked.index = end + 4
+                } else {
+                    guard buffer.count <= maximumHeaderBytes else {
+                        throw HTTPError(description: "\(url): the answer's header is longer than \(maximumHeaderBytes >> 10) KiB")
+                    }
+                    headerSearchFrom = max(0, buffer.count - 3)
+                }
             }
-            if let head, let body = try completeBody(buffer[head.bodyStart...], headers: head.headers, atEOF: false, url: url) {
+            if let head, let body = try completeBody(buffer, head: head, chunked: &chunked, atEOF: false, url: url) {
                 return try response(head, body, url: url)
             }
             guard buffer.count <= maximumBytes else {
@@ -111,7 +123,7 @@ enum HTTPClient {
             try wait(socket, events: Int16(POLLIN), deadline: deadline, url: url, phase: "reading the answer")
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count > 0 {
-                buffer.append(contentsOf: chunk[0..<count])
+                buffer.append(contentsOf: chunk[0..<min(count, chunk.count)])
             } else if count == 0 {
                 finished = true
             } else if errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK {
@@ -121,11 +133,14 @@ enum HTTPClient {
         guard let head else {
             throw HTTPError(description: "\(url): the server closed the connection before a complete HTTP header")
         }
-        guard let body = try completeBody(buffer[head.bodyStart...], headers: head.headers, atEOF: true, url: url) else {
+        guard let body = try completeBody(buffer, head: head, chunked: &chunked, atEOF: true, url: url) else {
             throw HTTPError(description: "\(url): the server closed the connection before the end of the body")
         }
         return try response(head, body, url: url)
     }
+
+    /// The longest header accepted.
+    static let maximumHeaderBytes = 64 << 10
 
     private static func response(
         _ head: (status: Int, reason: String, headers: [(name: String, value: String)], bodyStart: Int), _ body: [UInt8],
@@ -134,12 +149,12 @@ enum HTTPClient {
         if let encoding = head.headers.first(where: { $0.name == "content-encoding" })?.value.lowercased(),
             encoding != "identity"
         {
-            throw HTTPError(description: "\(url): the body is \(encoding)-compressed, which this client does not decode")
+            throw HTTPError(description: "\(url): the body is \(Limits.quote(encoding))-compressed, which this client does not decode")
         }
         guard head.status == 200 else {
-            var message = "\(url): HTTP \(head.status) \(head.reason)"
+            var message = "\(url): HTTP \(head.status) \(Limits.quote(head.reason))"
             if (300..<400).contains(head.status), let location = head.headers.first(where: { $0.name == "location" }) {
-                message += " (redirects to \(location.value); put that URL in the template)"
+                message += " (redirects to \(Limits.quote(location.value, limit: 400)); put that URL in the template)"
             }
             throw HTTPError(description: message)
         }
@@ -148,9 +163,9 @@ enum HTTPClient {
 
     // MARK: Framing
 
-    private static func headerEnd(_ buffer: [UInt8]) -> Int? {
-        guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4)
+    private static func headerEnd(_ buffer: [UInt8], from start: Int) -> Int? {
+        guard buffer.count >= 4, start <= buffer.count - 4 else { return nil }
+        for index in start...(buffer.count - 4)
         where buffer[index] == 0x0D && buffer[index + 1] == 0x0A && buffer[index + 2] == 0x0D && buffer[index + 3] == 0x0A {
             return index
         }
@@ -179,16 +194,19 @@ enum HTTPClient {
 
     /// The body when complete, `nil` while more bytes are needed.
     private static func completeBody(
-        _ bytes: ArraySlice<UInt8>, headers: [(name: String, value: String)], atEOF: Bool, url: String
+        _ buffer: [UInt8], head: (status: Int, reason: String, headers: [(name: String, value: String)], bodyStart: Int),
+        chunked: inout ChunkedState, atEOF: Bool, url: String
     ) throws(HTTPError) -> [UInt8]? {
+        let headers = head.headers
+        let bytes = buffer[min(head.bodyStart, buffer.count)...]
         if let encoding = headers.first(where: { $0.name == "transfer-encoding" })?.value.lowercased(),
             encoding.contains("chunked")
         {
-            return try dechunk(bytes, url: url)
+            return try dechunk(buffer, state: &chunked, url: url)
         }
         if let lengthText = headers.first(where: { $0.name == "content-length" })?.value {
             guard let length = Int(lengthText.trimmingSpaces), length >= 0 else {
-                throw HTTPError(description: "\(url): bad Content-Length \"\(lengthText)\"")
+                throw HTTPError(description: "\(url): bad Content-Length \"\(Limits.quote(lengthText))\"")
             }
             if bytes.count >= length { return Array(bytes.prefix(length)) }
             return nil
@@ -196,41 +214,51 @@ enum HTTPClient {
         return atEOF ? Array(bytes) : nil
     }
 
-    /// Decodes a chunked body (RFC 9112 §7.1): `nil` if incomplete.
-    static func dechunk(_ bytes: ArraySlice<UInt8>, url: String) throws(HTTPError) -> [UInt8]? {
+    /// Where decoding a chunked body stopped: the next unread byte of the buffer and the body so far.
+    struct ChunkedState {
+        var index = 0
         var body: [UInt8] = []
-        var index = bytes.startIndex
-        func line() -> ArraySlice<UInt8>? {
-            var end = index
-            while end + 1 < bytes.endIndex {
-                if bytes[end] == 0x0D && bytes[end + 1] == 0x0A {
-                    let result = bytes[index..<end]
-                    index = end + 2
-                    return result
-                }
+    }
+
+    /// Decodes a chunked body (RFC 9112 §7.1) from `buffer`, resuming at `state.index`: `nil` while
+    /// incomplete. Chunk-size lines and the trailer section are bounded; a chunk size that does not
+    /// fit the answer's limit is an error (never an overflow).
+    static func dechunk(_ buffer: [UInt8], state: inout ChunkedState, url: String) throws(HTTPError) -> [UInt8]? {
+        /// The line starting at `from` (without its CRLF) and the index after it, or `nil`.
+        func line(from start: Int, limit: Int) throws(HTTPError) -> (ArraySlice<UInt8>, Int)? {
+            var end = start
+            while end + 1 < buffer.count {
+                if buffer[end] == 0x0D && buffer[end + 1] == 0x0A { return (buffer[start..<end], end + 2) }
                 end += 1
+                if end - start > limit {
+                    throw HTTPError(description: "\(url): a line of the chunked body is longer than \(limit) bytes")
+                }
             }
             return nil
         }
         while true {
-            guard let sizeLine = line() else { return nil }
+            guard let (sizeLine, afterSize) = try line(from: state.index, limit: 1024) else { return nil }
             let sizeText = String(decoding: sizeLine.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self).trimmingSpaces
-            guard let size = Int(sizeText, radix: 16), size >= 0 else {
+            guard sizeText.utf8.count <= 16, let size = Int(sizeText, radix: 16), size >= 0, size <= 64 << 20 else {
                 throw HTTPError(description: "\(url): bad chunk size \"\(sizeText.prefix(20))\" in a chunked body")
             }
             if size == 0 {
-                while true {  // trailers, up to the empty line
-                    guard let trailer = line() else { return nil }
-                    if trailer.isEmpty { return body }
+                var index = afterSize
+                while true {  // trailers, up to the empty line (64 KiB at most)
+                    guard let (trailer, next) = try line(from: index, limit: maximumHeaderBytes) else { return nil }
+                    if trailer.isEmpty { return state.body }
+                    index = next
+                    if index - afterSize > maximumHeaderBytes {
+                        throw HTTPError(description: "\(url): the trailers of the chunked body are longer than \(maximumHeaderBytes >> 10) KiB")
+                    }
                 }
             }
-            guard bytes.endIndex - index >= size + 2 else { return nil }
-            body.append(contentsOf: bytes[index..<(index + size)])
-            index += size
-            guard bytes[index] == 0x0D, bytes[index + 1] == 0x0A else {
+            guard buffer.count - afterSize >= size + 2 else { return nil }
+            guard buffer[afterSize + size] == 0x0D, buffer[afterSize + size + 1] == 0x0A else {
                 throw HTTPError(description: "\(url): a chunk of a chunked body does not end with CRLF")
             }
-            index += 2
+            state.body.append(contentsOf: buffer[afterSize..<(afterSize + size)])
+            state.index = afterSize + size + 2
         }
     }
 

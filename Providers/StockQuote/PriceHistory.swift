@@ -70,9 +70,13 @@ struct PriceHistory: Sendable {
     var diagnostics: [DataDiagnostic] = []
     var splits: [SplitEvent] = []
     var hasAdjClose = false
+    /// Problems found but not kept (past `Limits.maximumDiagnostics`).
+    var omittedProblems = 0
 
     /// Problems only (not notes).
     var problems: [DataDiagnostic] { diagnostics.filter { $0.severity == .problem } }
+    /// Every problem found, kept or not.
+    var problemCount: Int { problems.count + omittedProblems }
 }
 
 /// Reads daily price CSVs in the common spellings:
@@ -111,10 +115,14 @@ enum PriceParser {
     }
 
     /// Parses the bytes of one file; `source` names it in diagnostics.
-    static func parse(_ bytes: [UInt8], source: String) -> PriceHistory {
+    package static func parse(_ bytes: [UInt8], source: String) -> PriceHistory {
         var history = PriceHistory()
-        func report(_ line: Int?, _ message: String, _ severity: DataDiagnostic.Severity = .problem) {
-            history.diagnostics.append(DataDiagnostic(source: source, line: line, severity: severity, message: message))
+        func report(_ line: Int?, _ message: @autoclosure () -> String, _ severity: DataDiagnostic.Severity = .problem) {
+            guard history.diagnostics.count < Limits.maximumDiagnostics else {
+                if severity == .problem { history.omittedProblems += 1 }
+                return
+            }
+            history.diagnostics.append(DataDiagnostic(source: source, line: line, severity: severity, message: message()))
         }
         var lines = CSV.lines(bytes)
         guard let headerIndex = lines.firstIndex(where: { !CSV.isBlank($0.bytes) }) else {
@@ -123,6 +131,10 @@ enum PriceParser {
         }
         let header = lines[headerIndex]
         lines.removeFirst(headerIndex + 1)
+        guard header.bytes.count <= Limits.maximumLine else {
+            report(header.number, "the header line is longer than \(Limits.maximumLine >> 10) KB (\"\(Limits.quote(header.bytes))\"); expected Date,Open,High,Low,Close,Volume")
+            return history
+        }
         let separator = CSV.separator(forHeader: header.bytes)
         let names = CSV.fields(header.bytes, separator: separator)
         var indexes: [Column: Int] = [:]
@@ -134,7 +146,7 @@ enum PriceParser {
                 .compactMap { $0 }.joined(separator: " and ")
             report(
                 header.number,
-                "the header \"\(names.joined(separator: ","))\" has no \(missing) column; expected Date,Open,High,Low,Close,Volume "
+                "the header \"\(Limits.quote(names.joined(separator: ",")))\" has no \(missing) column; expected Date,Open,High,Low,Close,Volume "
                     + "(Yahoo adds Adj Close; Stooq bulk files use <DATE>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>)")
             return history
         }
@@ -145,6 +157,10 @@ enum PriceParser {
         var parsed: [PriceRow] = []
         parsed.reserveCapacity(lines.count)
         rows: for line in lines {
+            guard line.bytes.count <= Limits.maximumLine else {
+                report(line.number, "the line is longer than \(Limits.maximumLine >> 10) KB; row skipped")
+                continue
+            }
             if CSV.isBlank(line.bytes) { continue }
             let fields = CSV.fields(line.bytes, separator: separator)
             guard fields.count >= needed else {
@@ -152,7 +168,7 @@ enum PriceParser {
                 continue
             }
             guard let day = Day.parse(Array(trimmed(fields[dateIndex]).utf8)) else {
-                report(line.number, "Date \"\(trimmed(fields[dateIndex]))\" is not a date like 2024-01-31 or 20240131; row skipped")
+                report(line.number, "Date \"\(Limits.quote(trimmed(fields[dateIndex])))\" is not a date like 2024-01-31 or 20240131; row skipped")
                 continue
             }
             var values: [Column: Double] = [:]
@@ -163,19 +179,25 @@ enum PriceParser {
                     report(line.number, "\(column.rawValue) is empty; row skipped")
                     continue rows
                 }
-                guard let value = Double(text), value.isFinite else {
-                    report(line.number, "\(column.rawValue) \"\(text)\" is not a number; row skipped")
+                guard let value = decimal(text) else {
+                    report(line.number, "\(column.rawValue) \"\(Limits.quote(text))\" is not a number; row skipped")
                     continue rows
                 }
                 let positive = column != .volume
                 guard positive ? value > 0 : value >= 0 else {
-                    report(line.number, "\(column.rawValue) \(text) must be \(positive ? "greater than zero" : "zero or more"); row skipped")
+                    report(line.number, "\(column.rawValue) \(Limits.quote(text)) must be \(positive ? "greater than zero" : "zero or more"); row skipped")
+                    continue rows
+                }
+                guard positive ? Limits.priceRange.contains(value) : value <= Limits.maximumVolume else {
+                    let range = positive ? "\(Format.plain(Limits.priceRange.lowerBound))–\(Format.plain(Limits.priceRange.upperBound))" : "0–\(Format.plain(Limits.maximumVolume))"
+                    report(line.number, "\(column.rawValue) \(Limits.quote(text)) is out of range (\(range)); row skipped")
                     continue rows
                 }
                 values[column] = value
             }
+            guard let close = values[.close] else { continue }
             let row = PriceRow(
-                day: day, open: values[.open], high: values[.high], low: values[.low], close: values[.close]!,
+                day: day, open: values[.open], high: values[.high], low: values[.low], close: close,
                 adjClose: values[.adjClose], volume: values[.volume], line: line.number)
             if let problem = inconsistency(row) {
                 report(line.number, "\(problem); row skipped")
@@ -217,15 +239,38 @@ enum PriceParser {
         // 3. Split-like jumps: earlier prices are put on the new scale.
         var factors = [Double](repeating: 1, count: kept.count)
         for index in kept.indices.dropFirst() {
+            if let factor = splitFactor(kept[index - 1].close / kept[index].close) { factors[index - 1] = factor }
+        }
+        // The product of the factors applied to a row (counted back from the last) stays within
+        // 1/maximumSplitAdjustment…maximumSplitAdjustment; a split that would leave it is not applied.
+        var vetoed = Set<Int>()
+        var product = 1.0
+        for index in kept.indices.reversed() where factors[index] != 1 {
+            let next = product * factors[index]
+            if next > Limits.maximumSplitAdjustment || next < 1 / Limits.maximumSplitAdjustment {
+                vetoed.insert(index)
+                factors[index] = 1
+            } else {
+                product = next
+            }
+        }
+        for index in kept.indices.dropFirst() {
             let previous = kept[index - 1], current = kept[index]
-            guard let factor = splitFactor(previous.close / current.close) else { continue }
+            if vetoed.contains(index - 1) {
+                report(
+                    current.line,
+                    "split-like jump: close went from \(Format.plain(previous.close)) on \(previous.day.iso) to \(Format.plain(current.close)); "
+                        + "not adjusted, because with the later splits earlier prices would change more than \(Format.plain(Limits.maximumSplitAdjustment))-fold")
+                continue
+            }
+            guard factors[index - 1] != 1 else { continue }
+            let factor = factors[index - 1]
             var matched = false
             if let before = previous.adjClose, let after = current.adjClose {
                 matched = abs(before / after - 1) < 0.25
             }
             let event = SplitEvent(day: current.day, factor: factor, matchedByAdjClose: matched)
             history.splits.append(event)
-            factors[index - 1] = factor
             let move = "close went from \(Format.plain(previous.close)) on \(previous.day.iso) to \(Format.plain(current.close))"
             let handling = factor >= 1
                 ? "prices before \(current.day.iso) are divided by \(Format.plain(factor)) and volumes multiplied by \(Format.plain(factor))"
@@ -281,6 +326,34 @@ enum PriceParser {
             if let low = row.low, value < low - slack { return "\(name) \(Format.plain(value)) is below Low \(Format.plain(low))" }
         }
         return nil
+    }
+
+    /// A plain decimal number (`12`, `-1.5`, `1.2e3`): digits, one `.`, an optional exponent;
+    /// `nil` for anything else (`null`, `nan`, `inf`, hex floats, thousands separators) and for
+    /// numbers that do not fit a finite `Double`.
+    static func decimal(_ text: String) -> Double? {
+        let bytes = Array(text.utf8.prefix(65))
+        guard !bytes.isEmpty, bytes.count <= 64 else { return nil }
+        var index = 0
+        if bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+") { index = 1 }
+        var sawDigit = false
+        var sawPoint = false
+        var sawExponent = false
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
+            case UInt8(ascii: ".") where !sawPoint && !sawExponent: sawPoint = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                guard sawDigit, !sawExponent else { return nil }
+                sawExponent = true
+                sawDigit = false
+                if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") || bytes[index + 1] == UInt8(ascii: "+") { index += 1 }
+            default: return nil
+            }
+            index += 1
+        }
+        guard sawDigit, let value = Double(text), value.isFinite else { return nil }
+        return value
     }
 
     private static func trimmed(_ text: String) -> String {

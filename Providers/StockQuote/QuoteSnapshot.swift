@@ -107,7 +107,7 @@ struct QuoteSnapshot: Sendable {
             previousDate = previous.day.iso
             let change = Format.round6(last.close - previous.close)
             self.change = change
-            changePercent = Format.round6(change / previous.close * 100)
+            changePercent = previous.close > 0 ? Format.round6(change / previous.close * 100) : 0
         }
 
         let yearStart = last.day.monthsBack(12)
@@ -117,12 +117,13 @@ struct QuoteSnapshot: Sendable {
         week52From = (year.first ?? last).day.iso
 
         let rangeStart = last.day.monthsBack(range.months)
-        let window = Array(Self.rows(rows, from: rangeStart))
+        var window = Array(Self.rows(rows, from: rangeStart))
+        if window.isEmpty { window = [last] }
         seriesStart = window[0].day.iso
         tradingDays = window.count
         startClose = window[0].close
         rangeChange = Format.round6(last.close - window[0].close)
-        rangeChangePercent = Format.round6(rangeChange / window[0].close * 100)
+        rangeChangePercent = window[0].close > 0 ? Format.round6(rangeChange / window[0].close * 100) : 0
         rangeHigh = window.map(\.highOrClose).max() ?? last.close
         rangeLow = window.map(\.lowOrClose).min() ?? last.close
         let volumes = window.compactMap(\.volume)
@@ -144,9 +145,9 @@ struct QuoteSnapshot: Sendable {
         sparkline = rows.suffix(Self.sparklineLength).map(\.close)
 
         let allProblems = loaded.notes.filter { $0.severity == .problem } + loaded.history.problems
-        problemCount = allProblems.count
+        problemCount = allProblems.count + loaded.history.omittedProblems
         problems = allProblems.prefix(Self.maximumListedProblems).map(\.text)
-        notes = (loaded.notes + loaded.history.diagnostics).filter { $0.severity == .note }.map(\.text)
+        notes = (loaded.notes + loaded.history.diagnostics).filter { $0.severity == .note }.prefix(Limits.maximumItemList).map(\.text)
         splits = loaded.history.splits.map(\.json)
     }
 
@@ -286,9 +287,33 @@ struct QuoteSnapshot: Sendable {
             return number
         }
         problems = try reader.optionalStrings("problems") ?? []
-        problemCount = try reader.optionalInt("problemCount") ?? problems.count
+        problemCount = max(0, try reader.optionalInt("problemCount") ?? problems.count)
         notes = try reader.optionalStrings("notes") ?? []
         splits = reader.value("splits")?.arrayValue ?? []
+        // A forged item: lists within bounds, every number finite (1e400 reads as infinity).
+        for (name, count, limit) in [
+            ("series.closes", closes.count, Limits.maximumItemPoints), ("sparkline", sparkline.count, Limits.maximumItemList),
+            ("problems", problems.count, Limits.maximumItemList), ("notes", notes.count, Limits.maximumItemList),
+            ("splits", splits.count, Limits.maximumItemList),
+        ] where count > limit {
+            throw JSONDecodeError(path: "params.item.content.\(name)", message: "at most \(limit) entries, got \(count)")
+        }
+        let numbers: [(String, Double?)] = [
+            ("quote.open", open), ("quote.high", high), ("quote.low", low), ("quote.close", close), ("quote.volume", volume),
+            ("quote.previousClose", previousClose), ("quote.change", change), ("quote.changePercent", changePercent),
+            ("week52.high", week52High), ("week52.low", week52Low), ("series.startClose", startClose),
+            ("series.change", rangeChange), ("series.changePercent", rangeChangePercent), ("series.high", rangeHigh),
+            ("series.low", rangeLow), ("series.averageVolume", averageVolume),
+        ]
+        for case (let name, let number?) in numbers where !number.isFinite {
+            throw JSONDecodeError(path: "params.item.content.\(name)", message: "expected a finite number")
+        }
+        if let index = closes.firstIndex(where: { !$0.isFinite }) {
+            throw JSONDecodeError(path: "params.item.content.series.closes[\(index)]", message: "expected a finite number")
+        }
+        if let index = sparkline.firstIndex(where: { !$0.isFinite }) {
+            throw JSONDecodeError(path: "params.item.content.sparkline[\(index)]", message: "expected a finite number")
+        }
     }
 }
 

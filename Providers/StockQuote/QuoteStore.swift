@@ -99,14 +99,22 @@ final class QuoteStore: @unchecked Sendable {
         var priceFiles = 0
         if let stamp = directoryStamp, stamp.isDirectory {
             let names = FileSystem.listDirectory(directory) ?? []
+            var considered = 0
             for name in names.sorted() {
                 guard !name.hasPrefix("."), let symbol = Self.symbol(forFileName: name) else { continue }
+                considered += 1
+                guard considered <= Limits.maximumPriceFiles else {
+                    diagnostics.append(DataDiagnostic(
+                        source: directory, line: nil, severity: .problem,
+                        message: "more than \(Limits.maximumPriceFiles) price files; \(Limits.quote(name)) and the files after it (by name) are ignored"))
+                    break
+                }
                 let path = directory + "/" + name
                 guard let stamp = FileStamp(path: path), stamp.isRegularFile else { continue }
                 if let symbolsFile, FileSystem.samePath(path, symbolsFile) { continue }
                 guard Ticker.isValid(symbol) else {
                     diagnostics.append(DataDiagnostic(
-                        source: name, line: nil, severity: .problem,
+                        source: Limits.quote(name), line: nil, severity: .problem,
                         message: "the file name does not make a valid symbol; name files like ACME.csv or acme.us.txt; file ignored"))
                     continue
                 }
@@ -124,9 +132,16 @@ final class QuoteStore: @unchecked Sendable {
         } else {
             folderProblem = "\(directory) is not a folder"
         }
-        if let symbolsFile, symbolsStamp != nil {
+        // A folder here is what an empty `symbolsFile` setting resolves to (the manifest's folder): no symbols file.
+        if let symbolsFile, let symbolsStamp, !symbolsStamp.isDirectory {
             let fileName = FileSystem.lastComponent(symbolsFile)
-            if let bytes = FileSystem.read(symbolsFile) {
+            if !symbolsStamp.isRegularFile {
+                diagnostics.append(DataDiagnostic(source: fileName, line: nil, severity: .problem, message: "is not a regular file; ignored"))
+            } else if symbolsStamp.size > Int64(Limits.maximumSymbolsFile) {
+                diagnostics.append(DataDiagnostic(
+                    source: fileName, line: nil, severity: .problem,
+                    message: "is larger than \(Limits.maximumSymbolsFile >> 20) MB (\(symbolsStamp.size) bytes); ignored"))
+            } else if let bytes = FileSystem.read(symbolsFile, limit: Limits.maximumSymbolsFile) {
                 let (symbols, problems) = SymbolsFile.parse(bytes, source: fileName)
                 diagnostics += problems
                 for symbol in symbols {
@@ -216,11 +231,14 @@ final class QuoteStore: @unchecked Sendable {
             return entry.history
         }
         if let cached { return cached }
-        guard let stamp, let bytes = FileSystem.read(path) else {
+        if let stamp, stamp.size > Int64(Limits.maximumPriceFile) {
+            throw LookupFailure(message: "\(fileName) is larger than \(Limits.maximumPriceFile >> 20) MB (\(stamp.size) bytes); the provider reads price files up to that size. Keep one file per symbol with daily rows.")
+        }
+        guard let stamp, let bytes = FileSystem.read(path, limit: Limits.maximumPriceFile) else {
             throw LookupFailure(message: "\(fileName) cannot be read: \(String(cString: strerror(errno))). Check the file's permissions.")
         }
         let history = PriceParser.parse(bytes, source: fileName)
-        for diagnostic in history.diagnostics { StockLog.write(diagnostic) }
+        StockLog.write(history)
         lock.withLock { histories[path] = (stamp, history) }
         return history
     }
@@ -234,7 +252,7 @@ final class QuoteStore: @unchecked Sendable {
         if let cached { return cached }
         let response = try HTTPClient.get(url, timeout: httpTimeout)
         let history = PriceParser.parse(response.body, source: url)
-        for diagnostic in history.diagnostics { StockLog.write(diagnostic) }
+        StockLog.write(history)
         if !history.rows.isEmpty { lock.withLock { httpCache[url] = (now, history) } }
         return history
     }
@@ -269,58 +287,78 @@ enum SymbolsFile {
         var currency: String?
     }
 
-    static func parse(_ bytes: [UInt8], source: String) -> ([Row], [DataDiagnostic]) {
+    package static func parse(_ bytes: [UInt8], source: String) -> ([Row], [DataDiagnostic]) {
         var rows: [Row] = []
-        var problems: [DataDiagnostic] = []
+        var problemList: [DataDiagnostic] = []
+        var omitted = 0
+        /// Kept up to `Limits.maximumDiagnostics`; the rest are counted in one last line.
+        func addProblem(_ problem: DataDiagnostic) {
+            if problemList.count < Limits.maximumDiagnostics { problemList.append(problem) } else { omitted += 1 }
+        }
         var seen: [String: Int] = [:]
         var lines = CSV.lines(bytes)
         guard let headerIndex = lines.firstIndex(where: { !CSV.isBlank($0.bytes) }) else { return ([], []) }
         let header = lines[headerIndex]
         lines.removeFirst(headerIndex + 1)
+        guard header.bytes.count <= Limits.maximumLine else {
+            return ([], [DataDiagnostic(
+                source: source, line: header.number, severity: .problem,
+                message: "the header line is longer than \(Limits.maximumLine >> 10) KB (\"\(Limits.quote(header.bytes))\"); expected symbol,name,exchange,currency; file ignored")])
+        }
         let separator = CSV.separator(forHeader: header.bytes)
         let names = CSV.fields(header.bytes, separator: separator).map { $0.trimmingSpaces.lowercased() }
         func index(_ candidates: [String]) -> Int? { names.firstIndex { candidates.contains($0) } }
         guard let symbolIndex = index(["symbol", "ticker", "code"]) else {
-            problems.append(DataDiagnostic(
+            addProblem(DataDiagnostic(
                 source: source, line: header.number, severity: .problem,
                 message: "the header has no symbol column; expected symbol,name,exchange,currency; file ignored"))
-            return ([], problems)
+            return ([], problemList)
         }
         let nameIndex = index(["name", "company", "description"])
         let exchangeIndex = index(["exchange", "market"])
         let currencyIndex = index(["currency"])
         for line in lines where !CSV.isBlank(line.bytes) {
+            guard line.bytes.count <= Limits.maximumLine else {
+                addProblem(DataDiagnostic(
+                    source: source, line: line.number, severity: .problem,
+                    message: "the line is longer than \(Limits.maximumLine >> 10) KB; row skipped"))
+                continue
+            }
             let fields = CSV.fields(line.bytes, separator: separator).map(\.trimmingSpaces)
             func value(_ index: Int?) -> String? {
                 guard let index, index < fields.count, !fields[index].isEmpty else { return nil }
-                return fields[index]
+                let field = fields[index]
+                return field.count <= Limits.maximumNameLength ? field : String(field.prefix(Limits.maximumNameLength)) + "…"
             }
             guard let raw = value(symbolIndex) else {
-                problems.append(DataDiagnostic(source: source, line: line.number, severity: .problem, message: "no symbol; row skipped"))
+                addProblem(DataDiagnostic(source: source, line: line.number, severity: .problem, message: "no symbol; row skipped"))
                 continue
             }
             let symbol = raw.uppercased()
             guard Ticker.isValid(symbol) else {
-                problems.append(DataDiagnostic(
-                    source: source, line: line.number, severity: .problem, message: "\"\(raw)\" is not a valid symbol (\(Ticker.rule)); row skipped"))
+                addProblem(DataDiagnostic(
+                    source: source, line: line.number, severity: .problem, message: "\"\(Limits.quote(raw))\" is not a valid symbol (\(Ticker.rule)); row skipped"))
                 continue
             }
             if let first = seen[symbol] {
-                problems.append(DataDiagnostic(
+                addProblem(DataDiagnostic(
                     source: source, line: line.number, severity: .problem, message: "\(symbol) is listed again (first on line \(first)); row skipped"))
                 continue
             }
             seen[symbol] = line.number
             var currency = value(currencyIndex)?.uppercased()
             if let code = currency, code.count != 3 || !code.allSatisfy({ $0.isASCII && $0.isLetter }) {
-                problems.append(DataDiagnostic(
+                addProblem(DataDiagnostic(
                     source: source, line: line.number, severity: .problem,
-                    message: "currency \"\(code)\" is not a 3-letter ISO 4217 code; the default currency is used"))
+                    message: "currency \"\(Limits.quote(code))\" is not a 3-letter ISO 4217 code; the default currency is used"))
                 currency = nil
             }
             rows.append(Row(symbol: symbol, name: value(nameIndex), exchange: value(exchangeIndex), currency: currency))
         }
-        return (rows, problems)
+        if omitted > 0 {
+            problemList.append(DataDiagnostic(source: source, line: nil, severity: .problem, message: "\(omitted) more problems not listed"))
+        }
+        return (rows, problemList)
     }
 }
 
@@ -329,7 +367,7 @@ enum Ticker {
     static let rule = "1 to 20 letters, digits, '.', '-', '_', '=' or '^', starting with a letter, digit or '^', e.g. ACME or UMBR.DE"
 
     static func isValid(_ symbol: String) -> Bool {
-        guard (1...20).contains(symbol.count), let first = symbol.first, first.isASCII,
+        guard (1...20).contains(symbol.utf8.count), let first = symbol.first, first.isASCII,
             first.isLetter || first.isNumber || first == "^"
         else { return false }
         return symbol.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || ".-_=^".contains($0)) }
@@ -338,6 +376,14 @@ enum Ticker {
 
 /// Diagnostics for the operator, on stderr (the host's log stream).
 enum StockLog {
+    /// Every kept diagnostic of a history, then how many problems were not kept.
+    static func write(_ history: PriceHistory) {
+        for diagnostic in history.diagnostics { write(diagnostic) }
+        if history.omittedProblems > 0, let source = history.diagnostics.last?.source {
+            write(DataDiagnostic(source: source, line: nil, severity: .problem, message: "\(history.omittedProblems) more problems not listed"))
+        }
+    }
+
     static func write(_ diagnostic: DataDiagnostic) {
         let level = diagnostic.severity == .problem ? "warning" : "note"
         let line = Array("stock-quote: \(level): \(diagnostic.text)\n".utf8)
@@ -388,17 +434,25 @@ enum FileSystem {
     }
 
     /// A whole file, or `nil` (see `errno`).
-    static func read(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    static func read(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var info = stat()
-        if fstat(fd, &info) == 0 { bytes.reserveCapacity(Int(info.st_size)) }
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            errno = EINVAL
+            return nil
+        }
+        bytes.reserveCapacity(Int(clamping: min(Int64(info.st_size), Int64(limit))))
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if count > 0 {
+                guard bytes.count + count <= limit else {
+                    errno = EFBIG
+                    return nil
+                }
                 bytes.append(contentsOf: buffer[0..<count])
             } else if count == 0 {
                 return bytes

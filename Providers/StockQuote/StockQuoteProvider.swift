@@ -27,6 +27,11 @@ public struct StockQuoteProvider: ContextProvider {
                 hint: "set quotesDirectory to a folder with one CSV per symbol, e.g. ACME.csv")
         }
         let template = settings.string("httpURLTemplate").flatMap { $0.isEmpty ? nil : $0 }
+        if let template, template.utf8.count > 2048 || template.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
+            throw ProviderError(
+                "Stock Quote: httpURLTemplate \"\(Limits.quote(template))\" is unusable: it is longer than 2048 bytes or has spaces or control characters",
+                hint: "write an http:// URL with {symbol} or {symbolLower}, e.g. http://127.0.0.1:8123/{symbol}.csv, or leave it empty")
+        }
         if let template {
             do {
                 _ = try HTTPURL(QuoteStore.url(from: template, symbol: "TEST"))
@@ -37,15 +42,20 @@ public struct StockQuoteProvider: ContextProvider {
             }
         }
         let timeout = settings.double("httpTimeout") ?? 5
-        guard timeout > 0, timeout <= 60 else {
+        guard timeout.isFinite, timeout > 0, timeout <= 60 else {
             throw ProviderError("Stock Quote: httpTimeout \(timeout) is out of range", hint: "use a number of seconds from 0.1 to 60")
         }
         let currency = (settings.string("defaultCurrency") ?? "USD").uppercased()
+        guard currency.utf8.count <= 10, currency.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            throw ProviderError(
+                "Stock Quote: defaultCurrency \"\(Limits.quote(currency))\" is not a currency code",
+                hint: "use a 3-letter ISO 4217 code such as USD or EUR")
+        }
         defaultCurrency = currency.isEmpty ? "USD" : currency
         let symbolsFile = settings.path("symbolsFile").flatMap { $0.isEmpty ? nil : $0 }
         store = QuoteStore(
             directory: directory, symbolsFile: symbolsFile, urlTemplate: template, httpTimeout: timeout,
-            httpCacheSeconds: settings.double("httpCacheSeconds") ?? 60)
+            httpCacheSeconds: max(0, min(settings.double("httpCacheSeconds") ?? 60, 1e9)))
     }
 
     var networkGranted: Bool { context.isGranted("network") }
@@ -87,7 +97,7 @@ public struct StockQuoteProvider: ContextProvider {
     public func query(_ query: String, fieldId: String, stepId: String, sessionId: String, values: FormValues)
         async throws -> [FormOption]
     {
-        guard fieldId == "symbol" else { return [] }
+        guard fieldId == "symbol", query.utf8.count <= Limits.maximumQueryLength else { return [] }
         let catalog = store.currentCatalog()
         let upper = query.trimmingSpaces.uppercased()
         let lower = query.trimmingSpaces.lowercased()
@@ -125,7 +135,7 @@ public struct StockQuoteProvider: ContextProvider {
         let typed = (values.string("symbol") ?? "").trimmingSpaces
         let symbol = typed.uppercased()
         guard Ticker.isValid(symbol) else {
-            return .invalid(fieldErrors: ["symbol": "\"\(typed)\" is not a valid symbol: use \(Ticker.rule)."])
+            return .invalid(fieldErrors: ["symbol": "\"\(Limits.quote(typed))\" is not a valid symbol: use \(Ticker.rule)."])
         }
         let loaded: LoadedHistory
         do {
@@ -136,9 +146,10 @@ public struct StockQuoteProvider: ContextProvider {
         try Task.checkCancellation()
         guard !loaded.history.rows.isEmpty else {
             let problems = loaded.notes + loaded.history.problems
+            let count = problems.count + loaded.history.omittedProblems
             let first = problems.first.map { " First problem: \($0.text)." } ?? ""
             return .invalid(fieldErrors: [
-                "symbol": "\(loaded.source.location) has no usable price rows (\(problems.count) \(problems.count == 1 ? "problem" : "problems")).\(first) Fix the file; every problem is in the host log."
+                "symbol": "\(loaded.source.location) has no usable price rows (\(count) \(count == 1 ? "problem" : "problems")).\(first) Fix the file; every problem is in the host log."
             ])
         }
         let snapshot = QuoteSnapshot(loaded: loaded, range: range, defaultCurrency: defaultCurrency)

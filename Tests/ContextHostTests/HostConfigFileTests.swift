@@ -218,6 +218,10 @@ struct HostConfigFileTests {
         #expect(try home.resolvedSettings(for: manifest, homeDirectory: "/home/me")["quotesDirectory"] == "/home/me/q")
         // No entry for the provider: the manifest's defaults.
         #expect(try HostConfigFile(path: "x", directory: "/").resolvedSettings(for: manifest, homeDirectory: "/h")["limit"] == 10)
+        // An empty path means "none", not the config file's (or the manifest's) own folder.
+        let empty = try HostConfigFile.parse(
+            "providers:\n  com.example.quotes:\n    settings: { quotesDirectory: \"\" }\n", file: "host.yaml", directory: "/etc/ctx")
+        #expect(try empty.resolvedSettings(for: manifest, homeDirectory: "/home/me")["quotesDirectory"] == "")
 
         let bad = try HostConfigFile.parse(
             """

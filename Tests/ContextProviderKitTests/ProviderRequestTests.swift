@@ -174,7 +174,7 @@ struct ProviderRequestTests {
                 _ = try ProviderRequest(scanning: buffer)
                 Issue.record("accepted: \(message)")
             } catch {
-                guard case .parse(let reported) = error else {
+                guard case .parse(let reported, _) = error else {
                     Issue.record("not a parse error: \(error)")
                     return
                 }

@@ -7,7 +7,11 @@ import Testing
 /// crashed keeps being run by the normal suite.
 @Suite("Fuzz corpus replay")
 struct FuzzCorpusTests {
-    @Test("every seed runs through its target without a crash", arguments: [("framing-fuzzer", "framing"), ("manifest-fuzzer", "manifest")])
+    @Test("every seed runs through its target without a crash", arguments: [
+        ("framing-fuzzer", "framing"), ("manifest-fuzzer", "manifest"), ("health-export-fuzzer", "health-export"),
+        ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"),
+        ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
+    ])
     func replay(_ target: String, _ corpus: String) throws {
         let executable = BuildProducts.directory + "/" + target
         try #require(FileManager.default.fileExists(atPath: executable), "\(executable) is missing: run 'swift build' first")

@@ -86,9 +86,11 @@ extension Manifest {
         return result
     }
 
-    /// `~` → home, `~/x` → home/x, relative → against `directory`, absolute unchanged.
+    /// `~` → home, `~/x` → home/x, relative → against `directory`, absolute unchanged; empty
+    /// stays empty (a `path` setting left empty means "none", never the manifest's own folder).
     /// `nil` if `~` is used and no home folder is known.
     func expandPath(_ text: String, homeDirectory: String?) -> String? {
+        if text.isEmpty { return "" }
         if text == "~" || text.hasPrefix("~/") {
             guard let home = homeDirectory ?? ManifestFileSystem.homeDirectory() else { return nil }
             return ManifestFileSystem.normalize(home + text.dropFirst())

@@ -207,8 +207,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             request = try ProviderRequest(scanning: message)
         } catch {
             switch error {
-            case .parse(let error):
-                target?.send(Wire.error(id: .null, ProviderError(code: ProviderError.Code.parseError, message: "Parse error: \(error)")))
+            case .parse(let error, let id):
+                // (With the request's id when it came before the fault: a host then passes the
+                // error to its client instead of a reply that answers nothing.)
+                target?.send(Wire.error(id: id ?? .null, ProviderError(code: ProviderError.Code.parseError, message: "Parse error: \(error)")))
             case .notAnObject(let typeName):
                 target?.send(Wire.error(id: .null, .invalidRequest("expected a JSON object, got \(typeName)")))
             }

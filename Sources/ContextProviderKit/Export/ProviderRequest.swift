@@ -35,8 +35,9 @@ struct ProviderRequest {
 
     /// What is wrong with a message before its members can be read.
     enum Failure: Error {
-        /// Not JSON.
-        case parse(JSONParseError)
+        /// Not JSON; `id` is the request's id when it was read before the fault (hosts write it
+        /// first), so the error can answer that request rather than none.
+        case parse(JSONParseError, id: JSONValue?)
         /// JSON, but not an object; the type name of what it is.
         case notAnObject(String)
     }
@@ -58,7 +59,7 @@ struct ProviderRequest {
         guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
             // Not an object: say what it is (or why it is not JSON).
             let value: JSONValue
-            do { value = try JSONReader.parse(message) } catch { throw .parse(error) }
+            do { value = try JSONReader.parse(message) } catch { throw .parse(error, id: nil) }
             throw .notAnObject(value.typeName)
         }
         var jsonrpc: JSONValue?, id: JSONValue?, method: JSONValue?, params: Range<Int>?
@@ -89,7 +90,11 @@ struct ProviderRequest {
             reader.skipWhitespace()
             guard reader.atEnd else { throw reader.error("Unexpected data after the JSON value") }
         } catch {
-            throw .parse(error)
+            // Only an id that is itself valid and complete: a number or a string.
+            switch id {
+            case .number?, .string?: throw .parse(error, id: id)
+            default: throw .parse(error, id: nil)
+            }
         }
         self.jsonrpc = jsonrpc
         self.id = id

@@ -37,9 +37,10 @@ package struct JSONReader {
 
     /// Steps back out of a level entered with `enter`.
     package mutating func leave() { depth -= 1 }
-    /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes, as
-    /// decoding does (then skipping accepts exactly what parsing accepts). Off by default: the
-    /// host passes such strings through to the provider, whose parser decides.
+    /// Whether `skipValue` and `skipString` also refuse unpaired UTF-16 surrogate escapes and
+    /// numbers out of `Double`'s range, as decoding does (then skipping accepts exactly what
+    /// parsing accepts). Off by default: the host passes such values through to the provider,
+    /// whose parser decides.
     package var checksSurrogates = false
 
     package init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
@@ -325,9 +326,11 @@ package struct JSONReader {
             case UInt8(ascii: "t"): decoded = 0x09
             case UInt8(ascii: "u"):
                 let code = try pairingSurrogates(try readHex4())
-                guard let scalar = Unicode.Scalar(code) else { throw error("Invalid Unicode escape") }
+                guard let scalar = Unicode.Scalar(code), let encoded = UTF8.encode(scalar) else {
+                    throw error("Invalid Unicode escape")
+                }
                 // At most 4 bytes of UTF-8 for the 6 (or 12) of the escape.
-                for unit in UTF8.encode(scalar)! {
+                for unit in encoded {
                     output[count] = unit
                     count += 1
                 }
@@ -563,6 +566,12 @@ package struct JSONReader {
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let value = Double(text) else { throw JSONParseError(offset: start, reason: "Invalid number") }
+        // `1e999` would be infinity, which JSON cannot write back (the writer makes it `null`)
+        // and no reader of a number expects: out of range (RFC 8259 §6 lets a reader limit the
+        // range). Tiny numbers (`1e-999`) become 0, as everywhere.
+        guard value.isFinite else {
+            throw JSONParseError(offset: start, reason: "Number out of range (beyond ±1.8e308)")
+        }
         return value
     }
 
@@ -723,7 +732,14 @@ package struct JSONReader {
         case UInt8(ascii: "f"): try readLiteral("false")
         case UInt8(ascii: "n"): try readLiteral("null")
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            _ = try scanNumber()
+            let (start, isInteger) = try scanNumber()
+            // (Short integers are always in range; the rest is checked as `readNumber` does.)
+            if checksSurrogates, !isInteger || position - start > 16 {
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                guard let value = Double(text), value.isFinite else {
+                    throw JSONParseError(offset: start, reason: "Number out of range (beyond ±1.8e308)")
+                }
+            }
         default:
             throw unexpected("a value")
         }

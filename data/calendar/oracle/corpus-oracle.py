@@ -43,15 +43,18 @@ than 20000 occurrences in the window keeps them all; it is reported on stderr as
 Each file is expanded in a fresh process (icalendar caches time zones built from VTIMEZONE
 components process-wide, and one file must not see another's zones). To keep that cheap the
 parent imports the libraries once, parses nothing, and forks a new child per file (--jobs at a
-time, default: the number of CPUs), so each child starts with the parent's clean state.
+time, default: the number of CPUs), so each child starts with the parent's clean state. The
+parent stays single-threaded (no multiprocessing pool: a pool forks while its own threads hold
+locks, and such a child can hang), reads each child's JSON from a pipe as it comes, and kills a
+child that runs for more than 120 s (its file is then an error).
 """
 
 import argparse
 import datetime
 import json
-import multiprocessing
 import os
 import pathlib
+import select
 import sys
 import time
 
@@ -99,6 +102,9 @@ def expand(path, start, end):
     return occurrences
 
 
+TIMEOUT = 120
+
+
 def one(task):
     path, start, end = task
     began = time.monotonic()
@@ -134,10 +140,48 @@ def main():
     began = time.monotonic()
     tasks = [(path, args.start, args.end) for path in args.files]
     results = {}
-    context = multiprocessing.get_context("fork")
-    with context.Pool(processes=max(1, args.jobs), maxtasksperchild=1) as pool:
-        for path, result, seconds in pool.imap(one, tasks):
-            name = pathlib.Path(path).name
+    # One fork per file, from this single-threaded process (a multiprocessing pool forks while its
+    # own threads hold locks, and a child can then hang forever); at most --jobs at a time; a
+    # child that takes longer than TIMEOUT seconds is killed and its file recorded as an error.
+    pending = list(tasks)
+    running = {}  # read end -> [pid, task, started, bytes read so far]
+    while pending or running:
+        while pending and len(running) < max(1, args.jobs):
+            task = pending.pop(0)
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_end)
+                try:
+                    payload = json.dumps(one(task)).encode()
+                    view = memoryview(payload)
+                    while view:
+                        view = view[os.write(write_end, view):]
+                finally:
+                    os._exit(0)
+            os.close(write_end)
+            running[read_end] = [pid, task, time.monotonic(), bytearray()]
+        ready, _, _ = select.select(list(running), [], [], 0.5)
+        finished = []
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if chunk:
+                running[fd][3] += chunk
+            else:
+                finished.append((fd, None))
+        for fd, entry in running.items():
+            if fd not in ready and time.monotonic() - entry[2] > TIMEOUT:
+                os.kill(entry[0], 9)
+                finished.append((fd, f"TimeoutError: the oracle took over {TIMEOUT} s"))
+        for fd, failure in finished:
+            pid, task, _, payload = running.pop(fd)
+            os.close(fd)
+            os.waitpid(pid, 0)
+            name = pathlib.Path(task[0]).name
+            if payload and not failure:
+                _, result, seconds = json.loads(payload)
+            else:
+                result, seconds = {"occurrences": [], "error": failure or "the oracle's process died", "count": 0}, 0.0
             results[name] = result
             note = result["error"] or f"{result['count']} occurrences"
             if result["count"] > LARGE:
