@@ -70,6 +70,19 @@ public final class HostProcess: @unchecked Sendable {
     }
 
     /// Everything the host wrote to stderr so far.
+    /// The process's resident memory now (`VmRSS`) and at its peak (`VmHWM`), in MiB, from
+    /// `/proc/PID/status` (Linux; `nil` elsewhere or once the process is gone).
+    public var residentMiB: Double? { Self.memoryField("VmRSS:", of: process.processIdentifier) }
+    public var peakResidentMiB: Double? { Self.memoryField("VmHWM:", of: process.processIdentifier) }
+
+    static func memoryField(_ field: String, of pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes / 1024
+    }
+
     public var standardError: String { String(decoding: stderrBuffer.withLock { $0 }, as: UTF8.self) }
 
     /// Everything on stdout not yet taken.

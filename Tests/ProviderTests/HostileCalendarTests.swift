@@ -83,15 +83,6 @@ struct HostileCalendarTests {
         }),
     ]
 
-    /// The host's resident memory, from /proc.
-    static func residentMB(_ process: Process) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return nil }
-        return kilobytes / 1024
-    }
-
     @Test("every request answers, the host keeps answering ping, memory stays bounded", arguments: 0..<inputs.count)
     func hostile(index: Int) throws {
         let (name, contents) = Self.inputs[index]
@@ -131,7 +122,7 @@ struct HostileCalendarTests {
         #expect(make["result"] != nil || make["error"]?["code"]?.intValue != nil, "\(name): \(make)")
         let ping = try client.call("ping")
         #expect(ping.objectValue != nil, "\(name): the host answers ping")
-        let memory = try #require(Self.residentMB(client.host.process))
+        let memory = try #require(client.host.residentMiB)
         #expect(memory < 400, "\(name): host resident memory \(memory) MB")
         #expect(client.host.process.isRunning, "\(name): the host is still running")
     }
@@ -168,7 +159,7 @@ struct HostileCalendarTests {
         let labels = start["result"]?["form"]?["fields"]?.arrayValue?.first?["options"]?.arrayValue?.compactMap { $0["label"]?.stringValue } ?? []
         #expect(labels.contains("Still here"))
         #expect(try client.call("ping").objectValue != nil)
-        #expect((Self.residentMB(client.host.process) ?? 0) < 400)
+        #expect((client.host.residentMiB ?? 0) < 400)
     }
 
     @Test("forged items: bad dates, huge strings and wrong types answer results or invalid-params errors")

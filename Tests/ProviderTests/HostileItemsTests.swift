@@ -44,14 +44,6 @@ struct HostileItemsTests {
         return result
     }()
 
-    static func residentMB(_ process: Process) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return nil }
-        return kilobytes / 1024
-    }
-
     @Test("every forged item answers a result or a documented error; the host stays up", arguments: providers)
     func forgedItems(providerID: String) throws {
         #expect(Self.contents.count >= 15)
@@ -72,7 +64,7 @@ struct HostileItemsTests {
         }
         #expect(try client.call("ping").objectValue != nil)
         #expect(client.host.process.isRunning)
-        let memory = try #require(Self.residentMB(client.host.process))
+        let memory = try #require(client.host.residentMiB)
         #expect(memory < 400, "host resident memory \(memory) MB")
     }
 }
