@@ -95,16 +95,18 @@ let package = Package(
         .executableTarget(name: "composer-bench", dependencies: ["ContextProviderKit"], path: "Benchmarks/ComposerBench"),
         // Fuzz targets (Fuzz/run.sh builds them with -sanitize=fuzzer -DFUZZING; a normal build makes
         // replay drivers that run saved inputs once, without the fuzzer runtime).
-        .executableTarget(name: "framing-fuzzer", dependencies: ["ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
-        .executableTarget(name: "manifest-fuzzer", dependencies: ["ContextHost"], path: "Fuzz/ManifestFuzzer"),
-        .executableTarget(name: "calendar-fuzzer", dependencies: ["CalendarProvider"], path: "Fuzz/CalendarFuzzer"),
-        .executableTarget(name: "health-export-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthExportFuzzer"),
-        .executableTarget(name: "health-csv-fuzzer", dependencies: ["HealthMetricProvider"], path: "Fuzz/HealthCSVFuzzer"),
-        .executableTarget(name: "price-csv-fuzzer", dependencies: ["StockQuoteProvider"], path: "Fuzz/PriceCSVFuzzer"),
-        .executableTarget(name: "gazetteer-fuzzer", dependencies: ["LocationProvider"], path: "Fuzz/GazetteerFuzzer"),
-        .executableTarget(name: "coordinate-fuzzer", dependencies: ["LocationProvider", "ContextProviderKit"], path: "Fuzz/CoordinateFuzzer"),
-        .executableTarget(name: "sdk-json-fuzzer", dependencies: ["ContextProviderKit"], path: "Fuzz/SDKJSONFuzzer"),
-        .executableTarget(name: "ctxui-fuzzer", dependencies: ["ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
+        // What the fuzz targets share: libFuzzer's driver entry and the replay of saved inputs.
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "framing-fuzzer", dependencies: ["FuzzSupport", "ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
+        .executableTarget(name: "manifest-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ManifestFuzzer"),
+        .executableTarget(name: "calendar-fuzzer", dependencies: ["FuzzSupport", "CalendarProvider"], path: "Fuzz/CalendarFuzzer"),
+        .executableTarget(name: "health-export-fuzzer", dependencies: ["FuzzSupport", "HealthMetricProvider"], path: "Fuzz/HealthExportFuzzer"),
+        .executableTarget(name: "health-csv-fuzzer", dependencies: ["FuzzSupport", "HealthMetricProvider"], path: "Fuzz/HealthCSVFuzzer"),
+        .executableTarget(name: "price-csv-fuzzer", dependencies: ["FuzzSupport", "StockQuoteProvider"], path: "Fuzz/PriceCSVFuzzer"),
+        .executableTarget(name: "gazetteer-fuzzer", dependencies: ["FuzzSupport", "LocationProvider"], path: "Fuzz/GazetteerFuzzer"),
+        .executableTarget(name: "coordinate-fuzzer", dependencies: ["FuzzSupport", "LocationProvider", "ContextProviderKit"], path: "Fuzz/CoordinateFuzzer"),
+        .executableTarget(name: "sdk-json-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/SDKJSONFuzzer"),
+        .executableTarget(name: "ctxui-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
