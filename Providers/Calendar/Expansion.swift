@@ -89,7 +89,7 @@ enum Expansion {
         if truncated {
             result.notes.append(
                 Diagnostic(
-                    file: events.first?.file ?? "", line: 0,
+                    file: "(all calendars)", line: 0,
                     message: "more than \(maximumOccurrences) occurrences in the window; the earliest \(maximumOccurrences) are offered (shorten windowDays)"))
         }
         return result

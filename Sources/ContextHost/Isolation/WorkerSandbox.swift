@@ -110,12 +110,13 @@ public struct WorkerSandboxOptions: Sendable {
 
     /// Reads `--sandbox-limits AS,TASKS,FILES,FSIZE`; false if malformed.
     public mutating func parseLimits(_ text: String) -> Bool {
-        let values = text.split(separator: ",").map { Int($0) }
-        guard values.count == 4, values.allSatisfy({ ($0 ?? -1) >= 0 }) else { return false }
-        addressSpaceLimit = values[0]!
-        taskLimit = values[1]!
-        fileLimit = values[2]!
-        fileSizeLimit = values[3]!
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        let values = parts.compactMap { Int($0) }.filter { $0 >= 0 }
+        guard parts.count == 4, values.count == 4 else { return false }
+        addressSpaceLimit = values[0]
+        taskLimit = values[1]
+        fileLimit = values[2]
+        fileSizeLimit = values[3]
         return true
     }
 }
