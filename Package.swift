@@ -49,13 +49,25 @@ let package = Package(
             pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
         ),
+        // System libsodium (apt: libsodium-dev), for package signatures (minisign format, Ed25519).
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        // System zlib (apt: zlib1g-dev), for the gzip layer of `.ctxp` bundles.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // The SDK provider authors write against.
         .target(name: "ContextProviderKit", dependencies: ["CContextProvider"]),
         // The embeddable host.
         .target(
             name: "ContextHost",
             dependencies: [
-                "CContextProvider", "CYAML", "ContextProviderKit", "CHostSupport",
+                "CContextProvider", "CYAML", "ContextProviderKit", "CHostSupport", "CSodium", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
