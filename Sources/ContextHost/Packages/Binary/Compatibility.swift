@@ -22,7 +22,8 @@ extension ProviderBinary {
         }
         if platform == .linuxX86_64 || platform == .linuxAarch64 {
             let search = LibrarySearch(libraryPath: libraryPath, runPaths: runPaths, host: host, platform: platform)
-            for library in neededLibraries where !search.isFound(library) {
+            var checked = Set<String>()
+            for library in neededLibraries where checked.count < LibrarySearch.maxLibraries && checked.insert(library).inserted && !search.isFound(library) {
                 problems.append(PackageError(
                     .missingDependency,
                     "'\(name)' needs the shared library '\(library)', which is not in its RUNPATH, LD_LIBRARY_PATH, /etc/ld.so.conf or the system folders.",
@@ -83,14 +84,16 @@ struct LibrarySearch {
     /// The folders, in search order, without duplicates.
     let folders: [String]
 
-    /// The most folders searched and ld.so.conf files read.
-    static let maxFolders = 512
+    /// The most folders searched, distinct DT_NEEDED names checked, and ld.so.conf files read
+    /// (at most 256 × 256 `stat` calls for a hostile library).
+    static let maxFolders = 256
+    static let maxLibraries = 256
     static let maxConfigFiles = 64
 
     init(libraryPath: String, runPaths: [String], host: HostRuntime, platform: PlatformID) {
         let origin = HostRuntime.directory(of: libraryPath)
         var folders: [String] = []
-        for path in runPaths {
+        for path in runPaths.prefix(Self.maxFolders) {
             let expanded = path.replacingAll("${ORIGIN}", with: origin).replacingAll("$ORIGIN", with: origin)
             if !expanded.contains("$") { folders.append(expanded) }  // $LIB, $PLATFORM: not expanded
         }
