@@ -87,9 +87,12 @@ struct LibrarySearch {
     /// The most folders searched, distinct DT_NEEDED names checked, and ld.so.conf files read
     /// (at most 256 × 256 `stat` calls for a hostile library).
     static let maxFolders = 256
+    /// See `maxFolders`.
     static let maxLibraries = 256
+    /// See `maxFolders`.
     static let maxConfigFiles = 64
 
+    /// The folders for a library installed at `libraryPath` with these RUNPATH/RPATH entries.
     init(libraryPath: String, runPaths: [String], host: HostRuntime, platform: PlatformID) {
         let origin = HostRuntime.directory(of: libraryPath)
         var folders: [String] = []
@@ -173,6 +176,7 @@ struct LibrarySearch {
     }
 }
 
+/// String helpers without Foundation.
 extension String {
     /// Every occurrence of `target` replaced (no Foundation).
     fileprivate func replacingAll(_ target: String, with replacement: String) -> String {

@@ -3,7 +3,9 @@
 struct ELFImage {
     /// A section header.
     struct Section {
+        /// The name from the section-name table ("" when there is none).
         var name: String
+        /// `sh_type`, `sh_flags`, `sh_offset`, `sh_size`, `sh_link`, `sh_info`, `sh_entsize`.
         var type: UInt32
         var flags: UInt64
         var offset: UInt64
@@ -15,6 +17,7 @@ struct ELFImage {
 
     /// A program header.
     struct Segment {
+        /// `p_type`, `p_offset`, `p_vaddr`, `p_filesz`.
         var type: UInt32
         var offset: UInt64
         var virtualAddress: UInt64
@@ -23,17 +26,24 @@ struct ELFImage {
 
     /// The most section or program headers read (a real library has well under a hundred).
     static let maxHeaders = 65_536
-    /// The most dynamic entries, DT_NEEDED names, version records or symbols read.
+    /// The most dynamic entries read.
     static let maxDynamicEntries = 100_000
+    /// The most DT_NEEDED names kept.
     static let maxNeeded = 4096
+    /// The most version-need records read.
     static let maxVersionRecords = 65_536
+    /// The most dynamic symbols read.
     static let maxSymbols = 4_000_000
 
+    /// The input.
     let reader: ByteReader
+    /// The file name for messages.
     let name: String
     /// ELF `e_machine`.
     let machine: UInt16
+    /// The section headers (empty when the file has none).
     let sections: [Section]
+    /// The program headers.
     let segments: [Segment]
 
     /// Parses the headers; throws `binaryInvalid` naming `name` and the defect.
@@ -147,7 +157,9 @@ struct ELFImage {
 
     /// What PT_DYNAMIC says: DT_NEEDED names and DT_RUNPATH/DT_RPATH folders.
     struct Dynamic {
+        /// DT_NEEDED names.
         var needed: [String] = []
+        /// DT_RUNPATH and DT_RPATH folders, split on `:`.
         var runPaths: [String] = []
     }
 

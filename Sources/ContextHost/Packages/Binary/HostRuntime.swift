@@ -86,6 +86,7 @@ package struct HostRuntime: Sendable, Equatable {
     }
 }
 
+/// Line helpers.
 extension String {
     /// Without one trailing newline.
     fileprivate func trimmingSuffixNewline() -> String { hasSuffix("\n") ? String(dropLast()) : self }

@@ -84,5 +84,12 @@ enum DottedVersion {
     }
 
     /// The result of `compare`.
-    enum ComparisonOrder { case orderedAscending, orderedSame, orderedDescending }
+    enum ComparisonOrder {
+        /// Left is older.
+        case orderedAscending
+        /// Same version.
+        case orderedSame
+        /// Left is newer.
+        case orderedDescending
+    }
 }
