@@ -12,8 +12,8 @@ package struct MinisignPublicKey: Sendable, Hashable {
     /// The decoded key line: "Ed" + key id + key.
     static let encodedBytes = 2 + MinisignFormat.keyIDBytes + Sodium.publicKeyBytes
 
-    /// A key from its parts (8-byte id, 32-byte key).
-    init(keyID: [UInt8], bytes: [UInt8]) {
+    /// A key from its parts (8-byte id, 32-byte key; not checked).
+    package init(keyID: [UInt8], bytes: [UInt8]) {
         self.keyID = keyID
         self.bytes = bytes
     }
