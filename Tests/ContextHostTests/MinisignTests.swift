@@ -258,6 +258,14 @@ struct MinisignTests {
         #expect(invalid(text + "extra line\n") != nil)
         #expect(invalid(String(repeating: "A", count: 9000))?.contains("8192") == true)
         #expect(invalid(text.replacingOccurrences(of: "trusted comment: trusted", with: "trusted comment: " + String(repeating: "x", count: 8200))) != nil)
+        // Comments with control characters: `sign` writes them as spaces, and a hostile untrusted
+        // comment reads back printable.
+        let key = MinisignSecretKey.generate()
+        let odd = MinisignSignature.sign(Self.message, with: key, trustedComment: "a\nb\u{85}c\td", untrustedComment: "x\u{1B}y\rz")
+        let parsed = try MinisignSignature(parsing: odd)
+        #expect(parsed.trustedComment == "a b c\td" && parsed.untrustedComment == "x y z")
+        try parsed.verify(Self.message, with: key.publicKey)
+        #expect(try MinisignSignature(parsing: text.replacingOccurrences(of: "untrusted comment: u", with: "untrusted comment: \u{1B}[31m")).untrustedComment == " [31m")
         // CRLF line ends (a file that went through Windows) still read.
         let crlf = text.replacingOccurrences(of: "\n", with: "\r\n")
         #expect(try MinisignSignature(parsing: crlf) == MinisignSignature(parsing: text))

@@ -76,13 +76,18 @@ enum MinisignFormat {
         return bytes.reversed()
     }
 
+    /// Whether `scalar` is a C0 or C1 control character or DEL, other than tab.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+    }
+
     /// A comment fit for one line: control characters (but tab) become spaces, and it is cut to
     /// `maxBytes` at a character boundary.
     static func oneLine(_ comment: String, maxBytes: Int) -> String {
         var result = ""
         var size = 0
         for scalar in comment.unicodeScalars {
-            let clean: Unicode.Scalar = (scalar.value < 0x20 && scalar != "\t") || scalar.value == 0x7F ? " " : scalar
+            let clean: Unicode.Scalar = isControl(scalar) ? " " : scalar
             let length = String(clean).utf8.count
             if size + length > maxBytes { break }
             size += length
@@ -95,9 +100,7 @@ enum MinisignFormat {
     /// other than tab. Answers the text, or nil.
     static func printable(_ bytes: ArraySlice<UInt8>) -> String? {
         guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
-        for scalar in text.unicodeScalars where (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value) {
-            return nil
-        }
+        for scalar in text.unicodeScalars where isControl(scalar) { return nil }
         return text
     }
 }

@@ -7,7 +7,7 @@ package struct MinisignSignature: Sendable, Equatable {
     package var keyID: [UInt8]
     /// The trusted comment (signed; valid UTF-8 with no control characters but tab).
     package var trustedComment: String
-    /// The untrusted comment (not signed; anyone may have changed it).
+    /// The untrusted comment (not signed; anyone may have changed it), made printable.
     package var untrustedComment: String
     /// Whether the message was hashed with BLAKE2b-512 before signing ("ED", what minisign makes
     /// by default); false for legacy "Ed" signatures of the message itself.
@@ -42,9 +42,9 @@ package struct MinisignSignature: Sendable, Equatable {
         guard MinisignFormat.hasPrefix(lines[0], MinisignFormat.untrustedPrefix) else {
             throw Self.invalid("line 1 does not start with '\(MinisignFormat.untrustedPrefix)'")
         }
-        guard let untrusted = String(validating: lines[0].dropFirst(MinisignFormat.untrustedPrefix.utf8.count), as: UTF8.self) else {
-            throw Self.invalid("the untrusted comment is not valid UTF-8")
-        }
+        // Not signed, so anything goes; made printable (invalid UTF-8 replaced, controls made spaces).
+        let untrusted = MinisignFormat.oneLine(
+            String(decoding: lines[0].dropFirst(MinisignFormat.untrustedPrefix.utf8.count), as: UTF8.self), maxBytes: Self.maxTextBytes)
         guard let decoded = MinisignFormat.base64(lines[1], count: Self.encodedBytes) else {
             throw Self.invalid("line 2 is not the Base64 of a \(Self.encodedBytes)-byte minisign signature")
         }

@@ -127,11 +127,12 @@ package struct TrustedKeys: Sendable, Equatable {
             let comment: String
             switch object["comment"] {
             case nil: comment = ""
-            case .string(let text)?: comment = text
+            case .string(let text)?:
+                guard text.utf8.count <= Self.maxCommentBytes else {
+                    throw Self.invalid(file, "\(at).comment is over \(Self.maxCommentBytes) bytes")
+                }
+                comment = MinisignFormat.oneLine(text, maxBytes: Self.maxCommentBytes)
             default: throw Self.invalid(file, "\(at).comment is not a string")
-            }
-            guard comment.utf8.count <= Self.maxCommentBytes else {
-                throw Self.invalid(file, "\(at).comment is over \(Self.maxCommentBytes) bytes")
             }
             guard !keys.contains(where: { $0.publicKey.keyID == publicKey.keyID }) else {
                 throw Self.invalid(file, "key \(publicKey.keyIDString) is listed twice")
@@ -180,7 +181,10 @@ package struct TrustedKeys: Sendable, Equatable {
         var written = 0
         var ok = fchmod(fd, 0o600) == 0
         while ok, written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            let count = bytes.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress else { return 0 }
+                return write(fd, base + written, buffer.count - written)
+            }
             if count < 0, errno == EINTR { continue }
             if count <= 0 { ok = false } else { written += count }
         }
