@@ -65,6 +65,7 @@ package struct MinisignPublicKey: Sendable, Hashable {
     /// The default comment minisign writes: `minisign public key ID`.
     package var defaultComment: String { "minisign public key \(keyIDString)" }
 
+    /// keyInvalid for a public key, saying what is wrong.
     static func invalid(_ what: String) -> PackageError {
         PackageError(
             .keyInvalid, "The public key is not in the minisign format: \(what).",

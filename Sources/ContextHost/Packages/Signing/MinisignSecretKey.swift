@@ -165,18 +165,22 @@ package struct MinisignSecretKey: Sendable {
         publicKey.keyID + secretBytes + Sodium.blake2b(MinisignFormat.ed + publicKey.keyID + secretBytes, length: 32)
     }
 
+    /// A key file: the comment line and the Base64 of `decoded`.
     private static func text(comment: String, _ decoded: [UInt8]) -> String {
         "\(MinisignFormat.untrustedPrefix)\(MinisignFormat.oneLine(comment, maxBytes: MinisignFormat.maxCommentBytes))\n\(Base64.encode(decoded))\n"
     }
 
+    /// An 8-byte little-endian number.
     private static func littleEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
         bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    /// The 8 little-endian bytes of `value`.
     private static func littleEndianBytes(_ value: UInt64) -> [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
     }
 
+    /// keyInvalid for a secret key, saying what is wrong (never the key or the password).
     static func invalid(_ what: String) -> PackageError {
         PackageError(
             .keyInvalid, "The secret key is not in the minisign format: \(what).",
@@ -184,6 +188,7 @@ package struct MinisignSecretKey: Sendable {
     }
 }
 
+/// Descriptions that never show the secret.
 extension MinisignSecretKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Names the key id only.
     package var description: String { "MinisignSecretKey(\(publicKey.keyIDString))" }

@@ -109,6 +109,7 @@ package struct MinisignSignature: Sendable, Equatable {
         }
     }
 
+    /// signatureInvalid, saying what is wrong.
     static func invalid(_ what: String) -> PackageError {
         PackageError(
             .signatureInvalid, "The signature is not in the minisign format: \(what).",

@@ -301,6 +301,7 @@ package struct TrustedKeys: Sendable, Equatable {
 
     // MARK: Helpers
 
+    /// The folder part of `path` ("." when none).
     private static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
@@ -312,12 +313,14 @@ package struct TrustedKeys: Sendable, Equatable {
         return line.utf8.count < text.utf8.count ? line + "…" : line
     }
 
+    /// keyInvalid naming the file and what is wrong.
     private static func invalid(_ path: String, _ what: String) -> PackageError {
         PackageError(
             .keyInvalid, "The trusted keys file '\(path)' is invalid: \(what).",
             fix: "Correct or remove the file (trust the keys again with `context-host trust-key`).")
     }
 
+    /// storeIO naming the file, the step and the system's reason.
     private static func ioError(_ path: String, _ what: String, errno code: Int32 = errno) -> PackageError {
         PackageError(
             .storeIO, "The trusted keys file '\(path)': \(what): \(String(cString: strerror(code))).",
