@@ -120,6 +120,7 @@ let package = Package(
         .executableTarget(name: "sdk-json-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/SDKJSONFuzzer"),
         .executableTarget(name: "ctxui-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
         .executableTarget(name: "elf-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ELFFuzzer"),
+        .executableTarget(name: "signature-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/SignatureFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),

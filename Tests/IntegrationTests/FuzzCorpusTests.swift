@@ -12,6 +12,7 @@ struct FuzzCorpusTests {
         ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"),
         ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
         ("elf-fuzzer", "elf"),
+        ("signature-fuzzer", "signature"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
         let executable = BuildProducts.directory + "/" + target
