@@ -329,6 +329,18 @@ struct BundleArchiveTests {
         }
     }
 
+    @Test("the fuzz seed bundle (Python-made, with directories) verifies against its own index")
+    func seedBundleVerifies() throws {
+        let path = BuildProducts.packageRoot + "/Fuzz/corpus/bundle/gzip-valid.ctxp"
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)).dropFirst())  // the mode byte
+        let entries = try BundleArchive.read(bytes)
+        let indexBytes = try #require(entries.first { $0.path == BundleIndex.fileName }?.bytes)
+        let index = try BundleIndex.decode(indexBytes)
+        #expect(index.encoded() == indexBytes)
+        try index.verify(entries)
+        #expect(index == BundleIndex.describing(id: "com.example.weather", version: "1.0.0", entries: entries))
+    }
+
     @Test("decode refuses an index over 1 MiB before parsing it")
     func indexTooLarge() {
         let bytes = Array("{\"format\":1}".utf8) + [UInt8](repeating: 0x20, count: 1 << 20)

@@ -11,6 +11,7 @@ struct FuzzCorpusTests {
         ("framing-fuzzer", "framing"), ("manifest-fuzzer", "manifest"), ("health-export-fuzzer", "health-export"),
         ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"),
         ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
+        ("bundle-fuzzer", "bundle"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
         let executable = BuildProducts.directory + "/" + target
