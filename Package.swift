@@ -121,6 +121,7 @@ let package = Package(
         .executableTarget(name: "ctxui-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
         .executableTarget(name: "elf-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ELFFuzzer"),
         .executableTarget(name: "signature-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/SignatureFuzzer"),
+        .executableTarget(name: "bundle-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/BundleFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),

@@ -13,6 +13,7 @@ struct FuzzCorpusTests {
         ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
         ("elf-fuzzer", "elf"),
         ("signature-fuzzer", "signature"),
+        ("bundle-fuzzer", "bundle"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
         let executable = BuildProducts.directory + "/" + target
