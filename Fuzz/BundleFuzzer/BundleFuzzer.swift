@@ -1,5 +1,5 @@
 // libFuzzer target for the `.ctxp` bundle layer: `BundleArchive.read` (gzip + tar, hostile input,
-// small caps) and `BundleIndex.decode` / `verify`. See Fuzz/README.md.
+// small caps), `BundleIndex.decode` / `verify`, and `LockFile.decode`. See Fuzz/README.md.
 //
 // The first byte picks the mode: bit 0 clear, the rest is the archive as is (gzip); bit 0 set,
 // the rest is a tar stream, wrapped here in a gzip of stored blocks (so mutations reach the tar
@@ -72,6 +72,13 @@ func fuzzOne(_ data: UnsafeRawBufferPointer) {
         } catch {
             check(error)
         }
+    }
+    // The lock file (providers.lock) is read at every host start: the same bytes as a lock.
+    do {
+        let lock = try LockFile.decode(rest, file: "providers.lock")
+        guard try LockFile.decode(lock.encoded(), file: "providers.lock") == lock else { fatalError("a lock does not round-trip") }
+    } catch {
+        check(error)
     }
 }
 

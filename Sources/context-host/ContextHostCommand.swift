@@ -16,7 +16,11 @@ struct ContextHostCommand: ParsableCommand {
         abstract: "Hosts context providers for chat apps and serves them over JSON-RPC on stdin/stdout.",
         discussion: "Run with no subcommand to serve. See docs/protocol.md for the protocol.",
         version: HostConfiguration.hostVersion,
-        subcommands: [Serve.self, List.self, Validate.self, Conformance.self, Compose.self, Gallery.self, New.self, Worker.self, ConformanceProbe.self],
+        subcommands: [
+            Serve.self, List.self, Validate.self, Conformance.self, Compose.self, Gallery.self, New.self,
+            PackageProvider.self, Keygen.self, Install.self, Upgrade.self, Rollback.self, Uninstall.self, GarbageCollect.self,
+            Worker.self, ConformanceProbe.self,
+        ],
         defaultSubcommand: Serve.self
     )
 
@@ -77,6 +81,9 @@ struct HostOptions: ParsableArguments {
         valueName: "file"))
     var configFile: String?
 
+    @Flag(help: "Load no installed providers (those of `context-host install`), only the --manifests folders.")
+    var noInstalled = false
+
     @OptionGroup var isolationOptions: IsolationOptions
 
     func validate() throws {
@@ -106,6 +113,7 @@ struct HostOptions: ParsableArguments {
         configuration.registryCacheDirectory = registryCacheDirectory()
         configuration.inputLimits.maximumComposers = maxComposers
         configuration.configFile = loadConfigFile()  // exits on a bad file
+        configuration.packageLocations = noInstalled ? nil : PackageLocations.standard()
         isolationOptions.apply(to: &configuration)
         return configuration
     }

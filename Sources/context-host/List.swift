@@ -26,7 +26,14 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("The locale titles are shown in.", valueName: "locale"))
         var locale: String = "en-US"
 
+        @Flag(help: "List what `context-host install` installed (the lock file), without loading anything.")
+        var installed = false
+
         func run() throws {
+            if installed {
+                try listInstalled()
+                return
+            }
             let outputFD = StdioServer.takeOverStandardOutput()
             let logger = options.bootstrapLogging()
             var configuration = options.hostConfiguration()
@@ -46,6 +53,42 @@ extension ContextHostCommand {
             for problem in host.registry.catalogProblems { writeStandardError(problem) }
             let broken = host.registry.entries().contains { $0.status == .rejected || $0.status == .failed }
             if broken { throw ExitCode(1) }
+        }
+
+        /// The lock file as a table (or JSON with --json).
+        func listInstalled() throws {
+            guard let locations = PackageLocations.standard() else {
+                writeStandardError("error: no HOME and no XDG_CONFIG_HOME: no lock file to read.")
+                throw ExitCode(2)
+            }
+            let lock: LockFile
+            do {
+                lock = try LockFile.load(file: locations.lockFile)
+            } catch {
+                throw fail(error)
+            }
+            if json {
+                print(String(decoding: lock.encoded(), as: UTF8.self), terminator: "")
+                return
+            }
+            var rows: [[String]] = [["ID", "VERSION", "PREVIOUS", "RUNTIME", "SIGNER", "PLATFORMS", "FOLDER"]]
+            for entry in lock.providers {
+                rows.append([
+                    entry.id, entry.current.version, entry.previous?.version ?? "-", entry.current.runtime,
+                    entry.current.signer ?? "unsigned", entry.current.libraries.map(\.platform).joined(separator: ","),
+                    locations.versionDirectory(id: entry.id, version: entry.current.version),
+                ])
+            }
+            let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+            for row in rows {
+                var line = ""
+                for (column, cell) in row.enumerated() {
+                    line += cell
+                    if column < row.count - 1 { line += String(repeating: " ", count: widths[column] - cell.count + 2) }
+                }
+                print(line)
+            }
+            if lock.providers.isEmpty { print("(nothing installed; lock file: \(locations.lockFile))") }
         }
 
         /// "full", "partial (2 missing)", "off", "none (in-process)" or "-".

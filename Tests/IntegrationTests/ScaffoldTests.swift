@@ -58,7 +58,7 @@ struct ScaffoldTests {
 
         let commands = try readmeCommands(project)
         try #require(commands.count == 3, "README commands: \(commands)")
-        #expect(commands[0] == (language == "c" ? "make" : "swift build"))
+        #expect(commands[0] == (language == "c" ? "make" : "swift build -Xswiftc -static-stdlib"))
 
         // 1. Build.
         let build = try shell(commands[0], in: project)
@@ -82,6 +82,128 @@ struct ScaffoldTests {
         #expect(conformance.status == 0, "\(conformance.output)")
         #expect(conformance.output.contains("PASS: 2 run(s)"), "\(conformance.output)")
         #expect(conformance.output.contains(", 0 failed"))
+
+        // 4. Share it: package, sign, install, upgrade, roll back, uninstall (docs/packages.md).
+        try packageRoundTrip(
+            language: language, project: project, manifest: manifest, id: id, rebuild: commands[0])
+    }
+
+    /// The author's and the user's whole workflow with a scaffolded provider: keygen, package
+    /// --sign, install into a running host (which picks it up), collect an item from it in a
+    /// worker and in-process next to the bundled providers, upgrade, roll back, uninstall, gc.
+    private func packageRoundTrip(language: String, project: String, manifest: String, id: String, rebuild: String) throws {
+        let home = try TemporaryDirectory()
+        let environment = [
+            "XDG_CONFIG_HOME": home.path + "/config", "XDG_DATA_HOME": home.path + "/data",
+            "XDG_STATE_HOME": home.path + "/state", "XDG_CACHE_HOME": home.path + "/cache",
+        ]
+        func run(_ arguments: [String], timeout: Double = 120) throws -> CommandResult {
+            try CommandRunner.run(arguments, directory: project, environment: environment, timeout: timeout)
+        }
+        // The author: a key and a signed bundle.
+        let keygen = try run(["keygen", "--output", home.path + "/author"])
+        try #require(keygen.status == 0, "\(keygen.standardError)")
+        let publicKey = try #require(
+            String(contentsOfFile: home.path + "/author.pub", encoding: .utf8).split(separator: "\n").last.map(String.init))
+        let first = home.path + "/v1.ctxp"
+        let packaged = try run(["package", manifest, "--sign", home.path + "/author.key", "--output", first])
+        try #require(packaged.status == 0, "\(packaged.standardError)")
+        #expect(packaged.standardOutput.contains(language == "c" ? "runtime: native" : "runtime: swift-static"), "\(packaged.standardOutput)")
+
+        // The user: a host already running, then the install; the host picks it up.
+        let host = try HostProcess(
+            arguments: ["--manifests", BuildProducts.packageRoot + "/manifests", "--no-state", "--sandbox", "best-effort"],
+            environment: environment)
+        let client = RPCClient(host: host)
+        defer { _ = try? client.shutdown() }
+        _ = try client.initialize()
+        #expect(try providerEntry(client, id) == nil)
+
+        let unknown = try run(["install", first])
+        #expect(unknown.status == 1)
+        #expect(unknown.standardError.contains("[key-unknown]"), "\(unknown.standardError)")
+        let install = try run(["install", first, "--trust-key", publicKey])
+        try #require(install.status == 0, "\(install.standardError)")
+        #expect(install.standardOutput.contains("probed in a sandboxed worker"), "\(install.standardOutput)")
+        _ = try client.nextNotification(method: "providers/changed", timeout: 20)
+        let installed = try #require(try providerEntry(client, id))
+        #expect(installed["status"] == "loaded", "\(installed)")
+        #expect(installed["effectiveIsolation"] == "process")
+        #expect(installed["version"] == "0.1.0", "\(installed)")
+        try collectItem(client, id: id, language: language)
+
+        let listed = try run(["list", "--installed"])
+        #expect(listed.standardOutput.contains(id) && listed.standardOutput.contains("0.1.0"), "\(listed.standardOutput)")
+        let table = try run(["list", "--manifests", BuildProducts.packageRoot + "/manifests"])
+        #expect(table.standardOutput.split(separator: "\n").contains { $0.contains(id) && $0.contains("loaded") }, "\(table.standardOutput)")
+
+        // Trusted, in-process next to the bundled providers (a static Swift runtime beside the host's).
+        let trusted = try HostProcess(
+            arguments: ["--manifests", BuildProducts.packageRoot + "/manifests", "--no-state", "--isolation", "in-process", "--no-watch"],
+            environment: environment)
+        let trustedClient = RPCClient(host: trusted)
+        _ = try trustedClient.initialize()
+        let inProcess = try #require(try providerEntry(trustedClient, id))
+        #expect(inProcess["effectiveIsolation"] == "in-process", "\(inProcess)")
+        try collectItem(trustedClient, id: id, language: language)
+        _ = try trustedClient.call("collect/start", ["providerId": "com.contexthost.note"])
+        _ = try trustedClient.shutdown()
+
+        // Version 0.2.0: upgrade, then roll back, then uninstall.
+        try bumpVersion(project)
+        let rebuilt = try shell(rebuild, in: project)
+        try #require(rebuilt.status == 0, "\(rebuilt.output)")
+        let second = home.path + "/v2.ctxp"
+        let repackaged = try run(["package", manifest, "--sign", home.path + "/author.key", "--output", second])
+        try #require(repackaged.status == 0, "\(repackaged.standardError)")
+        let upgrade = try run(["upgrade", second])
+        try #require(upgrade.status == 0, "\(upgrade.standardError)")
+        _ = try client.nextNotification(method: "providers/changed", timeout: 20)
+        #expect(try providerEntry(client, id)?["version"] == "0.2.0")
+        try collectItem(client, id: id, language: language)
+
+        let rollback = try run(["rollback", id])
+        try #require(rollback.status == 0, "\(rollback.standardError)")
+        _ = try client.nextNotification(method: "providers/changed", timeout: 20)
+        #expect(try providerEntry(client, id)?["version"] == "0.1.0")
+
+        let uninstall = try run(["uninstall", id])
+        try #require(uninstall.status == 0, "\(uninstall.standardError)")
+        _ = try client.nextNotification(method: "providers/changed", timeout: 20)
+        #expect(try providerEntry(client, id) == nil)
+        let gc = try run(["gc"])
+        #expect(gc.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: home.path + "/data/context-host/packages/\(id)"), "\(gc.standardOutput)")
+    }
+
+    private func providerEntry(_ client: RPCClient, _ id: String) throws -> JSONValue? {
+        try client.call("providers/list")["providers"]?.arrayValue?.first { $0["id"]?.stringValue == id }
+    }
+
+    /// An item from the provider: through its form (Swift scaffold) or `collect/make` (C scaffold).
+    private func collectItem(_ client: RPCClient, id: String, language: String) throws {
+        if language == "c" {
+            let made = try client.call("collect/make", ["providerId": .string(id)])
+            #expect(made["item"]?["providerId"]?.stringValue == id, "\(made)")
+        } else {
+            let start = try client.call("collect/start", ["providerId": .string(id)])
+            let submitted = try client.call(
+                "collect/submit", ["sessionId": start["sessionId"] ?? .null, "values": ["text": "from the bundle", "important": true]])
+            #expect(submitted["item"]?["providerId"]?.stringValue == id, "\(submitted)")
+        }
+    }
+
+    /// 0.1.0 → 0.2.0 in the manifest and the provider's metadata.
+    private func bumpVersion(_ project: String) throws {
+        let files = FileManager.default.enumerator(atPath: project)?.compactMap { $0 as? String }
+            .filter { !$0.hasPrefix(".build") && ($0.hasSuffix(".yaml") || $0.hasSuffix(".swift") || $0.hasSuffix(".c") || $0.hasSuffix(".h")) } ?? []
+        for file in files {
+            let path = project + "/" + file
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let bumped = text.replacingOccurrences(of: "\"0.1.0\"", with: "\"0.2.0\"")
+                .replacingOccurrences(of: "version: 0.1.0", with: "version: 0.2.0")
+            if bumped != text { try bumped.write(toFile: path, atomically: true, encoding: .utf8) }
+        }
     }
 
     @Test("a C provider: make, list, conformance")

@@ -34,6 +34,9 @@ public struct HostConfiguration: Sendable {
     public var watchManifests: Bool = false
     /// The parsed `--config FILE` (per-provider priority, enabled, settings), if any.
     package var configFile: HostConfigFile?
+    /// Where installed providers are (the lock file and the store, docs/packages.md); nil loads
+    /// none. `context-host` sets the standard folders unless `--no-installed`.
+    package var packageLocations: PackageLocations?
 
     public init(
         manifestDirectories: [String] = [],

@@ -61,6 +61,7 @@ package enum ProviderLauncher {
     package static func open(
         manifest: Manifest, libraryPath: String, initJSON: [UInt8], configuration: HostConfiguration, logger: Logger
     ) throws(LoadError) -> Launched {
+        try checkRuntime(manifest: manifest, libraryPath: libraryPath)
         let decision = decide(manifest, configuration)
         var initValue = (try? JSONValue(parsing: initJSON)) ?? .object([:])
         let dataDirectory = configuration.isolation.providerDataDirectory(manifest.id)
@@ -84,6 +85,26 @@ package enum ProviderLauncher {
             let connection = try InProcessConnection(
                 library: library, initJSON: bytes, maximumReplyBytes: configuration.maximumMessageBytes)
             return Launched(connection: connection, isolation: .inProcess, isolationNote: decision.note)
+        }
+    }
+
+    /// For a manifest that declares its `runtime` (every installed provider does): refuses a
+    /// library that cannot run here (another platform, another Swift for `swift-dynamic`, a
+    /// missing shared library, too old a glibc) with what, why and how to fix it, before any
+    /// process maps it.
+    static func checkRuntime(manifest: Manifest, libraryPath: String) throws(LoadError) {
+        guard let declared = manifest.runtime else { return }
+        let binary: ProviderBinary
+        do {
+            binary = try ProviderBinary.inspect(file: libraryPath)
+        } catch {
+            throw LoadError(code: error.code.rawValue, message: error.message, hint: error.fix)
+        }
+        if let mismatch = binary.runtimeProblem(declared: declared, name: libraryPath) {
+            throw LoadError(code: mismatch.code.rawValue, message: mismatch.message, hint: mismatch.fix)
+        }
+        if let problem = binary.problems(on: HostRuntime.current, libraryPath: libraryPath).first {
+            throw LoadError(code: problem.code.rawValue, message: problem.message, hint: problem.fix)
         }
     }
 

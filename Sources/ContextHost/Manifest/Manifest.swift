@@ -15,8 +15,15 @@ package struct Manifest: Sendable, Equatable {
     package var version: Version
     /// Library file name or relative path, as written; resolve it with `LibraryResolver`.
     package var library: String
-    /// Optional pin of the library's SHA-256 (64 lowercase hex digits).
+    /// Optional pin of the library's SHA-256 (64 lowercase hex digits). For an installed provider,
+    /// the lock file's hash of its library for this platform.
     package var sha256: String?
+    /// `libraries`: one library per platform (a bundle's manifest, docs/packages.md), in file order.
+    /// When present, `library` is the entry for this machine's platform.
+    package var libraries: [PlatformLibrary] = []
+    /// `runtime` (and `swiftVersion`): which runtime the library carries, filled in by
+    /// `context-host package`; nil when the manifest does not say.
+    package var runtime: ProviderRuntime? = nil
     /// Higher is listed first. Default 0.
     package var priority: Int
     /// At most this many items of this provider per composer. Default 1.
@@ -107,6 +114,19 @@ package struct Manifest: Sendable, Equatable {
 
     /// The supported `manifestVersion`.
     package static let supportedManifestVersion = 1
+}
+
+/// One entry of a manifest's `libraries`: the library for one platform.
+package struct PlatformLibrary: Sendable, Hashable {
+    /// `linux-x86_64`, `linux-aarch64`, `macos-arm64` or `macos-x86_64`.
+    package var platform: String
+    /// Relative to the manifest's folder, e.g. `lib/linux-x86_64/libWeatherProvider.so`.
+    package var path: String
+
+    package init(platform: String, path: String) {
+        self.platform = platform
+        self.path = path
+    }
 }
 
 /// How a provider collects items.

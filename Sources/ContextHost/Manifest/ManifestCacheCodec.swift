@@ -301,6 +301,17 @@ extension CacheEncoder {
         version(manifest.version)
         string(manifest.library)
         optionalString(manifest.sha256)
+        varint(UInt64(manifest.libraries.count))
+        for entry in manifest.libraries {
+            string(entry.platform)
+            string(entry.path)
+        }
+        switch manifest.runtime {
+        case nil: string("")
+        case .native?: string("native")
+        case .swiftStatic?: string("swift-static")
+        case .swiftDynamic(let swiftVersion)?: string("swift-dynamic " + swiftVersion)
+        }
         int(manifest.priority)
         int(manifest.maximumAttachmentCount)
         bool(manifest.usesContainerPanel)
@@ -382,6 +393,18 @@ extension CacheDecoder {
         let version = try version()
         let library = try string()
         let sha256 = try optionalString()
+        var libraries: [PlatformLibrary] = []
+        for _ in 0..<(try count()) { libraries.append(PlatformLibrary(platform: try string(), path: try string())) }
+        let runtimeText = try string()
+        var runtime: ProviderRuntime?
+        switch runtimeText {
+        case "": runtime = nil
+        case "native": runtime = .native
+        case "swift-static": runtime = .swiftStatic
+        default:
+            guard runtimeText.hasPrefix("swift-dynamic ") else { throw CacheFormatError(reason: "an unknown runtime") }
+            runtime = .swiftDynamic(swiftVersion: String(runtimeText.dropFirst("swift-dynamic ".count)))
+        }
         let priority = try int()
         let maximumAttachmentCount = try int()
         let usesContainerPanel = try bool()
@@ -429,7 +452,7 @@ extension CacheDecoder {
         guard let locations = Manifest.SourceLocations(sortedFields: fields, locations: positions) else {
             throw CacheFormatError(reason: "source locations are not in order")
         }
-        return Manifest(
+        var manifest = Manifest(
             manifestVersion: manifestVersion, id: id, title: title, iconName: iconName, version: version,
             library: library, sha256: sha256, priority: priority, maximumAttachmentCount: maximumAttachmentCount,
             usesContainerPanel: usesContainerPanel, collection: collection, isolation: isolation,
@@ -437,6 +460,9 @@ extension CacheDecoder {
             timeouts: Timeouts(collect: durations[0], preview: durations[1], detail: durations[2], encode: durations[3]),
             manifestPath: manifestPath, directory: directory, schemaReference: schemaReference,
             sourceLocations: locations)
+        manifest.libraries = libraries
+        manifest.runtime = runtime
+        return manifest
     }
 
     mutating func localizedText() throws(CacheFormatError) -> LocalizedText {

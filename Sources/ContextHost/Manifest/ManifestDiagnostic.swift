@@ -46,6 +46,8 @@ package struct ManifestErrorCode: RawRepresentable, Hashable, Sendable, CustomSt
     package static let sha256Mismatch: Self = "sha256-mismatch"
     /// A setting's `default` does not match its `type`.
     package static let invalidSettingDefault: Self = "invalid-setting-default"
+    /// `libraries` has no entry for this machine's platform.
+    package static let noLibraryForPlatform: Self = "no-library-for-platform"
     // Library resolution
     /// The library file was not found in any searched folder.
     package static let libraryNotFound: Self = "library-not-found"
@@ -69,7 +71,7 @@ package struct ManifestErrorCode: RawRepresentable, Hashable, Sendable, CustomSt
         .yamlSyntax, .multipleDocuments, .duplicateKey, .notAMapping, .missingField, .unknownField, .wrongType,
         .invalidValue, .unsupportedVersion, .invalidId, .duplicateId, .invalidVersion, .invalidVersionRange,
         .invalidDuration, .unknownPermission, .invalidSHA256, .sha256Mismatch, .invalidSettingDefault,
-        .libraryNotFound, .libraryPathEscape, .directoryNotFound, .unreadableFile, .unknownSetting,
+        .noLibraryForPlatform, .libraryNotFound, .libraryPathEscape, .directoryNotFound, .unreadableFile, .unknownSetting,
         .settingTypeMismatch, .missingSetting,
     ]
 }

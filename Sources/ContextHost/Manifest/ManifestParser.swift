@@ -3,11 +3,13 @@ import ContextProviderKit
 extension Manifest {
     /// Top-level fields, in documentation order.
     package static let topLevelFields = [
-        "manifestVersion", "id", "title", "iconName", "version", "library", "sha256", "priority",
+        "manifestVersion", "id", "title", "iconName", "version", "library", "libraries", "runtime", "swiftVersion",
+        "sha256", "priority",
         "maximumAttachmentCount", "usesContainerPanel", "collection", "isolation", "availability", "settings",
         "timeouts",
     ]
-    package static let requiredFields = ["manifestVersion", "id", "title", "iconName", "version", "library"]
+    /// Fields every manifest has; it also needs `library` or `libraries` (checked on their own).
+    package static let requiredFields = ["manifestVersion", "id", "title", "iconName", "version"]
     package static let availabilityFields = ["platforms", "host", "permissions"]
     package static let timeoutFields = ["collect", "preview", "detail", "encode"]
     package static let settingFields = ["type", "default", "description", "required", "access"]
@@ -318,6 +320,11 @@ struct ManifestValidator {
             missing(field, in: root, "", hint: Self.requiredFieldHints[field] ?? "add it")
         }
 
+        // One library, or (a bundle's manifest) one per platform.
+        if top["library"] == nil, top["libraries"] == nil {
+            missing("library", in: root, "", hint: Self.requiredFieldHints["library"] ?? "add it")
+        }
+
         let id = top["id"].flatMap { validateID($0.value) }
         self.id = id
         let title = top["title"].flatMap { validateTitle($0.value) }
@@ -332,7 +339,19 @@ struct ManifestValidator {
                 hint: Self.versionHint(text))
             return nil
         }
-        let library = top["library"].flatMap { validateLibrary($0.value) }
+        var library = top["library"].flatMap { validateLibrary($0.value) }
+        var libraries: [PlatformLibrary] = []
+        if let pair = top["libraries"] {
+            libraries = validateLibraries(pair.value)
+            if let single = top["library"] {
+                report(
+                    .invalidValue, at: single.value, "library", "'library' and 'libraries' are both given",
+                    hint: "keep 'libraries' (one library per platform) and remove 'library'")
+            } else if !libraries.isEmpty {
+                library = libraryForThisPlatform(libraries, at: pair.value)
+            }
+        }
+        let runtime = validateRuntime(top["runtime"]?.value, swiftVersion: top["swiftVersion"]?.value)
         var sha256: String?
         if let node = top["sha256"]?.value { sha256 = validateSHA256(node) }
         var priority = 0
@@ -366,12 +385,15 @@ struct ManifestValidator {
 
         guard diagnostics.isEmpty, let manifestVersion, let id, let title, let iconName, let version, let library
         else { return nil }
-        return Manifest(
+        var manifest = Manifest(
             manifestVersion: manifestVersion, id: id, title: title, iconName: iconName, version: version,
             library: library, sha256: sha256, priority: priority, maximumAttachmentCount: maximumAttachmentCount,
             usesContainerPanel: usesContainerPanel, collection: collection, isolation: isolation,
             availability: availability, settings: settings, timeouts: timeouts, manifestPath: file,
             directory: directory, schemaReference: schemaReference, sourceLocations: Manifest.SourceLocations(locations))
+        manifest.libraries = libraries
+        manifest.runtime = runtime
+        return manifest
     }
 
     static let requiredFieldHints: [String: String] = [
@@ -501,6 +523,106 @@ struct ManifestValidator {
             return nil
         }
         return text
+    }
+
+    /// `libraries`: a mapping of platform → library path, each a known platform and a library file name.
+    mutating func validateLibraries(_ node: YAMLNode) -> [PlatformLibrary] {
+        guard let pairs = node.pairs else {
+            wrongType(
+                node, "libraries", expected: "a mapping of platform → library",
+                hint: "write one 'linux-x86_64: lib/linux-x86_64/libMyProvider.so' line per platform under 'libraries:'")
+            return []
+        }
+        var result: [PlatformLibrary] = []
+        let known = PlatformID.allCases.map(\.rawValue)
+        for pair in pairs {
+            guard let platform = pair.key.scalarText else {
+                wrongType(pair.key, "libraries", expected: "a platform name as the key")
+                continue
+            }
+            let path = "libraries.\(platform)"
+            record(path, pair.value)
+            guard known.contains(platform) else {
+                var hint = "use one of: \(known.joined(separator: ", "))"
+                if let match = closestMatch(to: platform, in: known) { hint = "write '\(match)'" }
+                report(.invalidValue, at: pair.key, path, "'\(platform)' is not a platform this host knows", hint: hint)
+                continue
+            }
+            guard let text = string(pair.value, path) else { continue }
+            let name = text.split(separator: "/").last.map(String.init) ?? text
+            guard !text.hasSuffix("/"), name.hasSuffix(".so") || name.hasSuffix(".dylib"), !name.hasPrefix(".so"),
+                !text.contains("\0")
+            else {
+                report(
+                    .invalidValue, at: pair.value, path, "'\(text)' is not a shared library file name (.so or .dylib)",
+                    hint: "name the library file, e.g. 'lib/\(platform)/libMyProvider.so'")
+                continue
+            }
+            result.append(PlatformLibrary(platform: platform, path: text))
+        }
+        if pairs.isEmpty {
+            report(
+                .invalidValue, at: node, "libraries", "'libraries' is empty",
+                hint: "add one 'PLATFORM: path' line per platform, e.g. 'linux-x86_64: lib/linux-x86_64/libMyProvider.so'")
+        }
+        return result
+    }
+
+    /// The entry of `libraries` for the machine this runs on, or a `no-library-for-platform` diagnostic.
+    mutating func libraryForThisPlatform(_ libraries: [PlatformLibrary], at node: YAMLNode) -> String? {
+        let current = PlatformID.current?.rawValue ?? "unknown"
+        if let entry = libraries.first(where: { $0.platform == current }) { return entry.path }
+        report(
+            .noLibraryForPlatform, at: node, "libraries",
+            "this provider has libraries for \(libraries.map(\.platform).joined(separator: ", ")) only, not for this machine (\(current))",
+            hint: "ask the provider's author for a build for \(current), or build it yourself and add it under 'libraries'")
+        return nil
+    }
+
+    /// The values of `runtime`.
+    enum RuntimeKind: String, CaseIterable {
+        case native
+        case swiftStatic = "swift-static"
+        case swiftDynamic = "swift-dynamic"
+    }
+
+    /// `runtime` (`native`, `swift-static` or `swift-dynamic`) and, for `swift-dynamic`, `swiftVersion`.
+    mutating func validateRuntime(_ node: YAMLNode?, swiftVersion versionNode: YAMLNode?) -> ProviderRuntime? {
+        guard let node else {
+            if let versionNode {
+                report(
+                    .invalidValue, at: versionNode, "swiftVersion", "'swiftVersion' is given without 'runtime: swift-dynamic'",
+                    hint: "remove 'swiftVersion', or add 'runtime: swift-dynamic'")
+            }
+            return nil
+        }
+        guard let kind = oneOf(node, "runtime", RuntimeKind.self) else { return nil }
+        switch kind {
+        case .native, .swiftStatic:
+            if let versionNode {
+                report(
+                    .invalidValue, at: versionNode, "swiftVersion", "'swiftVersion' only goes with 'runtime: swift-dynamic'",
+                    hint: "remove 'swiftVersion' (a \(kind.rawValue) library carries no Swift runtime dependency)")
+            }
+            return kind == .native ? .native : .swiftStatic
+        case .swiftDynamic:
+            guard let versionNode else {
+                report(
+                    .missingField, at: node, "swiftVersion", "'runtime: swift-dynamic' needs 'swiftVersion'",
+                    hint: "add 'swiftVersion: \"6.3.1\"' (the Swift the library was built with); `context-host package` fills it in")
+                return nil
+            }
+            guard let text = scalarText(versionNode, "swiftVersion", expected: "a Swift version like \"6.3.1\""),
+                !text.isEmpty, text.utf8.count <= 32,
+                text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) })
+            else {
+                report(
+                    .invalidValue, at: versionNode, "swiftVersion", "'swiftVersion' must be numbers separated by dots",
+                    hint: "write the Swift version the library was built with, e.g. \"6.3.1\"")
+                return nil
+            }
+            return .swiftDynamic(swiftVersion: text)
+        }
     }
 
     mutating func validateSHA256(_ node: YAMLNode) -> String? {

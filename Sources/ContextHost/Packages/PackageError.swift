@@ -90,6 +90,17 @@ package struct PackageErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
     package static let hashMismatch: Self = "hash-mismatch"
     /// Reading or writing the store, the lock or the keys failed (the system's reason follows).
     package static let storeIO: Self = "store-io"
+
+    /// Every code, in documentation order (docs/packages.md lists each; a test checks it).
+    package static let all: [PackageErrorCode] = [
+        .archiveCorrupt, .archiveTooLarge, .archiveUnsafePath, .archiveLink, .archiveSpecialFile, .archiveDuplicateEntry,
+        .indexInvalid, .indexUnsupportedFormat, .indexMismatch, .indexMissingFile, .indexExtraFile,
+        .signatureMissing, .signatureInvalid, .signatureMismatch, .keyUnknown, .keyOutOfScope, .keyChanged, .keyInvalid,
+        .manifestInvalid, .platformUnsupported, .platformMismatch, .swiftVersionMismatch, .missingDependency, .glibcTooOld,
+        .binaryInvalid, .runtimeMismatch,
+        .probeFailed, .conformanceFailed, .alreadyInstalled, .notInstalled, .noPreviousVersion, .notNewer, .lockInvalid,
+        .lockMismatch, .hashMismatch, .storeIO,
+    ]
 }
 
 /// What went wrong, where, and how to fix it: printed as `[code] message` and a `fix:` line.

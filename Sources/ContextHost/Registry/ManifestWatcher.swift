@@ -64,9 +64,9 @@ package final class ManifestWatcher: Sendable {
 
     private var isStopped: Bool { stopped.load(ordering: .sequentiallyConsistent) }
 
-    /// Whether an event for this file name concerns a manifest.
+    /// Whether an event for this file name concerns a manifest (or the lock file of installed providers).
     static func isManifestName(_ name: String) -> Bool {
-        ManifestCatalog.isManifestFileName(name)
+        ManifestCatalog.isManifestFileName(name) || name == PackageLocations.lockFileName
     }
 
     // MARK: inotify

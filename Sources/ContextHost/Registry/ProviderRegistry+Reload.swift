@@ -235,7 +235,12 @@ extension Host {
     /// reloads the registry and sends `providers/changed`. Call after `initialize`.
     package func startWatchingManifests() {
         guard configuration.watchManifests else { return }
-        let directories = configuration.manifestSearchPaths().map(\.path)
+        var directories = configuration.manifestSearchPaths().map(\.path)
+        if let locations = configuration.packageLocations {
+            // Installs, upgrades and uninstalls rewrite the lock file there.
+            _ = Directories.makePrivate(locations.configDirectory)
+            directories.append(locations.configDirectory)
+        }
         let watcher = ManifestWatcher(directories: directories, logger: logger) { [weak self] in
             self?.reloadManifests()
         }

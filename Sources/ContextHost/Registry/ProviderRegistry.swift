@@ -106,8 +106,16 @@ package final class ProviderRegistry: Sendable {
         self.state = Mutex(entries)
     }
 
-    /// The manifests of the configured folders, through the registry cache when it is on.
+    /// The manifests of the configured folders (through the registry cache when it is on) and the
+    /// installed providers.
     static func discoverCatalog(_ configuration: HostConfiguration, logger: Logger) -> ManifestCatalog {
+        let catalog = discoverManifestFolders(configuration, logger: logger)
+        guard let locations = configuration.packageLocations else { return catalog }
+        return InstalledProviders.merge(catalog, installed: InstalledProviders.discover(locations))
+    }
+
+    /// The manifests of the `--manifests` folders, through the registry cache when it is on.
+    static func discoverManifestFolders(_ configuration: HostConfiguration, logger: Logger) -> ManifestCatalog {
         let searchPaths = configuration.manifestSearchPaths()
         guard let cacheFile = configuration.registryCacheFile(for: searchPaths) else {
             return ManifestCatalog.discover(searchPaths)

@@ -402,9 +402,11 @@ clients with it, run `context-host serve --manifests .`.
 
 ## Sharing
 
-Ship `lib{{Product}}.so` and `{{slug}}.yaml` side by side and pin the bytes with
-`sha256: <sha256sum lib{{Product}}.so>` in the manifest. Hosts run third-party providers in a
-worker process (`isolation: process`). Author guide and ABI reference: `docs/writing-a-provider.md`
+Make a signing key once (`{{host}} keygen --output mykey`; publish `mykey.pub`), then
+`{{host}} package {{slug}}.yaml --sign mykey.key` writes one signed file, `NAME-VERSION.ctxp`
+(`runtime: native`), which users install with `context-host install FILE --trust-key <the RW…
+line of mykey.pub>`. Hosts run third-party providers in a sandboxed worker process. See
+`docs/packages.md`. Author guide and ABI reference: `docs/writing-a-provider.md`
 and `docs/abi.md` in the ContextHost repository.
 
 """#

@@ -257,7 +257,7 @@ package struct TrustedKeys: Sendable, Equatable {
             guard keys[index].publicKey == key else {
                 throw PackageError(
                     .keyInvalid, "Another key with id \(key.keyIDString) is already trusted; two keys cannot share an id.",
-                    fix: "Remove the trusted key \(key.keyIDString) first if you mean to replace it (`context-host untrust-key \(key.keyIDString)`).")
+                    fix: "Remove the entry of \(key.keyIDString) from trusted-keys.json first if you mean to replace it.")
             }
             keys[index].scopes = unique
             keys[index].comment = comment
@@ -287,14 +287,14 @@ package struct TrustedKeys: Sendable, Equatable {
             throw PackageError(
                 .keyUnknown,
                 "'\(providerID)' is signed by key \(id), which is not among your trusted keys. Check with the provider's author that \(id) is their key before trusting it.",
-                fix: "Trust the author's public key: `context-host trust-key --key-file PUB --scope SCOPE`, or install with `--trust-key \(id) --key-file PUB`.")
+                fix: "Get the author's public key (the `RW…` line of their .pub file) from a source you trust, check that its key id is \(id), and install with `--trust-key RW…` (and `--key-scope PATTERN` to choose the ids it may sign).")
         }
         guard key.scopes.contains(where: { Self.scope($0, matches: providerID) }) else {
             let owner = key.comment.isEmpty ? "" : " (\(key.comment))"
             throw PackageError(
                 .keyOutOfScope,
                 "Key \(id)\(owner) is trusted only for \(key.scopes.joined(separator: ", ")), not for '\(providerID)'.",
-                fix: "If this author may publish '\(providerID)', add the scope: `context-host trust-key --key-file PUB --scope \(providerID)`.")
+                fix: "If this author may publish '\(providerID)', add a scope that covers it (e.g. \"\(providerID)\") to the key's \"scopes\" in trusted-keys.json.")
         }
         return key
     }
@@ -317,7 +317,7 @@ package struct TrustedKeys: Sendable, Equatable {
     private static func invalid(_ path: String, _ what: String) -> PackageError {
         PackageError(
             .keyInvalid, "The trusted keys file '\(path)' is invalid: \(what).",
-            fix: "Correct or remove the file (trust the keys again with `context-host trust-key`).")
+            fix: "Correct or remove the file (then trust the keys again with `context-host install --trust-key RW…`).")
     }
 
     /// storeIO naming the file, the step and the system's reason.

@@ -1,0 +1,216 @@
+import ArgumentParser
+import ContextConformance
+import ContextHost
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Options of the commands that change what is installed.
+struct StoreOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The worker sandbox of the install probe: required, best-effort (default) or off.", valueName: "policy"))
+    var sandbox: String = IsolationConfiguration.SandboxPolicy.bestEffort.rawValue
+
+    func validate() throws {
+        guard IsolationConfiguration.SandboxPolicy(rawValue: sandbox) != nil else {
+            throw ValidationError("--sandbox must be one of required, best-effort, off (got '\(sandbox)').")
+        }
+    }
+
+    /// The standard folders (XDG), or a clear exit when there are none.
+    func locations() throws -> PackageLocations {
+        guard let locations = PackageLocations.standard() else {
+            writeStandardError("error: no HOME and no XDG_CONFIG_HOME / XDG_DATA_HOME: nowhere to install providers.\n  fix: set HOME (or both XDG variables).")
+            throw ExitCode(2)
+        }
+        return locations
+    }
+}
+
+/// Options for checking a bundle before it is installed.
+struct VerifyOptions: ParsableArguments {
+    @Flag(help: "Install a bundle that has no signature (only when you trust where it came from).")
+    var allowUnsigned = false
+
+    @Option(help: ArgumentHelp(
+        "Trust this signing key (the author's public key: the `RW…` line or the .pub file) for this install and later ones.",
+        valueName: "key"))
+    var trustKey: String?
+
+    @Option(name: .customLong("key-scope"), help: ArgumentHelp(
+        "The provider ids a key accepted with --trust-key may sign (repeatable), e.g. 'com.example.*'. Default: the bundle id's prefix.",
+        valueName: "pattern"))
+    var keyScopes: [String] = []
+
+    @Flag(help: "Run the full conformance suite on the provider (in a worker) before activating it.")
+    var conformance = false
+
+    /// A verifier with the user's keys and these options.
+    func verifier(_ locations: PackageLocations) throws(PackageError) -> BundleVerifier {
+        var verifier = BundleVerifier(trustedKeys: try TrustedKeys.load(file: locations.trustedKeysFile))
+        verifier.allowUnsigned = allowUnsigned
+        if let trustKey {
+            let text = ManifestFileSystemAccess.isFile(trustKey) ? ((try? FileBytes.read(trustKey)).map { String(decoding: $0, as: UTF8.self) } ?? trustKey) : trustKey
+            verifier.keyToTrust = try MinisignPublicKey(parsing: text)
+        }
+        if !keyScopes.isEmpty { verifier.scopesForNewKey = keyScopes }
+        return verifier
+    }
+}
+
+/// Prints a package error as `[code] message` and its fix, and exits 1.
+func fail(_ error: PackageError) -> ExitCode {
+    writeStandardError("error: \(error.description)")
+    return ExitCode(1)
+}
+
+/// File checks the CLI needs.
+enum ManifestFileSystemAccess {
+    static func isFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+}
+
+extension ContextHostCommand {
+    /// `package DIR`: makes a signed `.ctxp` bundle.
+    struct PackageProvider: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "package",
+            abstract: "Make a provider bundle (NAME-VERSION.ctxp) from a manifest and its built library.",
+            discussion: """
+                PATH is a manifest file, or a folder with exactly one manifest. The bundle holds the manifest (with \
+                per-platform 'libraries' and the detected 'runtime' filled in), the library of this platform and of \
+                every --library, licence files next to the manifest, every --include, and an index of every file's \
+                SHA-256, signed with --sign KEY (minisign format). See docs/packages.md.
+                """)
+
+        @Argument(help: ArgumentHelp("A manifest file, or the folder that holds it.", valueName: "path"))
+        var path: String
+
+        @Option(help: ArgumentHelp("Sign with this minisign secret key file (from `context-host keygen` or `minisign -G`).", valueName: "key"))
+        var sign: String?
+
+        @Option(name: .customLong("library"), help: ArgumentHelp(
+            "The library for another platform, as PLATFORM=PATH (repeatable), e.g. linux-aarch64=build/aarch64/libWeatherProvider.so.",
+            valueName: "platform=path"))
+        var libraries: [String] = []
+
+        @Option(name: .customLong("include"), help: ArgumentHelp(
+            "A file or folder to add, relative to the manifest's folder (repeatable): data files the provider reads.", valueName: "path"))
+        var includes: [String] = []
+
+        @Option(name: .customLong("library-path"), help: ArgumentHelp(
+            "A folder to search for the manifest's library after its own folder (repeatable).", valueName: "dir"))
+        var libraryDirectories: [String] = []
+
+        @Option(help: ArgumentHelp("The bundle file to write. Default: ./NAME-VERSION.ctxp.", valueName: "file"))
+        var output: String?
+
+        func run() throws {
+            let manifestFile: String
+            if ManifestFileSystemAccess.isDirectory(path) {
+                let names = (try? directoryNames(path))?.filter { ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) && !$0.hasPrefix(".") } ?? []
+                guard names.count == 1 else {
+                    writeStandardError("error: \(path) holds \(names.count) manifests (\(names.joined(separator: ", "))); name the one to package.\n  fix: context-host package \(path)/NAME.yaml")
+                    throw ExitCode(2)
+                }
+                manifestFile = path + "/" + names[0]
+            } else {
+                manifestFile = path
+            }
+            var packager = Packager(
+                manifestFile: manifestFile,
+                resolver: LibraryResolver(searchDirectories: libraryDirectories + [HostOptions.executableDirectory()].compactMap { $0 }))
+            for assignment in libraries {
+                guard let equals = assignment.firstIndex(of: "=") else {
+                    writeStandardError("error: --library expects PLATFORM=PATH, got '\(assignment)'.")
+                    throw ExitCode(2)
+                }
+                packager.extraLibraries.append(PlatformLibrary(
+                    platform: String(assignment[..<equals]), path: String(assignment[assignment.index(after: equals)...])))
+            }
+            packager.includes = includes
+            do throws(PackageError) {
+                if let sign {
+                    let text = String(decoding: try readFile(sign), as: UTF8.self)
+                    let password = getenv("CONTEXT_HOST_KEY_PASSWORD").map { String(cString: $0) }
+                    packager.signingKey = try MinisignSecretKey(parsing: text, password: password)
+                }
+                let made = try packager.make()
+                let file = output ?? BundleLayout.fileName(id: made.index.id, version: made.index.version)
+                if let reason = AtomicFile.write(made.bytes, to: file, mode: 0o644) {
+                    throw PackageError(.storeIO, "cannot write \(file): \(reason)", fix: "choose another --output")
+                }
+                print("Packaged \(made.index.id) \(made.index.version) → \(file)")
+                print("  \(made.bytes.count) bytes, \(made.index.files.count) files, platforms: \(made.platforms.joined(separator: ", ")), runtime: \(VerifiedBundle.describe(made.runtime))")
+                print("  " + (made.signer.map { "signed by key \($0)" } ?? "unsigned (installs need --allow-unsigned; sign with --sign KEY)"))
+                if case .swiftDynamic(let version) = made.runtime {
+                    print("  note: a swift-dynamic library runs only in hosts built with Swift \(version); build with -Xswiftc -static-stdlib to run in any host.")
+                }
+            } catch {
+                throw fail(error)
+            }
+        }
+
+        private func readFile(_ path: String) throws(PackageError) -> [UInt8] {
+            do { return try FileBytes.read(path) } catch {
+                throw PackageError(.keyInvalid, "cannot read the key \(path): \(error.reason)", fix: "check the path")
+            }
+        }
+    }
+
+    /// `keygen`: a minisign key pair for signing bundles.
+    struct Keygen: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a signing key pair (minisign format): NAME.key (secret, 0600) and NAME.pub (publish this).")
+
+        @Option(help: ArgumentHelp("The path prefix of the two files.", valueName: "name"))
+        var output: String = "context-host-signing"
+
+        @Flag(help: "Overwrite existing files.")
+        var force = false
+
+        func run() throws {
+            let secretFile = output + ".key", publicFile = output + ".pub"
+            if !force, ManifestFileSystemAccess.isFile(secretFile) || ManifestFileSystemAccess.isFile(publicFile) {
+                writeStandardError("error: \(secretFile) or \(publicFile) exists; not overwriting a key.\n  fix: choose another --output, or add --force")
+                throw ExitCode(1)
+            }
+            let key = MinisignSecretKey.generate()
+            let id = key.publicKey.keyIDString
+            if let reason = AtomicFile.write(Array(key.fileText(comment: "context-host secret key \(id)").utf8), to: secretFile, mode: 0o600)
+                ?? AtomicFile.write(Array(key.publicKey.fileText(comment: "minisign public key \(id)").utf8), to: publicFile, mode: 0o644)
+            {
+                writeStandardError("error: cannot write the key files: \(reason)")
+                throw ExitCode(1)
+            }
+            print("Key \(id):")
+            print("  secret: \(secretFile) (unencrypted, 0600: keep it private; minisign can sign with it too)")
+            print("  public: \(publicFile) — publish it; users install with --trust-key \(key.publicKey.base64)")
+        }
+    }
+}
+
+/// The names in a folder.
+func directoryNames(_ path: String) throws -> [String] {
+    guard let dir = opendir(path) else { throw ExitCode(2) }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+            pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
+        }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
+}

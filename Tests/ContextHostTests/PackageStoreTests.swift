@@ -1,0 +1,188 @@
+import ContextHost
+import ContextHostTestSupport
+import ContextProviderKit
+import Foundation
+import Testing
+
+/// The pieces of packages that need no built provider: the manifest's `libraries` and
+/// `runtime`, the lock file, the packaged manifest rewrite, installed-provider discovery, and
+/// the documentation of every error code (docs/packages.md).
+@Suite("Packages: lock, manifest fields, discovery")
+struct PackageStoreTests {
+    static let header = """
+        manifestVersion: 1
+        id: com.example.weather
+        title: Weather
+        iconName: cloud
+        version: 1.2.0
+
+        """
+
+    private func parse(_ body: String) throws(ManifestRejection) -> Manifest {
+        try Manifest.parse(Self.header + body, file: "weather.yaml", directory: "/tmp")
+    }
+
+    private func codes(_ body: String) -> [String] {
+        do {
+            _ = try parse(body)
+            return []
+        } catch {
+            return error.diagnostics.map(\.code.rawValue)
+        }
+    }
+
+    @Test("libraries per platform and runtime parse; this platform's library is the one loaded")
+    func manifestFields() throws {
+        let manifest = try parse("""
+            libraries:
+              linux-x86_64: lib/linux-x86_64/libWeather.so
+              linux-aarch64: lib/linux-aarch64/libWeather.so
+              macos-arm64: lib/macos-arm64/libWeather.dylib
+            runtime: swift-dynamic
+            swiftVersion: "6.3.1"
+            """)
+        #expect(manifest.libraries.map(\.platform) == ["linux-x86_64", "linux-aarch64", "macos-arm64"])
+        #expect(manifest.library == manifest.libraries.first { $0.platform == PlatformID.current?.rawValue }?.path)
+        #expect(manifest.runtime == .swiftDynamic(swiftVersion: "6.3.1"))
+        #expect(try parse("library: libWeather.so\nruntime: swift-static\n").runtime == .swiftStatic)
+        #expect(try parse("library: libWeather.so\n").runtime == nil)
+    }
+
+    @Test("bad libraries and runtime fields are positioned errors with their codes")
+    func manifestFieldErrors() {
+        #expect(codes("library: a.so\nlibraries:\n  linux-x86_64: b.so\n") == ["invalid-value"])
+        #expect(codes("libraries:\n  linux-sparc: b.so\n").contains("invalid-value"))
+        #expect(codes("libraries:\n  linux-x86_64: b.txt\n") == ["invalid-value"])
+        #expect(codes("libraries: {}\n") == ["invalid-value"])
+        #expect(codes("libraries:\n  \(PlatformID.current == .macosArm64 ? "linux-x86_64" : "macos-arm64"): b.so\n") == ["no-library-for-platform"])
+        #expect(codes("library: a.so\nruntime: swift-dynamic\n") == ["missing-field"])
+        #expect(codes("library: a.so\nruntime: static\n") == ["invalid-value"])
+        #expect(codes("library: a.so\nswiftVersion: \"6.3\"\n") == ["invalid-value"])
+        #expect(codes("library: a.so\nruntime: native\nswiftVersion: \"6.3\"\n") == ["invalid-value"])
+        #expect(codes("library: a.so\nruntime: swift-dynamic\nswiftVersion: six\n") == ["invalid-value"])
+        #expect(codes("title2: x\n").contains("missing-field"))  // neither library nor libraries
+    }
+
+    @Test("package rewrites library, sha256, libraries and runtime, keeping everything else")
+    func bundleManifestRewrite() throws {
+        let original = Self.header + """
+            # my comment
+            library: .build/debug/libWeather.so
+            sha256: \(String(repeating: "a", count: 64))
+            libraries:
+              linux-x86_64: old.so
+            runtime: native
+            priority: 5
+            """
+        let rewritten = Packager.bundleManifest(
+            original, libraries: [PlatformLibrary(platform: "linux-x86_64", path: "lib/linux-x86_64/libWeather.so")],
+            runtime: .swiftStatic)
+        #expect(rewritten.contains("# my comment"))
+        #expect(rewritten.contains("priority: 5"))
+        #expect(!rewritten.contains("libWeather.so\nsha256") && !rewritten.contains("old.so") && !rewritten.contains("runtime: native"))
+        let manifest = try Manifest.parse(rewritten, file: "x.yaml", directory: "/tmp")
+        #expect(manifest.runtime == .swiftStatic)
+        #expect(manifest.sha256 == nil)
+        #expect(manifest.priority == 5)
+    }
+
+    private func sampleLock() -> LockFile {
+        let hash = String(repeating: "ab", count: 32)
+        let record = LockFile.Installed(
+            version: "1.2.0", signer: "E327F5F1363801F0", signerKey: "RWTwATg28fUn47KVNorlNvLIT6QLYGIhVvINZMoAvAW23EbRqml5YXSX",
+            runtime: "swift-static", indexSHA256: hash, manifestSHA256: hash,
+            libraries: [.init(platform: "linux-x86_64", path: "lib/linux-x86_64/libWeather.so", sha256: hash)])
+        var older = record
+        older.version = "1.1.0"
+        older.signer = nil
+        older.signerKey = nil
+        return LockFile(providers: [
+            LockFile.Entry(id: "com.example.weather", current: record, previous: older),
+            LockFile.Entry(id: "com.example.alpha", current: older),
+        ])
+    }
+
+    @Test("the lock file round-trips, sorted by id, and reads back what it wrote")
+    func lockRoundTrip() throws {
+        let lock = sampleLock()
+        #expect(lock.providers.map(\.id) == ["com.example.alpha", "com.example.weather"])
+        let decoded = try LockFile.decode(lock.encoded(), file: "providers.lock")
+        #expect(decoded == lock)
+        let folder = try TemporaryDirectory()
+        try lock.save(file: folder.path + "/config/providers.lock")
+        #expect(try LockFile.load(file: folder.path + "/config/providers.lock") == lock)
+        var info = stat()
+        #expect(stat(folder.path + "/config/providers.lock", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(try LockFile.load(file: folder.path + "/missing.lock").providers.isEmpty)
+    }
+
+    @Test("a damaged lock file is refused with lock-invalid, naming the problem")
+    func lockRefusals() {
+        let good = String(decoding: sampleLock().encoded(), as: UTF8.self)
+        let cases = [
+            "not json", "{\"format\": 2, \"providers\": []}", "{\"providers\": []}", "{\"format\": 1}",
+            good.replacingOccurrences(of: "com.example.alpha", with: "com.example.weather"),
+            good.replacingOccurrences(of: "lib/linux-x86_64/libWeather.so", with: "../../etc/passwd"),
+            good.replacingOccurrences(of: String(repeating: "ab", count: 32), with: "xyz"),
+            good.replacingOccurrences(of: "\"1.1.0\"", with: "\"one\""),
+            "{\"format\": 1, \"providers\": [{\"id\": \"Bad Id\"}]}",
+        ]
+        for text in cases {
+            #expect(throws: PackageError.self, "\(text.prefix(60))") { try LockFile.decode(Array(text.utf8), file: "providers.lock") }
+            do {
+                _ = try LockFile.decode(Array(text.utf8), file: "providers.lock")
+            } catch {
+                #expect(error.code == .lockInvalid)
+                #expect(error.message.contains("providers.lock"))
+            }
+        }
+    }
+
+    @Test("installed providers: a manifest edited after install is rejected; a --manifests copy wins")
+    func installedDiscovery() throws {
+        let folder = try TemporaryDirectory()
+        let locations = PackageLocations(configDirectory: folder.path + "/config", storeDirectory: folder.path + "/store")
+        let manifestText = Self.header + "libraries:\n  \(PlatformID.current?.rawValue ?? "linux-x86_64"): lib/libWeather.so\nruntime: native\n"
+        let manifestPath = try folder.write("store/com.example.weather/1.2.0/manifest.yaml", manifestText)
+        let hash = SHA256.hex(of: Array(manifestText.utf8))
+        let libraryHash = String(repeating: "cd", count: 32)
+        let record = LockFile.Installed(
+            version: "1.2.0", signer: nil, signerKey: nil, runtime: "native", indexSHA256: hash, manifestSHA256: hash,
+            libraries: [.init(platform: PlatformID.current?.rawValue ?? "linux-x86_64", path: "lib/libWeather.so", sha256: libraryHash)])
+        try LockFile(providers: [LockFile.Entry(id: "com.example.weather", current: record)]).save(file: locations.lockFile)
+
+        let found = InstalledProviders.discover(locations)
+        guard case .accepted(let manifest)? = found.entries.first else {
+            Issue.record("not accepted: \(found)")
+            return
+        }
+        #expect(manifest.sha256 == libraryHash, "the library is pinned to the lock's hash")
+        #expect(manifest.directory == folder.path + "/store/com.example.weather/1.2.0")
+
+        // A development manifest with the same id comes first.
+        let development = try Manifest.parse(Self.header + "library: libWeather.so\n", file: "dev/weather.yaml", directory: "/dev")
+        let merged = InstalledProviders.merge(ManifestCatalog(entries: [.accepted(development)], diagnostics: []), installed: found)
+        #expect(merged.manifests.map(\.manifestPath) == ["dev/weather.yaml"])
+        #expect(merged.rejections.first?.diagnostics.first?.code == .duplicateId)
+
+        // Edited after install.
+        chmod(manifestPath, 0o644)
+        try (manifestText + "priority: 100\n").write(toFile: manifestPath, atomically: false, encoding: .utf8)
+        guard case .rejected(let rejection)? = InstalledProviders.discover(locations).entries.first else {
+            Issue.record("an edited manifest was accepted")
+            return
+        }
+        #expect(rejection.diagnostics.first?.code.rawValue == "hash-mismatch")
+    }
+
+    @Test("every package error code is documented in docs/packages.md")
+    func documented() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/packages.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        for code in PackageErrorCode.all {
+            #expect(text.contains("| `\(code.rawValue)` |"), "docs/packages.md lacks \(code)")
+        }
+        #expect(Set(PackageErrorCode.all).count == PackageErrorCode.all.count)
+    }
+}
