@@ -119,6 +119,8 @@ let package = Package(
         .executableTarget(name: "coordinate-fuzzer", dependencies: ["FuzzSupport", "LocationProvider", "ContextProviderKit"], path: "Fuzz/CoordinateFuzzer"),
         .executableTarget(name: "sdk-json-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/SDKJSONFuzzer"),
         .executableTarget(name: "ctxui-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
+        .executableTarget(name: "elf-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ELFFuzzer"),
+        .executableTarget(name: "signature-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/SignatureFuzzer"),
         .executableTarget(name: "bundle-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/BundleFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),

@@ -11,6 +11,8 @@ struct FuzzCorpusTests {
         ("framing-fuzzer", "framing"), ("manifest-fuzzer", "manifest"), ("health-export-fuzzer", "health-export"),
         ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"),
         ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
+        ("elf-fuzzer", "elf"),
+        ("signature-fuzzer", "signature"),
         ("bundle-fuzzer", "bundle"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
