@@ -124,6 +124,20 @@ struct BundleArchiveTests {
         #expect(try BundleArchive.read(try fixture("pax-path.ctxp")).last?.path == "data/caf\u{E9}.txt")
     }
 
+    @Test("archives made by GNU tar (gnu, posix/pax and ustar formats, long names, directories) read", arguments: ["gnu", "posix", "ustar"])
+    func gnuTar(_ format: String) throws {
+        let directory = try TemporaryDirectory()
+        let long = "data/" + String(repeating: "d", count: 60) + "/" + String(repeating: "f", count: 80) + ".txt"
+        let files = ["ctxp-bundle.json": "{}", "lib/linux-x86_64/libX.so": "ELF", long: "long"]
+        for (path, text) in files { _ = try directory.write("src/" + path, text) }
+        chmod(directory.path + "/src/lib/linux-x86_64/libX.so", 0o755)
+        let archive = directory.path + "/x.ctxp"
+        _ = try run("/usr/bin/env", ["tar", "--format=\(format)", "-czf", archive, "-C", directory.path + "/src", "ctxp-bundle.json", "lib", "data"])
+        let entries = try BundleArchive.read(file: archive)
+        #expect(Dictionary(uniqueKeysWithValues: entries.map { ($0.path, String(decoding: $0.bytes, as: UTF8.self)) }) == files)
+        #expect(entries.first { $0.path.hasSuffix(".so") }?.executable == true)
+    }
+
     // MARK: Hostile archives
 
     @Test(

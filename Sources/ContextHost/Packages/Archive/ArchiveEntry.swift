@@ -46,7 +46,7 @@ package struct ArchiveLimits: Sendable, Equatable {
 /// The path rules shared by the archive reader, the writer and the index.
 enum ArchivePath {
     /// Why `bytes` is not a safe relative path, or `nil` when it is. Refused: empty, absolute,
-    /// empty, `.` or `..` components, backslashes, NUL and other control characters, non-UTF-8,
+    /// with an empty, `.` or `..` component, backslashes, NUL and other control characters, non-UTF-8,
     /// over `limits.pathBytes` bytes or `limits.pathDepth` components.
     static func problem(_ bytes: some Collection<UInt8>, limits: ArchiveLimits) -> String? {
         if bytes.isEmpty { return "the path is empty" }

@@ -8,27 +8,45 @@
 
 /// The fixes the archive errors suggest.
 enum ArchiveFix {
+    /// For `archiveCorrupt`.
     static let corrupt = "download the bundle again, or rebuild it with `context-host package`; a damaged or non-.ctxp file cannot be installed"
+    /// For `archiveTooLarge`.
     static let tooLarge = "remove what the provider does not need from the bundle (or split its data), then rebuild it"
+    /// For `archiveUnsafePath`.
     static let unsafePath = "give every file a relative path of plain components (no '/', '.', '..', '\\', empty or control-character parts), within the length and depth caps, and rebuild the bundle"
+    /// For `archiveLink`.
     static let link = "replace the link with a copy of the file it points to and rebuild the bundle"
+    /// For `archiveSpecialFile`.
     static let special = "bundle only regular files and directories (created with a standard tar, without global pax headers or sparse files)"
+    /// For `archiveDuplicateEntry`.
     static let duplicate = "give each file its own path (paths differing only in case count as the same) and rebuild the bundle"
 }
 
 /// The 512-byte ustar header's fields.
 enum TarHeader {
+    /// Headers and data come in 512-byte blocks.
     static let blockSize = 512
+    /// The name (the path, or its last part when `prefix` is used).
     static let name = 0..<100
+    /// Permission bits, octal.
     static let mode = 100..<108
+    /// Owner id, octal.
     static let uid = 108..<116
+    /// Group id, octal.
     static let gid = 116..<124
+    /// Data size, octal or base-256.
     static let size = 124..<136
+    /// Modification time, octal.
     static let mtime = 136..<148
+    /// Header checksum, octal.
     static let checksum = 148..<156
+    /// Entry type (`0` file, `5` directory, `x` pax, `L` GNU long name…).
     static let typeflag = 156
+    /// A link's target.
     static let linkname = 157..<257
+    /// Magic and version.
     static let magic = 257..<265
+    /// POSIX ustar: the path's leading directories.
     static let prefix = 345..<500
 
     /// `ustar\0` and version `00`: POSIX ustar (and pax).
@@ -90,7 +108,9 @@ enum TarHeader {
 
 /// Reads a gzip'd tar stream entry by entry (see `BundleArchive.read`).
 struct TarReader {
+    /// The inflated tar stream.
     let inflater: GzipInflater
+    /// The caps.
     let limits: ArchiveLimits
     /// The files read so far.
     private(set) var entries: [ArchiveEntry] = []
@@ -102,6 +122,7 @@ struct TarReader {
     /// The path of the entry being read or last read, for messages.
     private var current: String?
 
+    /// A reader at the start of the stream.
     init(inflater: GzipInflater, limits: ArchiveLimits) {
         self.inflater = inflater
         self.limits = limits
@@ -109,9 +130,13 @@ struct TarReader {
 
     /// What an extended header ('x', 'L', 'K') says about the next entry.
     private struct Pending {
+        /// `path` (pax) or a GNU long name.
         var path: [UInt8]?
+        /// `linkpath` (pax) or a GNU long link.
         var linkPath: [UInt8]?
+        /// `size` (pax).
         var size: Int?
+        /// Whether nothing is pending.
         var isEmpty: Bool { path == nil && linkPath == nil && size == nil }
     }
 
@@ -121,6 +146,7 @@ struct TarReader {
         return entries.isEmpty && entryCount == 0 ? " (before the first entry)" : ""
     }
 
+    /// An `archiveCorrupt` error, located.
     private func corrupt(_ what: String) -> PackageError {
         PackageError(.archiveCorrupt, what + location, fix: ArchiveFix.corrupt)
     }
