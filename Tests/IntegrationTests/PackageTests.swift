@@ -87,7 +87,7 @@ struct PackageTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: workspace.path + "/data/context-host/packages/com.contexthost.note"))?.isEmpty ?? true)
     }
 
-    @Test("missing, damaged and foreign signatures, unknown keys and a changed key on upgrade are refused")
+    @Test("missing, damaged and foreign signatures, unknown keys, out-of-scope keys and a changed key on install and upgrade are refused")
     func signatures() throws {
         let workspace = try Workspace()
         let signed = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
@@ -125,6 +125,18 @@ struct PackageTests {
         try #require(packaged.status == 0, "\(packaged.standardError)")
         try expectRefusal(
             workspace, ["install", otherBundle, "--force", "--trust-key", other.publicKey.base64], code: "key-changed")
+        // An upgrade (1.0.1) signed by another key: refused before anything is unpacked.
+        let folder = workspace.path + "/note-1.0.1"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try String(contentsOfFile: Self.manifests + "/note.yaml", encoding: .utf8)
+            .replacingOccurrences(of: "version: 1.0.0", with: "version: 1.0.1")
+            .write(toFile: folder + "/note.yaml", atomically: true, encoding: .utf8)
+        try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("NoteProvider"))).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
+        let upgrade = workspace.path + "/note-1.0.1.ctxp"
+        let repackaged = try workspace.run(["package", folder + "/note.yaml", "--output", upgrade, "--sign", workspace.path + "/other.key"])
+        try #require(repackaged.status == 0, "\(repackaged.standardError)")
+        try expectRefusal(workspace, ["upgrade", upgrade, "--trust-key", other.publicKey.base64], code: "key-changed")
+        #expect(!FileManager.default.fileExists(atPath: workspace.path + "/data/context-host/packages/com.contexthost.note/1.0.1"))
         // A key scoped to other ids may not sign this one.
         let scoped = try Workspace()
         try expectRefusal(
