@@ -54,10 +54,27 @@ for rep in $(seq "$REPS"); do
     measure verify-unpack peer
     measure tar floor
 done
+# Loading: the six bundled providers from the manifests folder vs the same six installed from
+# bundles (lock hashes, ELF inspection), every one in a worker, `list` until all are loaded.
+for name in note location calendar stock-quote health-metric device-info; do
+    "$BIN/context-host" package "$ROOT/manifests/$name.yaml" --library-path "$BIN" --sign "$WORK/key.key" --output "$WORK/$name.ctxp" >/dev/null
+    [[ $name == note ]] || "$BIN/context-host" install "$WORK/$name.ctxp" >/dev/null
+done
+mkdir -p "$WORK/empty"
+for rep in $(seq "$REPS"); do
+    measure list-manifests "$BIN/context-host" list --no-installed --isolation process --no-state --manifests "$ROOT/manifests"
+    measure list-installed "$BIN/context-host" list --isolation process --no-state --manifests "$WORK/empty"
+done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "bundle: $size bytes (10 MB: Note library + 9 MB data), $REPS reps each, interleaved"
 base=$(echo "${samples[verify-unpack]}" | median)
 for name in install install-nosb verify-unpack tar; do
     m=$(echo "${samples[$name]}" | median)
     printf "%-14s median %7.1f ms   x%.2f of verify-unpack\n" "$name" "$(echo "$m/1000" | bc -l)" "$(echo "$m/$base" | bc -l)"
+done
+echo "loading the six bundled providers, each in a worker (context-host list), $REPS reps each, interleaved"
+base=$(echo "${samples[list-manifests]}" | median)
+for name in list-manifests list-installed; do
+    m=$(echo "${samples[$name]}" | median)
+    printf "%-14s median %7.1f ms   x%.2f of list-manifests\n" "$name" "$(echo "$m/1000" | bc -l)" "$(echo "$m/$base" | bc -l)"
 done

@@ -186,3 +186,38 @@ struct PackageStoreTests {
         #expect(Set(PackageErrorCode.all).count == PackageErrorCode.all.count)
     }
 }
+
+/// The SHA-256 that hashes every library and bundle: the CPU's instructions (SHA-NI) agree with
+/// the portable implementation and with the FIPS 180-4 vectors on every length around the block
+/// boundaries, in one call and in pieces.
+@Suite("SHA-256: hardware and portable")
+struct SHA256HardwareTests {
+    @Test("known vectors and random data of every length up to 1,100 bytes")
+    func agrees() {
+        // On a CPU with SHA-NI (this CI's), the hardware path must be the one tested here.
+        if let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8), cpu.contains(" sha_ni") {
+            #expect(SHA256.usesHardware)
+        }
+        #expect(SHA256.hex(of: Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(of: []) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            SHA256.hex(of: Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...1100 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = SHA256.portableHash(bytes)
+            #expect(SHA256.hash(bytes) == expected, "length \(length)")
+            var pieces = SHA256()
+            var offset = 0
+            while offset < bytes.count {
+                let size = min(bytes.count - offset, Int.random(in: 1...130, using: &generator))
+                pieces.update(Array(bytes[offset..<(offset + size)]))
+                offset += size
+            }
+            #expect(pieces.finalize() == expected, "length \(length) in pieces")
+        }
+        let big = [UInt8](repeating: 0x61, count: 1_000_000)
+        #expect(SHA256.hex(of: big) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+}

@@ -1,3 +1,5 @@
+import CHostSupport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -6,7 +8,8 @@
     import Darwin
 #endif
 
-/// SHA-256 (FIPS 180-4), pure Swift, incremental.
+/// SHA-256 (FIPS 180-4), incremental: the CPU's SHA instructions where there are some (x86-64
+/// SHA-NI, `CHostSupport/sha256_hw.c`, about 6x faster), else pure Swift.
 ///
 /// ```swift
 /// let hex = SHA256.hex(of: bytes)          // one shot
@@ -19,6 +22,8 @@ package struct SHA256: Sendable {
     /// Bytes waiting for a full 64-byte block.
     private var buffer: [UInt8] = []
     private var length: UInt64 = 0
+    /// Forces the portable path (for tests).
+    private var portable = false
 
     package init() {
         buffer.reserveCapacity(64)
@@ -146,7 +151,29 @@ package struct SHA256: Sendable {
     @inline(__always)
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 &- n)) }
 
+    /// Whether the hardware path is used (tests compare it with the portable one).
+    package static let usesHardware = ctxh_sha256_hw_available() == 1
+
     private mutating func compress(_ data: UnsafeRawPointer, blocks: Int) {
+        if Self.usesHardware, !portable {
+            withUnsafeMutableBytes(of: &state) { words in
+                ctxh_sha256_hw_blocks(
+                    words.baseAddress!.assumingMemoryBound(to: UInt32.self), data.assumingMemoryBound(to: UInt8.self), blocks)
+            }
+            return
+        }
+        compressPortably(data, blocks: blocks)
+    }
+
+    /// The portable compression function, also the reference the hardware one is tested against.
+    package static func portableHash(_ bytes: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.portable = true
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
+    private mutating func compressPortably(_ data: UnsafeRawPointer, blocks: Int) {
         var (h0, h1, h2, h3, h4, h5, h6, h7) = state
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             SHA256.k.withUnsafeBufferPointer { k in
