@@ -174,32 +174,10 @@ package struct TrustedKeys: Sendable, Equatable {
             errno = failure.errno
             throw Self.ioError(path, "cannot create the folder '\(failure.folder)'")
         }
-        let temporary = "\(path).tmp-\(getpid())"
-        let bytes = Array(jsonText.utf8)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw Self.ioError(path, "cannot create '\(temporary)'") }
-        var written = 0
-        var ok = fchmod(fd, 0o600) == 0
-        while ok, written < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                guard let base = buffer.baseAddress else { return 0 }
-                return write(fd, base + written, buffer.count - written)
-            }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { ok = false } else { written += count }
-        }
-        ok = ok && fsync(fd) == 0
-        let failure = errno
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            let error = Self.ioError(path, "cannot write it", errno: ok ? errno : failure)
-            unlink(temporary)
-            throw error
-        }
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
+        if let reason = AtomicFile.write(Array(jsonText.utf8), to: path, mode: 0o600) {
+            throw PackageError(
+                .storeIO, "Cannot write the trusted keys file '\(path)': \(reason); it is unchanged.",
+                fix: "Free disk space or fix the folder's permissions, then run the command again.")
         }
     }
 
