@@ -280,6 +280,32 @@ struct PackageTests {
         #expect(missing.standardError.contains("[lock-mismatch]"), "\(missing.standardError)")
     }
 
+    @Test("an author signs with the reference minisign tool: --write-index, minisign -S, --signature")
+    func signedWithMinisign() throws {
+        let workspace = try Workspace()
+        func tool(_ arguments: [String]) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["minisign"] + arguments
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "minisign \(arguments)")
+        }
+        try tool(["-G", "-W", "-p", workspace.path + "/m.pub", "-s", workspace.path + "/m.key"])
+        let index = workspace.path + "/index.json"
+        let written = try workspace.run(["package", Self.manifests + "/device-info.yaml", "--write-index", index])
+        try #require(written.status == 0, "\(written.standardError)")
+        try tool(["-S", "-s", workspace.path + "/m.key", "-m", index])
+        let bundle = workspace.path + "/device-info.ctxp"
+        let packaged = try workspace.run(["package", Self.manifests + "/device-info.yaml", "--signature", index + ".minisig", "--output", bundle])
+        try #require(packaged.status == 0, "\(packaged.standardError)")
+        let publicKey = try #require(String(contentsOfFile: workspace.path + "/m.pub", encoding: .utf8).split(separator: "\n").last.map(String.init))
+        let installed = try workspace.run(["install", bundle, "--trust-key", publicKey])
+        #expect(installed.status == 0, "\(installed.standardError)")
+        #expect(installed.standardOutput.contains("signed by"), "\(installed.standardOutput)")
+    }
+
     @Test("install --conformance runs the whole suite in a worker before activating")
     func conformanceBeforeInstall() throws {
         let workspace = try Workspace()

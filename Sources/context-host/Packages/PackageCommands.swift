@@ -116,6 +116,18 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("The bundle file to write. Default: ./NAME-VERSION.ctxp.", valueName: "file"))
         var output: String?
 
+        @Option(help: ArgumentHelp(
+            "Write only the index (ctxp-bundle.json) to this file, to sign it with minisign (`minisign -S -m FILE`); then package again with --signature FILE.minisig.",
+            valueName: "file"))
+        var writeIndex: String?
+
+        @Option(help: ArgumentHelp("A minisign signature of the index made with --write-index (instead of --sign).", valueName: "file"))
+        var signature: String?
+
+        func validate() throws {
+            if sign != nil, signature != nil { throw ValidationError("Give --sign KEY or --signature FILE, not both.") }
+        }
+
         func run() throws {
             let manifestFile: String
             if ManifestFileSystemAccess.isDirectory(path) {
@@ -146,7 +158,18 @@ extension ContextHostCommand {
                     let password = getenv("CONTEXT_HOST_KEY_PASSWORD").map { String(cString: $0) }
                     packager.signingKey = try MinisignSecretKey(parsing: text, password: password)
                 }
+                if let signature {
+                    packager.signature = String(decoding: try readFile(signature), as: UTF8.self)
+                }
                 let made = try packager.make()
+                if let writeIndex {
+                    if let reason = AtomicFile.write(made.indexBytes, to: writeIndex, mode: 0o644) {
+                        throw PackageError(.storeIO, "cannot write \(writeIndex): \(reason)", fix: "choose another path")
+                    }
+                    print("Wrote the index of \(made.index.id) \(made.index.version) to \(writeIndex).")
+                    print("Sign it (minisign -S -m \(writeIndex)), then: context-host package \(path) --signature \(writeIndex).minisig")
+                    return
+                }
                 let file = output ?? BundleLayout.fileName(id: made.index.id, version: made.index.version)
                 if let reason = AtomicFile.write(made.bytes, to: file, mode: 0o644) {
                     throw PackageError(.storeIO, "cannot write \(file): \(reason)", fix: "choose another --output")
@@ -164,7 +187,7 @@ extension ContextHostCommand {
 
         private func readFile(_ path: String) throws(PackageError) -> [UInt8] {
             do { return try FileBytes.read(path) } catch {
-                throw PackageError(.keyInvalid, "cannot read the key \(path): \(error.reason)", fix: "check the path")
+                throw PackageError(.keyInvalid, "cannot read \(path): \(error.reason)", fix: "check the path")
             }
         }
     }

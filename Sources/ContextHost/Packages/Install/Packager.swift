@@ -11,8 +11,11 @@ package struct Packager {
     package var extraLibraries: [PlatformLibrary] = []
     /// Files or folders to add, relative to the manifest's folder (`--include`).
     package var includes: [String] = []
-    /// The key that signs the index; nil makes an unsigned bundle.
+    /// The key that signs the index; nil makes an unsigned bundle (or uses `signature`).
     package var signingKey: MinisignSecretKey?
+    /// A minisign signature of the index made elsewhere (`minisign -S -m ctxp-bundle.json`); the
+    /// index is deterministic, so `--write-index` then `--signature` give the same index.
+    package var signature: String?
 
     package init(manifestFile: String, resolver: LibraryResolver) {
         self.manifestFile = manifestFile
@@ -29,6 +32,8 @@ package struct Packager {
         package var runtime: ProviderRuntime
         package var platforms: [String]
         package var signer: String?
+        /// The index's exact bytes (what a signature covers).
+        package var indexBytes: [UInt8]
     }
 
     /// Builds the bundle in memory.
@@ -131,17 +136,23 @@ package struct Packager {
         let index = BundleIndex.describing(id: manifest.id, version: manifest.version.description, entries: entries)
         let indexBytes = index.encoded()
         var archive = [ArchiveEntry(path: BundleIndex.fileName, bytes: indexBytes)]
+        var signer = signingKey?.publicKey.keyIDString
         if let signingKey {
             let signature = MinisignSignature.sign(
                 indexBytes, with: signingKey,
                 trustedComment: "\(manifest.id) \(manifest.version) index sha256 \(SHA256.hex(of: indexBytes))",
                 untrustedComment: "signature of \(manifest.id) \(manifest.version) by context-host package")
             archive.append(ArchiveEntry(path: BundleIndex.signatureFileName, bytes: Array(signature.utf8)))
+        } else if let signature {
+            // Checked for form here; whether it verifies is the installer's business (it has the keys).
+            let parsed = try MinisignSignature(parsing: signature)
+            archive.append(ArchiveEntry(path: BundleIndex.signatureFileName, bytes: Array(signature.utf8)))
+            signer = parsed.keyIDString
         }
         archive += entries
         return Output(
             bytes: try BundleArchive.write(archive), index: index, runtime: runtime,
-            platforms: libraries.map(\.platform), signer: signingKey?.publicKey.keyIDString)
+            platforms: libraries.map(\.platform), signer: signer, indexBytes: indexBytes)
     }
 
     /// The runtime to record: a `swift-dynamic` library that records no Swift version (a release
