@@ -18,7 +18,7 @@ struct ContextHostCommand: ParsableCommand {
         version: HostConfiguration.hostVersion,
         subcommands: [
             Serve.self, List.self, Validate.self, Conformance.self, Compose.self, Gallery.self, New.self,
-            PackageProvider.self, Keygen.self, Install.self, Upgrade.self, Rollback.self, Uninstall.self, GarbageCollect.self,
+            PackageProvider.self, Keygen.self, Keys.self, Install.self, Upgrade.self, Rollback.self, Uninstall.self, GarbageCollect.self,
             Worker.self, ConformanceProbe.self,
         ],
         defaultSubcommand: Serve.self

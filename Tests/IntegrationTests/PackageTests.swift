@@ -143,6 +143,17 @@ struct PackageTests {
             scoped, ["install", signed, "--trust-key", workspace.publicKey, "--key-scope", "org.other.*"], code: "key-out-of-scope")
         // A key given with --trust-key that is not the one that signed.
         try expectRefusal(scoped, ["install", signed, "--trust-key", scoped.publicKey], code: "key-unknown")
+        // `keys`: widen the scope, install, list, remove.
+        let widened = try scoped.run(["keys", "trust", workspace.publicKey, "--scope", "org.other.*", "--scope", "com.contexthost.*"])
+        #expect(widened.status == 0, "\(widened.standardError)")
+        let installed = try scoped.run(["install", signed])
+        #expect(installed.status == 0, "\(installed.standardError)")
+        let trustedID = try MinisignPublicKey(parsing: workspace.publicKey).keyIDString
+        let listed = try scoped.run(["keys", "list"])
+        #expect(listed.standardOutput.contains(trustedID) && listed.standardOutput.contains("com.contexthost.*"), "\(listed.standardOutput)")
+        #expect(try scoped.run(["keys", "remove", trustedID]).status == 0)
+        #expect(!(try scoped.run(["keys", "list"])).standardOutput.contains(trustedID))
+        try expectRefusal(scoped, ["keys", "remove", trustedID], code: "key-unknown")
     }
 
     @Test("unsafe archive entries: '..', absolute, symlink, hard link, device; and a bundle over the size caps")

@@ -284,4 +284,7 @@ private func report(_ verb: String, _ staged: PackageStore.Staged) {
     let signer = bundle.signer.map { "signed by \($0.keyIDString)" } ?? "unsigned"
     let from = staged.replacing.map { " (was \($0.version))" } ?? ""
     print("\(verb) \(bundle.index.id) \(bundle.index.version)\(from): \(bundle.runtimeText), \(signer), probed in a sandboxed worker → \(staged.folder)")
+    if let key = bundle.signer, let trusted = bundle.trustedKeysToSave?.key(id: key.keyIDString) {
+        print("Now trusting key \(key.keyIDString) for \(trusted.scopes.joined(separator: ", ")) (`context-host keys` lists and removes keys).")
+    }
 }

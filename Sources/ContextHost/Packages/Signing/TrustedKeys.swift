@@ -235,7 +235,7 @@ package struct TrustedKeys: Sendable, Equatable {
             guard keys[index].publicKey == key else {
                 throw PackageError(
                     .keyInvalid, "Another key with id \(key.keyIDString) is already trusted; two keys cannot share an id.",
-                    fix: "Remove the entry of \(key.keyIDString) from trusted-keys.json first if you mean to replace it.")
+                    fix: "Remove it first if you mean to replace it: `context-host keys remove \(key.keyIDString)`.")
             }
             keys[index].scopes = unique
             keys[index].comment = comment
@@ -272,7 +272,7 @@ package struct TrustedKeys: Sendable, Equatable {
             throw PackageError(
                 .keyOutOfScope,
                 "Key \(id)\(owner) is trusted only for \(key.scopes.joined(separator: ", ")), not for '\(providerID)'.",
-                fix: "If this author may publish '\(providerID)', add a scope that covers it (e.g. \"\(providerID)\") to the key's \"scopes\" in trusted-keys.json.")
+                fix: "If this author may publish '\(providerID)', give the key a scope that covers it: `context-host keys trust RW… --scope \(providerID)` (with its other scopes too).")
         }
         return key
     }

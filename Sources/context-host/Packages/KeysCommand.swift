@@ -1,0 +1,86 @@
+import ArgumentParser
+import ContextHost
+
+extension ContextHostCommand {
+    /// `keys`: the signing keys this user trusts (`trusted-keys.json`, docs/packages.md §4).
+    struct Keys: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List, add and remove the signing keys you trust for installing providers.",
+            subcommands: [ListKeys.self, TrustKey.self, RemoveKey.self],
+            defaultSubcommand: ListKeys.self)
+    }
+
+    /// `keys list`
+    struct ListKeys: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "The trusted keys, their scopes and comments.")
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let file = try store.locations().trustedKeysFile
+            do throws(PackageError) {
+                let keys = try TrustedKeys.load(file: file)
+                if keys.keys.isEmpty { print("No trusted keys (\(file)). Installs with --trust-key RW… add them.") }
+                for key in keys.keys {
+                    print("\(key.publicKey.keyIDString)  \(key.scopes.joined(separator: ","))  \(key.publicKey.base64)  \(key.comment)")
+                }
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+
+    /// `keys trust KEY --scope PATTERN…`
+    struct TrustKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "trust", abstract: "Trust a public key (the RW… line or a .pub file) for some provider ids; replaces its scopes if trusted already.")
+        @Argument(help: ArgumentHelp("The public key: the `RW…` line, or the .pub file.", valueName: "key"))
+        var key: String
+        @Option(name: .customLong("scope"), help: ArgumentHelp("Provider ids it may sign (repeatable): com.example.*, an exact id, or *.", valueName: "pattern"))
+        var scopes: [String]
+        @Option(help: ArgumentHelp("A note for yourself (who this key belongs to).", valueName: "text"))
+        var comment: String = "trusted with context-host keys trust"
+        @OptionGroup var store: StoreOptions
+
+        func validate() throws {
+            if scopes.isEmpty { throw ValidationError("Give at least one --scope, e.g. --scope 'com.example.*'.") }
+        }
+
+        func run() throws {
+            let file = try store.locations().trustedKeysFile
+            do throws(PackageError) {
+                var keys = try TrustedKeys.load(file: file)
+                let text = ManifestFileSystemAccess.isFile(key)
+                    ? ((try? FileBytes.read(key)).map { String(decoding: $0, as: UTF8.self) } ?? key) : key
+                let publicKey = try MinisignPublicKey(parsing: text)
+                try keys.trust(publicKey, scopes: scopes, comment: comment)
+                try keys.save(file: file)
+                print("Trusted key \(publicKey.keyIDString) for \(scopes.joined(separator: ", ")).")
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+
+    /// `keys remove ID`
+    struct RemoveKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Stop trusting a key (installed providers stay; their upgrades then need the key again).")
+        @Argument(help: ArgumentHelp("The key id (16 hex digits, as `keys list` shows).", valueName: "id"))
+        var id: String
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let file = try store.locations().trustedKeysFile
+            do throws(PackageError) {
+                var keys = try TrustedKeys.load(file: file)
+                guard keys.remove(id: id.uppercased()) else {
+                    throw PackageError(.keyUnknown, "no trusted key has the id \(id)", fix: "`context-host keys list` shows the ids")
+                }
+                try keys.save(file: file)
+                print("Removed key \(id.uppercased()).")
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+}
