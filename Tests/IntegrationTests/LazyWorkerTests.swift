@@ -74,7 +74,7 @@ struct LazyWorkerTests {
         return current
     }
 
-    @Test("no worker exists after initialize and providers/list; the first request starts exactly one")
+    @Test("no worker exists after initialize and providers/list; the first collection starts exactly one")
     func noWorkerUntilFirstRequest() throws {
         let manifests = try fixtureManifests()
         let client = try host(manifests)
@@ -87,8 +87,9 @@ struct LazyWorkerTests {
         usleep(200_000)  // a host that started workers in the background would have one by now
         #expect(Self.children(of: client.host).isEmpty, "a worker started before any request needed it")
 
-        let chip = try client.call("items/preview", ["item": fixtureItem()])
-        #expect(chip["title"] == "Fixture")
+        // The first collection starts exactly one worker.
+        let made = try client.call("collect/make", ["providerId": .string(Self.fixture)])
+        #expect(made["item"]?["content"]?["text"] == "made")
         let workers = Self.children(of: client.host)
         #expect(workers.count == 1, "\(workers)")
         let running = try entry(client, Self.fixture)
@@ -96,8 +97,8 @@ struct LazyWorkerTests {
         #expect(running["workerPid"]?.intValue.map(Int32.init) == workers.first)
         // The sandbox report appears once the worker started.
         #expect(running["sandbox"]?["policy"] != nil)
-        // A second request reuses it.
-        _ = try client.call("items/preview", ["item": fixtureItem()])
+        // Item calls reuse it.
+        #expect(try client.call("items/preview", ["item": fixtureItem()])["title"] == "Fixture")
         #expect(Self.children(of: client.host) == workers)
         #expect(try client.shutdown() == 0)
     }

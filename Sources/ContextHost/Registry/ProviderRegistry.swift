@@ -226,9 +226,12 @@ package final class ProviderRegistry: Sendable {
     /// background and returns at once; the entries stay `discovered` until their load finishes.
     /// Call once (at `initialize`).
     ///
-    /// Providers load side by side (up to `maximumParallelLoads` at once): most of a load is
-    /// waiting — for a worker process to start, for an availability check — so loading costs
-    /// about the slowest provider rather than the sum of all. Whatever needs a provider's loaded
+    /// Providers load side by side (up to `maximumParallelLoads` at once). A process-isolated
+    /// provider's load starts no worker (unless `IsolationConfiguration.lazyWorkers` is off): it
+    /// resolves the library, prepares the connection and takes its availability from the metadata
+    /// cache (`availabilityState`); the worker starts on the first request. In-process providers
+    /// and eager workers open here and run their availability check, so loading costs about the
+    /// slowest provider rather than the sum of all. Whatever needs a provider's loaded
     /// state waits for it (`isLoading`, `whenLoaded`, `waitForLoad`); a load that hangs is bounded
     /// by the worker start timeout and the availability check's timeout.
     ///
