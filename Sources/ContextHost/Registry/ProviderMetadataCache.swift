@@ -95,6 +95,15 @@ package final class ProviderMetadataCache: Sendable {
         "metadata-" + ManifestCache.fileName(folders: folders).dropFirst("registry-".count)
     }
 
+    /// Reads the file now, on a thread of its own, so the first lookup (during the loads after
+    /// `initialize`) does not wait for it; harmless if a lookup got there first.
+    package func prefetch() {
+        guard path != nil else { return }
+        startThread(name: "metadata-cache") { [self] in
+            state.withLock { state in _ = loadedRecords(&state) }
+        }
+    }
+
     /// What provider `id` said when its key was `key`, or nil (never asked, or something changed).
     package func lookup(id: String, key: ProviderMetadataKey) -> CachedProviderMetadata? {
         state.withLock { state -> CachedProviderMetadata? in

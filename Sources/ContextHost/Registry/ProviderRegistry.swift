@@ -141,6 +141,7 @@ package final class ProviderRegistry: Sendable {
         self.catalogProblems = catalog.diagnostics.map(\.description) + Self.configurationWarnings(configuration, catalog)
         self.state = Mutex(entries)
         self.metadata = ProviderMetadataCache(path: configuration.metadataCacheFile(), logger: logger)
+        if configuration.isolation.lazyWorkers, entries.contains(where: { $0.status == .discovered }) { metadata.prefetch() }
         self.workerStarts = WorkerStartLimiter(limit: configuration.isolation.maximumConcurrentStarts)
     }
 
