@@ -101,7 +101,10 @@ extension HostOptions {
             "--worker-memory-limit", String(isolation.workerMemoryLimit),
             "--sandbox", isolation.sandbox,
             "--worker-idle-cpu", String(isolation.workerIdleCpu),
+            "--worker-idle-timeout", String(isolation.workerIdleTimeout),
         ]
+        if isolation.eagerWorkers { arguments.append("--eager-workers") }
+        if let starts = isolation.maxWorkerStarts { arguments += ["--max-worker-starts", String(starts)] }
         if let dataDir = isolation.dataDir { arguments += ["--data-dir", dataDir] }
         for id in isolation.trust { arguments += ["--trust", id] }
         return arguments

@@ -55,7 +55,22 @@ struct IsolationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("CPU seconds a worker may use while it owes no answer before it is killed and restarted (0: no watchdog).", valueName: "seconds"))
     var workerIdleCpu: Double = 5
 
+    @Option(help: ArgumentHelp(
+        "Seconds a worker may have nothing in flight before it exits; the next request starts it again (0: never). Fractions allowed.",
+        valueName: "seconds"))
+    var workerIdleTimeout: Double = 60
+
+    @Flag(help: "Start every worker at initialize, as before lazy workers (for comparison; default: on first use).")
+    var eagerWorkers = false
+
+    @Option(help: ArgumentHelp("Workers that may be starting at once; the others queue (default: the number of cores, at least 2).", valueName: "count"))
+    var maxWorkerStarts: Int?
+
     func validate() throws {
+        guard workerIdleTimeout >= 0, workerIdleTimeout <= 86_400 * 365 else {
+            throw ValidationError("--worker-idle-timeout must be 0 (never) or a number of seconds.")
+        }
+        if let maxWorkerStarts, maxWorkerStarts < 1 { throw ValidationError("--max-worker-starts must be at least 1.") }
         guard IsolationConfiguration.SandboxPolicy(rawValue: sandbox) != nil else {
             throw ValidationError("--sandbox must be one of required, best-effort, off (got '\(sandbox)').")
         }
@@ -84,5 +99,8 @@ struct IsolationOptions: ParsableArguments {
         if let dataDir { configuration.isolation.dataDirectory = dataDir.hasPrefix("/") ? dataDir : currentDirectory() + "/" + dataDir }
         configuration.isolation.trustedProviders.formUnion(trust)
         configuration.isolation.idleCPUBudget = workerIdleCpu == 0 ? nil : .milliseconds(Int64(workerIdleCpu * 1000))
+        configuration.isolation.workerIdleTimeout = workerIdleTimeout == 0 ? nil : .milliseconds(max(1, Int64(workerIdleTimeout * 1000)))
+        configuration.isolation.lazyWorkers = !eagerWorkers
+        if let maxWorkerStarts { configuration.isolation.maximumConcurrentStarts = maxWorkerStarts }
     }
 }

@@ -38,6 +38,9 @@ extension ContextHostCommand {
             let logger = options.bootstrapLogging()
             var configuration = options.hostConfiguration()
             configuration.stateDirectory = nil  // listing never touches drafts
+            // Listing loads every provider, as it would at initialize before issue 28, so it
+            // reports libraries that fail to open and each provider's own availability check.
+            configuration.isolation.lazyWorkers = false
             let host = Host(configuration: configuration, logger: logger)
             host.initialize(client: ClientInfo(name: "context-host list", locale: locale, grantedPermissions: grantedPermissions))
             host.registry.waitForLoads()

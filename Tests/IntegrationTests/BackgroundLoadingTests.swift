@@ -14,6 +14,12 @@ import Glibc
 /// The slow provider is the Swift fixture with `openDelayMs` (its `init` sleeps). The tests assert
 /// the order of answers, never how long anything took, except that shutting down must not wait
 /// for a load that takes a minute.
+///
+/// Process-isolated providers load here with `--eager-workers`: since issue 28 workers start on
+/// first use, so a load no longer opens anything and the slow open happens when the first request
+/// needs the provider. This suite keeps the eager mode (still supported, for comparison) covered;
+/// the same situations with lazy workers (a slow cold start, a failure after it, cancellation and
+/// shutdown while a worker starts) are in `LazyWorkerTests`.
 @Suite("Background provider loading", .serialized)
 struct BackgroundLoadingTests {
     static let fixture = "com.contexthost.fixture"
@@ -34,7 +40,9 @@ struct BackgroundLoadingTests {
 
     private func host(_ manifests: TemporaryDirectory, _ extra: [String] = []) throws -> RPCClient {
         // In-process manifests are honoured only for trusted providers (docs/security.md §9).
-        try RPCClient(arguments: ["--manifests", manifests.path, "--library-path", BuildProducts.directory, "--trust", Self.fixture] + extra)
+        try RPCClient(arguments: [
+            "--manifests", manifests.path, "--library-path", BuildProducts.directory, "--trust", Self.fixture, "--eager-workers",
+        ] + extra)
     }
 
     private func item(_ content: JSONValue = [:]) -> JSONValue {

@@ -77,6 +77,20 @@ struct IsolationTests {
         try entry(client, id)["workerPid"]?.intValue.map(Int32.init)
     }
 
+    /// Starts the provider's worker with a request that needs it (workers start on first use,
+    /// issue 28), waits for the `providers/changed` its first availability check sends (so no
+    /// check is in flight afterwards), and returns the worker's pid.
+    private func startWorker(_ client: RPCClient, _ id: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int32 {
+        #expect(try workerPID(client, id) == nil, "a worker ran before any request needed it", sourceLocation: sourceLocation)
+        let answer = try client.call("items/detail", ["item": item(id, id == Self.misbehaving ? ["misbehave": "none"] : [:])])
+        #expect(answer["title"] != nil, sourceLocation: sourceLocation)
+        let changed = try client.nextNotification(method: "providers/changed")
+        #expect(changed["params"]?["changed"] == [.string(id)], sourceLocation: sourceLocation)
+        let listed = changed["params"]?["providers"]?.arrayValue?.first { $0["id"] == .string(id) }
+        #expect(listed?["availabilityState"] == "current", sourceLocation: sourceLocation)
+        return try #require(try workerPID(client, id), sourceLocation: sourceLocation)
+    }
+
     /// Waits until the provider runs in a worker other than `previous`, and returns its pid.
     private func waitForRestart(_ client: RPCClient, _ id: String, previous: Int32?, timeout: Double = 10) throws -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
@@ -113,7 +127,8 @@ struct IsolationTests {
         var misbehaving = try entry(client, Self.misbehaving)
         #expect(misbehaving["effectiveIsolation"] == "process")
         #expect(misbehaving["status"] == "loaded")
-        let pid = try #require(misbehaving["workerPid"]?.intValue)
+        #expect(misbehaving["worker"] == "stopped")
+        let pid = try startWorker(client, Self.misbehaving)
         #expect(Int32(pid) != client.host.process.processIdentifier)
         #expect(try entry(client, Self.note)["effectiveIsolation"] == "in-process")
         #expect(try entry(client, Self.note)["workerPid"] == nil)
@@ -125,8 +140,9 @@ struct IsolationTests {
         let note = try entry(client, Self.note)
         #expect(note["isolation"] == "in-process")
         #expect(note["effectiveIsolation"] == "process")
-        #expect(note["workerPid"]?.intValue != nil)
+        #expect(note["workerPid"] == nil)
         try expectNoteAnswers(client)
+        #expect(try workerPID(client, Self.note) != nil)
         client.host.terminate()
 
         client = try self.client(["--isolation", "in-process"])
@@ -162,7 +178,7 @@ struct IsolationTests {
         let client = try self.client()
         defer { client.host.terminate() }
         let draft = try attachNote(client)
-        let before = try #require(try workerPID(client, crash.provider))
+        let before = try startWorker(client, crash.provider)
         let error = try client.callExpectingError("items/detail", ["item": item(crash.provider, crash.content)])
         #expect(error["code"] == -32016)
         let message = try #require(error["message"]?.stringValue)
@@ -201,7 +217,7 @@ struct IsolationTests {
         let client = try self.client()
         defer { client.host.terminate() }
         let draft = try attachNote(client)
-        var previous = try workerPID(client, Self.misbehaving)
+        var previous: Int32? = try startWorker(client, Self.misbehaving)
         for round in 1...3 {
             let error = try client.callExpectingError("items/detail", ["item": item(Self.misbehaving, ["misbehave": "segv"])])
             #expect(error["code"] == -32016)
@@ -267,7 +283,7 @@ struct IsolationTests {
         let client = try self.client()
         defer { client.host.terminate() }
         let draft = try attachNote(client)
-        let before = try #require(try workerPID(client, Self.misbehaving))
+        let before = try startWorker(client, Self.misbehaving)
         let hanging = client.send("items/preview", ["item": item(Self.misbehaving, ["misbehave": "hang"])])
         // Sent behind the hung call (the worker never reads it): lost when the worker is killed.
         let behind = client.send("items/detail", ["item": item(Self.misbehaving, [:])])
@@ -312,7 +328,7 @@ struct IsolationTests {
         let client = try self.client(["--cancel-grace", "500"])
         defer { client.host.terminate() }
         let draft = try attachNote(client)
-        let before = try #require(try workerPID(client, Self.misbehaving))
+        let before = try startWorker(client, Self.misbehaving)
         let error = try client.callExpectingError("items/preview", ["item": item(Self.misbehaving, ["misbehave": "slow", "slowMs": 3000])])
         #expect(error["code"] == -32015)
         #expect(error["data"]?["timeoutMs"] == 300)
@@ -322,7 +338,7 @@ struct IsolationTests {
         try expectMisbehavingAnswers(client)
 
         // A Swift provider honours the cancel (-32800 from the SDK): its worker is left alone.
-        let swiftBefore = try #require(try workerPID(client, Self.swiftFixture))
+        let swiftBefore = try startWorker(client, Self.swiftFixture)
         let swiftError = try client.callExpectingError("items/preview", ["item": item(Self.swiftFixture, ["hang": true])])
         #expect(swiftError["code"] == -32015)
         usleep(900_000)
@@ -362,7 +378,7 @@ struct IsolationTests {
         let client = try self.client(["--isolation", isolation])
         defer { client.host.terminate() }
         let draft = try attachNote(client)
-        let pid = try workerPID(client, Self.misbehaving)
+        let pid = isolation == "manifest" ? try startWorker(client, Self.misbehaving) : nil
         let error = try client.callExpectingError("items/detail", ["item": item(Self.misbehaving, ["misbehave": "garbage"])])
         #expect(error["code"] == -32014)
         let message = try #require(error["message"]?.stringValue)
@@ -428,7 +444,7 @@ struct IsolationTests {
         let client = try self.client(["--isolation", isolation])
         defer { client.host.terminate() }
         let draft = try attachNote(client)
-        let pid = try workerPID(client, Self.misbehaving)
+        let pid = isolation == "manifest" ? try startWorker(client, Self.misbehaving) : nil
         let error = try client.callExpectingError("items/detail", ["item": item(Self.misbehaving, ["misbehave": "huge", "hugeMB": 20])])
         #expect(error["code"] == -32014)
         let message = try #require(error["message"]?.stringValue)
@@ -447,7 +463,7 @@ struct IsolationTests {
         let client = try self.client(["--worker-memory-limit", "256"])
         defer { client.host.terminate() }
         let draft = try attachNote(client)
-        let before = try #require(try workerPID(client, Self.misbehaving))
+        let before = try startWorker(client, Self.misbehaving)
         var crash: JSONValue?
         for _ in 0..<6 {
             let response = try client.response(to: client.send("items/detail", ["item": item(Self.misbehaving, ["misbehave": "leak", "leakMB": 64])]))
@@ -484,7 +500,7 @@ struct IsolationTests {
 
     // MARK: Loading
 
-    @Test("a provider that aborts while loading is listed as failed; the host serves the others")
+    @Test("a provider that aborts while its worker starts: the request that started it gets the error, counted once; the host serves the others")
     func abortDuringLoad() throws {
         let directory = try TemporaryDirectory()
         try directory.write(
@@ -496,14 +512,21 @@ struct IsolationTests {
         defer { client.host.terminate() }
         try client.initialize()
         let draft = try attachNote(client)
-        let failed = try entry(client, "com.contexthost.misbehaving.abort-on-open")
-        #expect(failed["status"] == "failed")
-        #expect(failed["error"]?["code"] == "worker-crashed-on-load")
-        let message = try #require(failed["error"]?["message"]?.stringValue)
+        // Workers start on first use (issue 28): listed before any worker ran.
+        let listed = try entry(client, "com.contexthost.misbehaving.abort-on-open")
+        #expect(listed["status"] == "loaded")
+        #expect(listed["worker"] == "stopped")
+        let error = try client.callExpectingError("items/detail", ["item": item("com.contexthost.misbehaving.abort-on-open", [:])])
+        #expect(error["code"] == -32016)
+        #expect(error["data"]?["cause"] == "start")
+        #expect(error["data"]?["code"] == "worker-crashed-on-load")
+        let message = try #require(error["message"]?.stringValue)
         #expect(message.contains("(SIGABRT)"), "\(message)")
         #expect(message.contains("misbehaving: aborting during open on purpose"), "\(message)")
-        let error = try client.callExpectingError("items/detail", ["item": item("com.contexthost.misbehaving.abort-on-open", [:])])
-        #expect(error["code"] == -32012)
+        let failed = try entry(client, "com.contexthost.misbehaving.abort-on-open")
+        #expect(failed["crashes"] == 1)
+        #expect(failed["restarts"] == 0)
+        #expect(failed["lastCrash"]?.stringValue?.contains("failed to start") == true, "\(failed)")
         try expectNoteAnswers(client)
         try expectComposerIntact(client, draft)
 
@@ -518,7 +541,7 @@ struct IsolationTests {
     @Test("killing the host kills its workers")
     func hostDeathKillsWorkers() throws {
         let client = try self.client()
-        let pids = try [Self.misbehaving, Self.swiftFixture].map { try #require(try workerPID(client, $0)) }
+        let pids = try [Self.misbehaving, Self.swiftFixture].map { try startWorker(client, $0) }
         for pid in pids { #expect(Self.isAlive(pid)) }
         kill(client.host.process.processIdentifier, SIGKILL)
         _ = client.host.waitForExit(timeout: 5)

@@ -91,6 +91,15 @@ struct SandboxTests {
             #expect(chip["subtitle"] == "normal", sourceLocation: sourceLocation)
         }
 
+        /// The provider's entry once its worker runs: workers start on first use (issue 28), so
+        /// this first sends a legitimate call, which starts it; the sandbox report comes from it.
+        func startedEntry(sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONValue {
+            #expect(try entry()["workerPid"] == nil, "a worker ran before any request needed it", sourceLocation: sourceLocation)
+            #expect(try entry()["sandbox"] == nil, "a sandbox report before any worker ran", sourceLocation: sourceLocation)
+            try expectLegitimateCallsWork(sourceLocation: sourceLocation)
+            return try entry()
+        }
+
         func entry(_ id: String? = nil) throws -> JSONValue {
             let list = try client.call("providers/list")
             return try #require(list["providers"]?.arrayValue?.first { $0["id"] == .string(id ?? providerID) })
@@ -106,7 +115,7 @@ struct SandboxTests {
     @Test("the hostile provider runs in a worker with every layer enforced, though its manifest asks for in-process")
     func everyLayerEnforced() throws {
         let setup = try Setup()
-        let entry = try setup.entry()
+        let entry = try setup.startedEntry()
         #expect(entry["status"] == "loaded")
         #expect(entry["effectiveIsolation"] == "process")
         #expect(entry["isolationNote"]?.stringValue?.contains("only trusted providers") == true)
@@ -178,7 +187,7 @@ struct SandboxTests {
     func execPermission() throws {
         let id = "com.contexthost.hostile-exec"
         let setup = try Setup(manifests: Self.sandboxManifests + "-exec", providerID: id, grant: ["exec"])
-        let entry = try setup.entry()
+        let entry = try setup.startedEntry()
         #expect(entry["available"] == true, "\(entry)")
         #expect(entry["sandbox"]?["missing"]?.arrayValue?.isEmpty == true, "\(entry)")
         #expect(try setup.attempt("fork-exec") == "ESCAPED: ran /bin/sh")
@@ -211,7 +220,7 @@ struct SandboxTests {
     @Test("a worker that spins after answering is killed for its CPU use and restarted")
     func cpuWatchdog() throws {
         let setup = try Setup(extra: ["--worker-idle-cpu", "1"])
-        let first = try #require(try setup.entry()["workerPid"]?.intValue)
+        let first = try #require(try setup.startedEntry()["workerPid"]?.intValue)
         let answered = try setup.attempt("busy-after")
         #expect(answered.hasPrefix("answered"))
         var crash: String?
@@ -232,7 +241,7 @@ struct SandboxTests {
     func missingLayerReported() throws {
         let environment = ["CONTEXT_HOST_SANDBOX_DISABLE": "landlock-network"]
         let bestEffort = try Setup(extra: ["--sandbox", "best-effort"], environment: environment)
-        let sandbox = try #require(try bestEffort.entry()["sandbox"])
+        let sandbox = try #require(try bestEffort.startedEntry()["sandbox"])
         let missing = sandbox["missing"]?.arrayValue ?? []
         #expect(missing.count == 1)
         #expect(missing.first?["layer"] == "landlock-network")
@@ -242,10 +251,15 @@ struct SandboxTests {
         try expectRefused(bestEffort, "tcp-connect")
 
         let required = try Setup(environment: environment)
+        // Its worker starts on first use (issue 28): that request is refused with the reason.
+        let refused = try required.attempt("none")
+        #expect(refused.contains("-32012"), "\(refused)")
+        #expect(refused.contains("sandbox-unavailable"), "\(refused)")
+        #expect(refused.contains("landlock-network"), "\(refused)")
         let entry = try required.entry()
-        #expect(entry["status"] == "failed")
-        #expect(entry["error"]?["code"] == "sandbox-unavailable")
-        #expect(entry["error"]?["message"]?.stringValue?.contains("landlock-network") == true, "\(entry)")
+        #expect(entry["workerPid"] == nil)
+        #expect(entry["crashes"] == 1)
+        #expect(entry["lastCrash"]?.stringValue?.contains("landlock-network") == true, "\(entry)")
 
         // `context-host list` shows the same.
         let folder = try TemporaryDirectory()
@@ -327,6 +341,8 @@ struct SandboxTests {
             ])
             let client = RPCClient(host: host)
             _ = try client.initialize(["clientInfo": ["name": "tests"], "grantedPermissions": granted ? ["network"] : []])
+            // collect/start starts its worker (workers start on first use, issue 28).
+            let start = try client.call("collect/start", ["providerId": "com.contexthost.stock-quote"])
             let list = try client.call("providers/list")
             let entry = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.stock-quote" })
             #expect(entry["effectiveIsolation"] == "process")
@@ -334,7 +350,6 @@ struct SandboxTests {
             let enforced = entry["sandbox"]?["enforced"]?.arrayValue?.compactMap(\.stringValue) ?? []
             #expect(enforced.contains("network-namespace") == !granted)
             #expect(enforced.contains("landlock-network") == !granted)
-            let start = try client.call("collect/start", ["providerId": "com.contexthost.stock-quote"])
             let submitted = try client.call("collect/submit", ["sessionId": start["sessionId"] ?? .null, "values": ["symbol": "ACME", "range": "1M"]])
             if granted {
                 #expect(submitted["item"]?["content"]?["source"]?["kind"] == "http", "\(submitted)")

@@ -130,7 +130,9 @@ struct ScaffoldTests {
         #expect(installed["status"] == "loaded", "\(installed)")
         #expect(installed["effectiveIsolation"] == "process")
         #expect(installed["version"] == "0.1.0", "\(installed)")
+        #expect(installed["worker"] == "stopped", "\(installed)")
         try collectItem(client, id: id, language: language)
+        try expectFirstCheck(client, id: id)
 
         let listed = try run(["list", "--installed"])
         #expect(listed.standardOutput.contains(id) && listed.standardOutput.contains("0.1.0"), "\(listed.standardOutput)")
@@ -161,6 +163,7 @@ struct ScaffoldTests {
         _ = try client.nextNotification(method: "providers/changed", timeout: 20)
         #expect(try providerEntry(client, id)?["version"] == "0.2.0")
         try collectItem(client, id: id, language: language)
+        try expectFirstCheck(client, id: id)
 
         let rollback = try run(["rollback", id])
         try #require(rollback.status == 0, "\(rollback.standardError)")
@@ -174,6 +177,17 @@ struct ScaffoldTests {
         let gc = try run(["gc"])
         #expect(gc.status == 0)
         #expect(!FileManager.default.fileExists(atPath: home.path + "/data/context-host/packages/\(id)"), "\(gc.standardOutput)")
+    }
+
+    /// A process-isolated provider's worker starts on first use (issue 28); its first availability
+    /// check then updates the list (`availabilityState` `unchecked` → `current`) and the client
+    /// gets `providers/changed`.
+    private func expectFirstCheck(_ client: RPCClient, id: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let checked = try client.nextNotification(method: "providers/changed", timeout: 20)
+        #expect(checked["params"]?["changed"] == [.string(id)], "\(checked)", sourceLocation: sourceLocation)
+        let entry = checked["params"]?["providers"]?.arrayValue?.first { $0["id"] == .string(id) }
+        #expect(entry?["availabilityState"] == "current", sourceLocation: sourceLocation)
+        #expect(entry?["available"] == true, sourceLocation: sourceLocation)
     }
 
     private func providerEntry(_ client: RPCClient, _ id: String) throws -> JSONValue? {

@@ -117,9 +117,19 @@ struct StockQuoteFlowTests {
         defer { empty.host.terminate() }
         try empty.initialize()
         let list = try empty.call("providers/list")
-        let provider = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.stock-quote" })
+        let listed = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.stock-quote" })
+        // Its worker starts on first use (issue 28): never checked, so offered until its first
+        // request starts the worker, whose availability check then updates the list.
+        #expect(listed["status"] == "loaded")
+        #expect(listed["availabilityState"] == "unchecked")
+        _ = try empty.call("collect/start", ["providerId": "com.contexthost.stock-quote"])
+        let changed = try empty.nextNotification(method: "providers/changed")
+        #expect(changed["params"]?["changed"] == ["com.contexthost.stock-quote"])
+        let provider = try #require(changed["params"]?["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.stock-quote" })
         #expect(provider["status"] == "loaded")
+        #expect(provider["availabilityState"] == "current")
         #expect(provider["available"] == false)
+        #expect(try empty.call("providers/list")["providers"] == changed["params"]?["providers"])
         let reason = provider["unavailableReason"]?["message"]?.stringValue ?? ""
         #expect(reason.contains("there are no price files (*.csv, *.txt) in \(folder.path)/empty/quotes"), "\(provider)")
         let refused = try empty.callExpectingError("collect/start", ["providerId": "com.contexthost.stock-quote"])

@@ -38,7 +38,9 @@ package final class Host: Sendable {
     package func initialize(client: ClientInfo) {
         clientInfo.withLock { $0 = client }
         // Each worker connection reports crashes and quarantine from the moment it is stored.
-        registry.startLoading(client: client) { [weak self] in self?.attachSupervision() }
+        registry.startLoading(client: client) { [weak self] entry in
+            if let id = entry.id, let worker = entry.connection as? WorkerConnection { self?.attachSupervision(id: id, connection: worker) }
+        }
     }
 
     /// Runs `body` once provider `id` (nil: every provider) has finished loading.

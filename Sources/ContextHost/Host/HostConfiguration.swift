@@ -81,6 +81,13 @@ extension HostConfiguration {
         return directory + "/" + ManifestCache.fileName(folders: searchPaths.map(\.path))
     }
 
+    /// The metadata cache file (what started workers' providers last said, beside the registry
+    /// cache), or nil when the cache folder is off (the metadata cache is then in memory only).
+    package func metadataCacheFile() -> String? {
+        guard let directory = registryCacheDirectory, !directory.isEmpty else { return nil }
+        return directory + "/" + ProviderMetadataCache.fileName(folders: manifestSearchPaths().map(\.path))
+    }
+
     /// The manifest folders to search, with where each came from.
     package func manifestSearchPaths() -> [ManifestSearchPath] {
         var environment: [String: String] = [:]

@@ -47,6 +47,7 @@ public enum StdioServer {
         let output = OutputChannel(fileDescriptor: protocolFD)
         let host = Host(configuration: configuration, logger: logger)
         let server = RPCServer(host: host, output: output, logger: logger) { status in
+            host.registry.metadata.saveIfPending()
             exitNow(status)
         }
         // In-process providers answer on their call threads; buffer each batch's replies too.
@@ -80,6 +81,7 @@ public enum StdioServer {
         // stdin closed: let requests already sent to providers finish (each has a timeout).
         while server.pendingCount > 0 { usleep(1000) }
         output.flush()
+        host.registry.metadata.saveIfPending()
         exitNow(0)
     }
 

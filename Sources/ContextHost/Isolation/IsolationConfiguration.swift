@@ -71,6 +71,21 @@ public struct IsolationConfiguration: Sendable {
     /// Largest file a sandboxed worker may write, in bytes (RLIMIT_FSIZE).
     public var workerFileSizeLimit: Int = 1 << 30
 
+    /// Start workers on the first request that needs their provider rather than at `initialize`
+    /// (default true; `--eager-workers` turns it off, for comparison). docs/security.md §3.
+    public var lazyWorkers: Bool = true
+    /// How long a worker may have nothing in flight before it exits cleanly; it restarts on the
+    /// next request. nil: never (`--worker-idle-timeout 0`). Default 60 s.
+    public var workerIdleTimeout: Duration? = .seconds(60)
+    /// How many workers may be starting at once; the others queue (start-up storms). Default: the
+    /// number of cores, at least 2.
+    public var maximumConcurrentStarts: Int = IsolationConfiguration.defaultConcurrentStarts
+
+    /// The number of online cores, at least 2.
+    public static var defaultConcurrentStarts: Int {
+        max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
     public init() {}
 
     /// The default data folder: `$XDG_DATA_HOME/context-host`, else `~/.local/share/context-host`.

@@ -15,6 +15,69 @@ package enum SupervisionEvent: Sendable {
     case quarantined(Unavailability)
     /// Back in service after `providers/retry`.
     case recovered
+    /// A worker started and opened the provider (a cold start, a restart after a crash or an idle
+    /// stop, or a retry); the host refreshes the provider's metadata then (docs/protocol.md).
+    case started
+}
+
+/// Where a provider's worker is, as `providers/list` shows it (`worker`).
+package enum WorkerState: String, Sendable {
+    /// No worker: none was needed yet, or it stopped when idle. The next request starts one.
+    case stopped
+    /// A worker is starting (waiting for a start slot, spawning, opening the provider).
+    case starting
+    /// A worker serves the provider.
+    case running
+    /// The worker was idle and is exiting; a request now waits for a new one.
+    case stopping
+    /// The worker crashed; a new one starts after the backoff.
+    case restarting
+    /// Crashed too often; requests are refused until `providers/retry`.
+    case quarantined
+}
+
+/// Bounds how many workers start at once (start-up storms, docs/security.md §4): each start
+/// takes a slot; the others wait in the order they came, and run on the thread that frees a slot.
+/// One per registry, shared by its worker connections.
+package final class WorkerStartLimiter: Sendable {
+    /// How many starts may run at once.
+    package let limit: Int
+    private struct State {
+        var active = 0
+        var waiting: [@Sendable () -> Void] = []
+    }
+    private let state = Mutex(State())
+
+    /// A limiter allowing `limit` (at least 1) starts at once.
+    package init(limit: Int) { self.limit = max(1, limit) }
+
+    /// Runs `work` on a thread of its own once a slot is free (at once if one is).
+    package func run(_ work: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.active < limit {
+                state.active += 1
+                return true
+            }
+            state.waiting.append(work)
+            return false
+        }
+        guard now else { return }
+        startThread(name: "worker-start") { [self] in
+            var job = work
+            while true {
+                job()
+                let next = state.withLock { state -> (@Sendable () -> Void)? in
+                    guard !state.waiting.isEmpty else {
+                        state.active -= 1
+                        return nil
+                    }
+                    return state.waiting.removeFirst()
+                }
+                guard let next else { break }
+                job = next
+            }
+        }
+    }
 }
 
 /// A provider instance in a `context-host worker` process, supervised: a crashed or hung worker
@@ -22,7 +85,10 @@ package enum SupervisionEvent: Sendable {
 /// `maximumCrashes` crashes within `crashWindow` the provider is quarantined (docs/security.md).
 ///
 /// The connection object lives as long as the registry entry; workers come and go behind it.
-/// Requests sent while a worker restarts wait for it (their timeouts keep running).
+/// A lazy connection starts its first worker on the first request (through the registry's
+/// `WorkerStartLimiter`), and a worker with nothing in flight for `workerIdleTimeout` exits
+/// cleanly and is started again by the next request (an idle stop is not a crash). Requests sent
+/// while no worker serves wait for one (their timeouts keep running).
 package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     package typealias Completion = @Sendable (ProviderResponse) -> Void
 
@@ -40,12 +106,48 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     private let environment: [String]
     private let sandboxed: Bool
     private let sandboxReportState = Mutex<SandboxReport?>(nil)
-    private let watchdog = Mutex<TimerBox?>(nil)
+    /// The running worker's timer (idle stop and CPU watchdog); nil while no worker runs.
+    private let timer = Mutex<TimerBox?>(nil)
+    /// Where starts queue (shared by the registry's connections).
+    private let starts: WorkerStartLimiter
+    /// Whether workers start on demand (false: the first one starts in `init`, as before issue 28).
+    package let isLazy: Bool
 
-    private enum Phase {
-        case running
+    /// A worker's lifecycle. Every transition happens under `state`'s lock.
+    private enum Lifecycle {
+        /// No worker; the next request starts one.
+        case idle
+        /// A worker is being started (queued for a slot, spawning, opening); requests queue.
+        case starting
+        /// `WorkerProcess` serves requests.
+        case running(WorkerProcess)
+        /// Idle too long: its stdin was closed and it is exiting; requests queue and start a new one
+        /// once it is gone.
+        case stopping(WorkerProcess)
+        /// Crashed; a restart is scheduled after the backoff; requests queue.
         case restarting
-        case quarantined
+        /// Crashed too often; requests are refused with the reason until `retry`.
+        case quarantined(Unavailability)
+
+        /// The worker process, while there is one.
+        var worker: WorkerProcess? {
+            switch self {
+            case .running(let worker), .stopping(let worker): worker
+            case .idle, .starting, .restarting, .quarantined: nil
+            }
+        }
+
+        /// As `providers/list` shows it.
+        var publicState: WorkerState {
+            switch self {
+            case .idle: .stopped
+            case .starting: .starting
+            case .running: .running
+            case .stopping: .stopping
+            case .restarting: .restarting
+            case .quarantined: .quarantined
+            }
+        }
     }
 
     private struct InFlight {
@@ -58,28 +160,37 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 
     /// A request the host gave up on; the worker must still answer it within the grace period.
-    private struct Stopping {
+    private struct Abandoned {
         let method: String
         let generation: Int
     }
 
     private struct State {
-        var phase = Phase.restarting
-        var worker: WorkerProcess?
+        var lifecycle = Lifecycle.idle
+        /// The generation of the last worker started (or being started).
         var generation = 0
         var inFlight: [Int64: InFlight] = [:]
         var queue: [Int64] = []
-        var stopping: [Int64: Stopping] = [:]
+        var abandoned: [Int64: Abandoned] = [:]
         var crashes: [ContinuousClock.Instant] = []
         var restarts = 0
         var lastCrash: String?
-        var quarantine: Unavailability?
+        /// Requests written to a worker so far (the idle timer compares it between ticks).
+        var sent: UInt64 = 0
+        /// `sent` at the idle timer's last look, and since when the worker owed nothing.
+        var idleMark: UInt64 = 0
+        var idleSince = ContinuousClock.now
+        /// How many workers started (first starts, restarts, starts after an idle stop).
+        var workerStarts = 0
     }
 
-    /// Starts the first worker and waits until the provider is open.
+    /// A connection for provider `providerID`. Unless `lazy`, starts the first worker and waits
+    /// until the provider is open (throwing what went wrong); a lazy one starts it on the first
+    /// request, through `startLimiter` (a private one when nil).
     package init(
         providerID: String, libraryPath: String, sha256: String?, initJSON: [UInt8],
-        configuration: HostConfiguration, logger: Logger, sandbox: WorkerSandboxOptions? = nil
+        configuration: HostConfiguration, logger: Logger, sandbox: WorkerSandboxOptions? = nil,
+        lazy: Bool = false, startLimiter: WorkerStartLimiter? = nil
     ) throws(LoadError) {
         self.providerID = providerID
         self.libraryPath = libraryPath
@@ -87,6 +198,8 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         self.settings = configuration.isolation
         self.maximumReplyBytes = configuration.maximumMessageBytes
         self.logger = logger
+        self.isLazy = lazy
+        self.starts = startLimiter ?? WorkerStartLimiter(limit: configuration.isolation.maximumConcurrentStarts)
         guard let executable = Self.workerExecutable(configuration) else {
             throw LoadError(
                 code: "worker-unavailable",
@@ -102,13 +215,15 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         self.sandboxed = sandbox != nil
         self.environment = sandbox.map { WorkerProcess.scrubbedEnvironment(dataDirectory: $0.dataDirectory) } ?? WorkerProcess.hostEnvironment()
         Self.ignoreBrokenPipes()
+        guard !lazy else { return }
         let started = try startWorker(generation: 0).get()
         state.withLock { state in
-            state.phase = .running
-            state.worker = started.worker
+            state.lifecycle = .running(started.worker)
+            state.workerStarts = 1
+            state.idleSince = .now
         }
         startReading(started.worker, started.reader)
-        startWatchdog()
+        startTimer(for: started.worker)
     }
 
     /// Where the host's `context-host` executable is.
@@ -146,12 +261,32 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     // MARK: Status
 
     /// The running worker's pid, if one is running.
-    package var workerPID: Int32? { state.withLock { $0.worker?.pid } }
+    package var workerPID: Int32? {
+        state.withLock { state in
+            if case .running(let worker) = state.lifecycle { return worker.pid }
+            return nil
+        }
+    }
+    /// Where the worker is (stopped, starting, running…).
+    package var workerState: WorkerState { state.withLock { $0.lifecycle.publicState } }
     /// How many times a worker was restarted after a crash.
     package var restarts: Int { state.withLock { $0.restarts } }
+    /// How many workers started so far (first starts, restarts, starts after an idle stop).
+    package var workerStarts: Int { state.withLock { $0.workerStarts } }
+    /// Crashes (and failed starts) within the crash window, as counted towards quarantine.
+    package var recentCrashes: Int {
+        let window = settings.crashWindow
+        return state.withLock { state in
+            let now = ContinuousClock.now
+            return state.crashes.filter { now - $0 < window }.count
+        }
+    }
     /// The last crash, in words.
     package var lastCrash: String? { state.withLock { $0.lastCrash } }
-    /// What the worker's sandbox enforces (from its last start); nil when not sandboxed.
+    /// Whether workers run in the sandbox (`--sandbox` is not `off`).
+    package var isSandboxed: Bool { sandboxed }
+    /// What the worker's sandbox enforces (from its last start); nil when not sandboxed or before
+    /// the first worker started.
     package var sandboxReport: SandboxReport? {
         guard var report = sandboxReportState.withLock({ $0 }) else { return nil }
         // Layers the host enforces from outside.
@@ -164,7 +299,12 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         return report
     }
     /// Why the provider is quarantined, if it is.
-    package var quarantine: Unavailability? { state.withLock { $0.phase == .quarantined ? $0.quarantine : nil } }
+    package var quarantine: Unavailability? {
+        state.withLock { state in
+            if case .quarantined(let reason) = state.lifecycle { return reason }
+            return nil
+        }
+    }
 
     // MARK: Starting workers
 
@@ -255,8 +395,8 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 
     deinit {
-        watchdog.withLock { $0 }?.timer.cancel()
-        state.withLock { $0.worker }?.kill(nil)
+        timer.withLock { $0 }?.timer.cancel()
+        state.withLock { $0.lifecycle.worker }?.kill(nil)
     }
 
     /// Removes the request `tag` if it was sent to this worker; a late answer to a request the host
@@ -267,7 +407,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
                 state.inFlight[tag] = nil
                 return entry
             }
-            state.stopping[tag] = nil
+            state.abandoned[tag] = nil
             return nil
         }
     }
@@ -294,29 +434,38 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         enum Route {
             case write(WorkerProcess)
             case wait
+            case start(generation: Int)
             case refuse(Unavailability)
         }
         let route = state.withLock { state -> Route in
-            if state.phase == .quarantined {
-                return .refuse(state.quarantine ?? Unavailability(code: "quarantined", message: "It is quarantined."))
-            }
-            if state.phase == .running, let worker = state.worker {
+            switch state.lifecycle {
+            case .quarantined(let reason):
+                return .refuse(reason)
+            case .running(let worker):
                 state.inFlight[id] = InFlight(completion: completion, method: method, generation: worker.generation)
+                state.sent &+= 1
                 return .write(worker)
+            case .idle:
+                state.inFlight[id] = InFlight(completion: completion, method: method, generation: nil, message: message)
+                state.queue.append(id)
+                state.lifecycle = .starting
+                state.generation += 1
+                return .start(generation: state.generation)
+            case .starting, .stopping, .restarting:
+                state.inFlight[id] = InFlight(completion: completion, method: method, generation: nil, message: message)
+                state.queue.append(id)
+                return .wait
             }
-            state.inFlight[id] = InFlight(completion: completion, method: method, generation: nil, message: message)
-            state.queue.append(id)
-            return .wait
         }
         switch route {
         case .write(let worker):
             worker.write(WorkerFrame.encode(tag: id, payload: message))
         case .wait:
             break
+        case .start(let generation):
+            launch(generation: generation, countAsRestart: false)
         case .refuse(let reason):
-            Self.fail(completion, RPCError(
-                .providerUnavailable, "Provider '\(providerID)' is unavailable: \(reason.message)",
-                data: ["providerId": .string(providerID), "reason": reason.json]))
+            Self.fail(completion, unavailableError(reason))
         }
         return id
     }
@@ -326,15 +475,16 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     package func timedOut(_ id: Int64) { stop(id, timedOut: true) }
 
     /// Answers `id` with -32800, tells the worker to stop it, and kills the worker if it does not
-    /// answer within the grace period.
+    /// answer within the grace period. A request still waiting for a worker just leaves the queue
+    /// (the worker being started for it keeps starting, and later stops when idle).
     private func stop(_ id: Int64, timedOut: Bool) {
         let found = state.withLock { state -> (InFlight, WorkerProcess?)? in
             guard let entry = state.inFlight.removeValue(forKey: id) else { return nil }
-            guard let generation = entry.generation, let worker = state.worker, worker.generation == generation else {
+            guard let generation = entry.generation, case .running(let worker) = state.lifecycle, worker.generation == generation else {
                 state.queue.removeAll { $0 == id }
                 return (entry, nil)
             }
-            state.stopping[id] = Stopping(method: entry.method, generation: generation)
+            state.abandoned[id] = Abandoned(method: entry.method, generation: generation)
             return (entry, worker)
         }
         guard let (entry, worker) = found else { return }
@@ -344,8 +494,8 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(grace.milliseconds)) { [weak self] in
                 guard let self else { return }
                 let hung = state.withLock { state -> Bool in
-                    guard let stopping = state.stopping.removeValue(forKey: id) else { return false }
-                    return stopping.generation == worker.generation
+                    guard let abandoned = state.abandoned.removeValue(forKey: id) else { return false }
+                    return abandoned.generation == worker.generation
                 }
                 if hung {
                     logger.warning("Provider \(providerID): \(entry.method) did not stop within \(grace.milliseconds) ms of its \(timedOut ? "timeout" : "cancellation"); killing worker \(worker.pid).")
@@ -354,6 +504,99 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             }
         }
         Self.fail(entry.completion, RPCError(.requestCancelled, "Request cancelled"))
+    }
+
+    // MARK: Starting on demand
+
+    /// Starts worker `generation` through the start limiter (the connection is `starting`).
+    private func launch(generation: Int, countAsRestart: Bool) {
+        starts.run { [weak self] in self?.start(generation: generation, countAsRestart: countAsRestart) }
+    }
+
+    /// Spawns and opens worker `generation`, then serves what waited; a failure is counted once
+    /// (like a crash) and reported to every request that waited.
+    private func start(generation: Int, countAsRestart: Bool) {
+        let wanted = state.withLock { state -> Bool in
+            if case .starting = state.lifecycle, state.generation == generation { return true }
+            return false
+        }
+        guard wanted else { return }
+        switch startWorker(generation: generation) {
+        case .success(let started):
+            guard let frames = install(started.worker, countAsRestart: countAsRestart) else {
+                started.worker.kill(nil)
+                _ = started.worker.reap()
+                return
+            }
+            startReading(started.worker, started.reader)
+            for frame in frames { started.worker.write(frame) }
+            startTimer(for: started.worker)
+            logger.debug("Provider \(providerID): worker started (pid \(started.worker.pid)).")
+            if countAsRestart { logger.notice("Provider \(providerID): worker restarted (pid \(started.worker.pid)).") }
+            emit(.started)
+        case .failure(let error):
+            logger.warning("Provider \(providerID): its worker failed to start: \(error)")
+            var waiting: [InFlight] = []
+            let decision = state.withLock { state -> Decision in
+                guard case .starting = state.lifecycle, state.generation == generation else { return .ignore }
+                // Every request that waited for this worker learns why it did not start.
+                waiting = state.queue.compactMap { state.inFlight.removeValue(forKey: $0) }
+                state.queue = []
+                let decision = recordCrash(&state, summary: "failed to start: \(error.message)")
+                if case .restart = decision, isLazy { state.lifecycle = .idle }
+                return decision
+            }
+            let quarantined: Bool
+            if case .quarantine = decision { quarantined = true } else { quarantined = false }
+            for entry in waiting { Self.fail(entry.completion, startError(error, method: entry.method, quarantined: quarantined)) }
+            switch decision {
+            case .restart(let backoff) where !isLazy:
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(backoff.milliseconds)) { [weak self] in self?.restart() }
+            case .quarantine(let reason, let others):
+                for entry in others { Self.fail(entry.completion, unavailableError(reason)) }
+                emit(.quarantined(reason))
+            case .restart, .ignore:
+                break
+            }
+        }
+    }
+
+    /// The error a request that waited for a worker gets when the worker did not start.
+    private func startError(_ error: LoadError, method: String, quarantined: Bool) -> RPCError {
+        let crashed = error.code == "worker-crashed-on-load" || error.code == "worker-start-timeout"
+        let outcome = quarantined
+            ? "it is now quarantined; call providers/retry to try again"
+            : (isLazy ? "the next request starts a new worker" : "its worker is being restarted")
+        return RPCError(
+            crashed ? .providerCrashed : .providerLoadFailed,
+            "Provider '\(providerID)' could not start its worker for \(method): \(error.message) (\(outcome)).",
+            data: [
+                "providerId": .string(providerID), "method": .string(method), "cause": "start", "code": .string(error.code),
+                "hint": .string(error.hint), "quarantined": .bool(quarantined), "restarting": .bool(!quarantined && !isLazy),
+            ])
+    }
+
+    /// Makes `worker` the running one and returns the frames of the requests that waited, or nil
+    /// if the connection is no longer starting this generation.
+    private func install(_ worker: WorkerProcess, countAsRestart: Bool) -> [[UInt8]]? {
+        state.withLock { state -> [[UInt8]]? in
+            guard case .starting = state.lifecycle, state.generation == worker.generation else { return nil }
+            state.lifecycle = .running(worker)
+            state.workerStarts += 1
+            if countAsRestart { state.restarts += 1 }
+            state.idleSince = .now
+            var frames: [[UInt8]] = []
+            for id in state.queue {
+                guard var entry = state.inFlight[id], let message = entry.message else { continue }
+                frames.append(WorkerFrame.encode(tag: id, payload: message))
+                entry.message = nil
+                entry.generation = worker.generation
+                state.inFlight[id] = entry
+            }
+            state.sent &+= UInt64(frames.count)
+            state.queue = []
+            return frames
+        }
     }
 
     // MARK: Crashes
@@ -373,30 +616,54 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             let reason = Unavailability(
                 code: "quarantined",
                 message: "It crashed \(state.crashes.count) times in \(Self.words(settings.crashWindow)) (last: \(summary)) and is quarantined; call providers/retry to try again.")
-            state.phase = .quarantined
-            state.quarantine = reason
+            state.lifecycle = .quarantined(reason)
             let waiting = state.queue.compactMap { state.inFlight.removeValue(forKey: $0) }
             state.queue = []
             return .quarantine(reason, waiting: waiting)
         }
-        state.phase = .restarting
+        state.lifecycle = .restarting
         let exponent = min(state.crashes.count - 1, 30)
         let backoff = min(settings.initialBackoff * (1 << exponent), settings.maximumBackoff)
         return .restart(after: backoff)
     }
 
     private func handleDeath(of worker: WorkerProcess, exit: WorkerExit) {
+        stopTimer(for: worker)
         let killReason = worker.killReason.withLock { $0 }
         let tail = worker.stderrTail
         var lost: [InFlight] = []
-        let decision = state.withLock { state -> Decision in
-            guard state.worker === worker else { return .ignore }
-            state.worker = nil
+        enum Ending {
+            case crash(Decision)
+            /// An idle stop finished; start again at once if requests came meanwhile.
+            case idleStop(restart: Int?)
+            case ignore
+        }
+        let ending = state.withLock { state -> Ending in
+            switch state.lifecycle {
+            case .stopping(let current) where current === worker:
+                // Asked to exit: not a crash, whatever its exit status.
+                for (id, entry) in state.inFlight where entry.generation == worker.generation {
+                    lost.append(entry)
+                    state.inFlight[id] = nil
+                }
+                state.abandoned = state.abandoned.filter { $0.value.generation != worker.generation }
+                guard !state.queue.isEmpty else {
+                    state.lifecycle = .idle
+                    return .idleStop(restart: nil)
+                }
+                state.lifecycle = .starting
+                state.generation += 1
+                return .idleStop(restart: state.generation)
+            case .running(let current) where current === worker:
+                break
+            default:
+                return .ignore
+            }
             for (id, entry) in state.inFlight where entry.generation == worker.generation {
                 lost.append(entry)
                 state.inFlight[id] = nil
             }
-            state.stopping = state.stopping.filter { $0.value.generation != worker.generation }
+            state.abandoned = state.abandoned.filter { $0.value.generation != worker.generation }
             let summary: String
             switch killReason {
             case .hung(let method, let afterTimeout, _)?:
@@ -408,9 +675,24 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             case .startTimeout?, nil:
                 summary = "\(exit.description)" + (lost.first.map { " in \($0.method)" } ?? " while idle")
             }
-            return recordCrash(&state, summary: summary)
+            return .crash(recordCrash(&state, summary: summary))
         }
-        if case .ignore = decision { return }
+        let decision: Decision
+        switch ending {
+        case .ignore:
+            return
+        case .idleStop(let generation):
+            logger.debug("Provider \(providerID): idle worker \(worker.pid) stopped (\(exit.description)).")
+            for entry in lost {
+                Self.fail(entry.completion, RPCError(
+                    .providerCrashed, "Provider '\(providerID)' lost \(entry.method): its worker stopped; send the request again.",
+                    data: ["providerId": .string(providerID), "method": .string(entry.method), "cause": "stopped"]))
+            }
+            if let generation { launch(generation: generation, countAsRestart: false) }
+            return
+        case .crash(let made):
+            decision = made
+        }
         var outcome = ""
         switch decision {
         case .restart(let backoff):
@@ -472,59 +754,16 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         return RPCError(.providerCrashed, "Provider '\(providerID)' \(what); \(outcome).", data: .object(data))
     }
 
-    /// Starts a new worker after a crash and sends it the requests that waited.
+    /// Starts a new worker after a crash's backoff and sends it the requests that waited.
     private func restart() {
         let generation = state.withLock { state -> Int? in
-            guard state.phase == .restarting, state.worker == nil else { return nil }
+            guard case .restarting = state.lifecycle else { return nil }
+            state.lifecycle = .starting
             state.generation += 1
             return state.generation
         }
         guard let generation else { return }
-        switch startWorker(generation: generation) {
-        case .success(let started):
-            let frames = install(started.worker, countAsRestart: true)
-            guard let frames else {
-                started.worker.kill(nil)
-                _ = started.worker.reap()
-                return
-            }
-            startReading(started.worker, started.reader)
-            for frame in frames { started.worker.write(frame) }
-            logger.notice("Provider \(providerID): worker restarted (pid \(started.worker.pid)).")
-        case .failure(let error):
-            logger.warning("Provider \(providerID): restarting its worker failed: \(error)")
-            let decision = state.withLock { recordCrash(&$0, summary: "failed to restart: \(error.message)") }
-            switch decision {
-            case .restart(let backoff):
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(backoff.milliseconds)) { [weak self] in self?.restart() }
-            case .quarantine(let reason, let waiting):
-                for entry in waiting { Self.fail(entry.completion, unavailableError(reason)) }
-                emit(.quarantined(reason))
-            case .ignore:
-                break
-            }
-        }
-    }
-
-    /// Makes `worker` the running one and returns the frames of the requests that waited, or nil
-    /// if the connection is no longer restarting.
-    private func install(_ worker: WorkerProcess, countAsRestart: Bool) -> [[UInt8]]? {
-        state.withLock { state -> [[UInt8]]? in
-            guard state.phase == .restarting, state.worker == nil else { return nil }
-            state.phase = .running
-            state.worker = worker
-            if countAsRestart { state.restarts += 1 }
-            var frames: [[UInt8]] = []
-            for id in state.queue {
-                guard var entry = state.inFlight[id], let message = entry.message else { continue }
-                frames.append(WorkerFrame.encode(tag: id, payload: message))
-                entry.message = nil
-                entry.generation = worker.generation
-                state.inFlight[id] = entry
-            }
-            state.queue = []
-            return frames
-        }
+        launch(generation: generation, countAsRestart: true)
     }
 
     // MARK: Quarantine
@@ -534,8 +773,8 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     @discardableResult
     package func retry() throws(LoadError) -> Bool {
         let generation = state.withLock { state -> Int? in
-            guard state.phase == .quarantined else { return nil }
-            state.phase = .restarting
+            guard case .quarantined = state.lifecycle else { return nil }
+            state.lifecycle = .starting
             state.crashes = []
             state.generation += 1
             return state.generation
@@ -548,17 +787,17 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
                 _ = started.worker.reap()
                 return false
             }
-            state.withLock { $0.quarantine = nil }
             startReading(started.worker, started.reader)
             for frame in frames { started.worker.write(frame) }
+            startTimer(for: started.worker)
             logger.notice("Provider \(providerID): out of quarantine (worker pid \(started.worker.pid)).")
             emit(.recovered)
+            emit(.started)
             return true
         case .failure(let error):
             state.withLock { state in
-                state.phase = .quarantined
-                state.quarantine = Unavailability(
-                    code: "quarantined", message: "It is quarantined, and the last retry failed: \(error.message) Call providers/retry to try again.")
+                state.lifecycle = .quarantined(Unavailability(
+                    code: "quarantined", message: "It is quarantined, and the last retry failed: \(error.message) Call providers/retry to try again."))
             }
             throw error
         }
@@ -570,25 +809,88 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         return "\(tenths) s"
     }
 
-    // MARK: CPU watchdog
+    // MARK: Idle stop and CPU watchdog
 
-    /// Every 250 ms: a worker that owes no answer and has used more than `idleCPUBudget` of CPU
-    /// (all its processes and threads) since it last owed one is killed (`cause: "cpu"`) and
-    /// restarted like a crashed one.
-    private func startWatchdog() {
-        guard let budget = settings.idleCPUBudget else { return }
-        let budgetSeconds = Double(budget.components.seconds) + Double(budget.components.attoseconds) / 1e18
+    /// While `worker` runs, a timer looks at it every quarter of the idle timeout (at most every
+    /// 250 ms): a worker with nothing in flight and no request since the last look for
+    /// `workerIdleTimeout` is stopped cleanly (its stdin closed; killed if it lingers); and one
+    /// that owes no answer and has used more than `idleCPUBudget` of CPU (all its processes and
+    /// threads) since it last owed one is killed (`cause: "cpu"`) and restarted like a crashed one.
+    /// No timer runs while no worker does.
+    private func startTimer(for worker: WorkerProcess) {
+        let idleTimeout = settings.workerIdleTimeout
+        let budgetSeconds = settings.idleCPUBudget.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        guard idleTimeout != nil || budgetSeconds != nil else { return }
+        var interval = Duration.milliseconds(250)
+        if let idleTimeout { interval = max(.milliseconds(5), min(interval, idleTimeout / 4)) }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250), leeway: .milliseconds(50))
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            let current = state.withLock { state -> (WorkerProcess, Bool)? in
-                guard state.phase == .running, let worker = state.worker else { return nil }
-                let owes = state.inFlight.values.contains { $0.generation == worker.generation }
-                    || state.stopping.values.contains { $0.generation == worker.generation }
-                return (worker, owes)
+        let box = TimerBox(timer, worker: worker)
+        timer.schedule(
+            deadline: .now() + .milliseconds(interval.milliseconds), repeating: .milliseconds(interval.milliseconds),
+            leeway: .milliseconds(max(1, interval.milliseconds / 5)))
+        timer.setEventHandler { [weak self, weak box] in
+            guard let self, let box else { return }
+            tick(box, idleTimeout: idleTimeout, budgetSeconds: budgetSeconds)
+        }
+        let previous = self.timer.withLock { current -> TimerBox? in
+            defer { current = box }
+            return current
+        }
+        previous?.timer.cancel()
+        timer.resume()
+    }
+
+    /// Stops the timer of `worker`, if it is the current one.
+    private func stopTimer(for worker: WorkerProcess) {
+        let box = timer.withLock { current -> TimerBox? in
+            guard let box = current, box.worker === worker else { return nil }
+            current = nil
+            return box
+        }
+        box?.timer.cancel()
+    }
+
+    private func tick(_ box: TimerBox, idleTimeout: Duration?, budgetSeconds: Double?) {
+        let worker = box.worker
+        enum Look {
+            case gone
+            case watch(owes: Bool)
+            case stopIdle
+        }
+        let look = state.withLock { state -> Look in
+            guard case .running(let current) = state.lifecycle, current === worker else { return .gone }
+            let owes = state.inFlight.values.contains { $0.generation == worker.generation }
+                || state.abandoned.values.contains { $0.generation == worker.generation }
+            let now = ContinuousClock.now
+            if owes || state.sent != state.idleMark {
+                state.idleMark = state.sent
+                state.idleSince = now
+                return .watch(owes: owes)
             }
-            guard let (worker, owes) = current else { return }
+            if let idleTimeout, now - state.idleSince >= idleTimeout {
+                state.lifecycle = .stopping(worker)
+                return .stopIdle
+            }
+            return .watch(owes: false)
+        }
+        switch look {
+        case .gone:
+            stopTimer(for: worker)
+        case .stopIdle:
+            stopTimer(for: worker)
+            logger.debug("Provider \(providerID): worker \(worker.pid) idle for \(idleTimeout?.milliseconds ?? 0) ms; stopping it.")
+            worker.closeInput()
+            // One that does not exit on end of input is killed (still not a crash: it was stopping).
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(2)) { [weak self] in
+                guard let self else { return }
+                let lingering = state.withLock { state -> Bool in
+                    if case .stopping(let current) = state.lifecycle, current === worker { return true }
+                    return false
+                }
+                if lingering { worker.kill(nil) }
+            }
+        case .watch(let owes):
+            guard let budgetSeconds else { return }
             let used = WorkerProcess.treeCPUSeconds(worker.pid)
             if owes {
                 worker.setIdleCPUBaseline(used)
@@ -597,9 +899,6 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
                 worker.kill(.cpu(seconds: spent, budget: budgetSeconds))
             }
         }
-        timer.resume()
-        let box = TimerBox(timer)
-        watchdog.withLock { $0 = box }
     }
 
     /// "5 minutes", "90 seconds".
@@ -611,8 +910,13 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 }
 
-/// Holds the watchdog's timer (DispatchSourceTimer is thread-safe but not marked Sendable).
+/// Holds a running worker's timer (DispatchSourceTimer is thread-safe but not marked Sendable).
 private final class TimerBox: @unchecked Sendable {
     let timer: DispatchSourceTimer
-    init(_ timer: DispatchSourceTimer) { self.timer = timer }
+    /// The worker the timer looks after.
+    let worker: WorkerProcess
+    init(_ timer: DispatchSourceTimer, worker: WorkerProcess) {
+        self.timer = timer
+        self.worker = worker
+    }
 }

@@ -123,6 +123,8 @@ package final class WorkerProcess: Sendable {
     private let tail = Mutex<[String]>([])
     private let stderrClosed = DispatchSemaphore(value: 0)
     private let reaped = Mutex(false)
+    /// Whether the worker's stdin was closed (by `closeInput` or `reap`), so it is closed once.
+    private let inputClosed = Mutex(false)
     let killReason = Mutex<KillReason?>(nil)
     /// The CPU time (seconds) of the worker's processes when it last owed an answer; nil until
     /// the watchdog's first look.
@@ -307,7 +309,9 @@ package final class WorkerProcess: Sendable {
 
     /// Queues a frame for the worker's stdin; never blocks the caller.
     func write(_ frame: [UInt8]) {
-        writer.async { [input] in
+        writer.async { [self] in
+            // (Not after `closeInput`: the descriptor number may belong to another file by then.)
+            guard !inputClosed.withLock({ $0 }) else { return }
             _ = frame.withUnsafeBytes { writeAll(input, $0) }
         }
     }
@@ -315,6 +319,18 @@ package final class WorkerProcess: Sendable {
     /// Writes a frame now, on the calling thread (start-up only).
     func writeNow(_ frame: [UInt8]) -> Bool {
         frame.withUnsafeBytes { writeAll(input, $0) }
+    }
+
+    /// Closes the worker's stdin, which asks it to exit cleanly (idle stop); harmless once it is
+    /// gone. Frames queued before it are still written.
+    func closeInput() {
+        writer.async { [self] in
+            inputClosed.withLock { closed in
+                guard !closed else { return }
+                closed = true
+                close(input)
+            }
+        }
     }
 
     /// Kills the worker (SIGKILL), remembering why; harmless once it is gone.
@@ -345,7 +361,13 @@ package final class WorkerProcess: Sendable {
         ctxh_sandbox_remove_cgroup(pid)
         _ = stderrClosed.wait(timeout: .now() + .milliseconds(500))
         close(output)
-        writer.async { [input] in close(input) }
+        writer.async { [self] in
+            inputClosed.withLock { closed in
+                guard !closed else { return }
+                closed = true
+                close(input)
+            }
+        }
         return WorkerExit(status: status)
     }
 }

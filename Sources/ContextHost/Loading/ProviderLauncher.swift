@@ -58,8 +58,14 @@ package enum ProviderLauncher {
     /// Loads the library and opens an instance with `initJSON`: in this process, or in a
     /// supervised `context-host worker` process (`WorkerConnection`), sandboxed unless the policy
     /// is `off`. Adds `dataDirectory` (the provider's private folder, created here) to the init JSON.
+    ///
+    /// - Parameters:
+    ///   - lazyWorker: a worker starts on the first request rather than here (so its open errors
+    ///     reach that request, not the caller).
+    ///   - startLimiter: bounds how many workers start at once (the registry's); nil: a private one.
     package static func open(
-        manifest: Manifest, libraryPath: String, initJSON: [UInt8], configuration: HostConfiguration, logger: Logger
+        manifest: Manifest, libraryPath: String, initJSON: [UInt8], configuration: HostConfiguration, logger: Logger,
+        lazyWorker: Bool = false, startLimiter: WorkerStartLimiter? = nil
     ) throws(LoadError) -> Launched {
         try checkRuntime(manifest: manifest, libraryPath: libraryPath)
         let decision = decide(manifest, configuration)
@@ -78,7 +84,7 @@ package enum ProviderLauncher {
             let sandbox = sandboxOptions(manifest: manifest, initJSON: initValue, dataDirectory: dataDirectory, configuration: configuration)
             let connection = try WorkerConnection(
                 providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256, initJSON: bytes,
-                configuration: configuration, logger: logger, sandbox: sandbox)
+                configuration: configuration, logger: logger, sandbox: sandbox, lazy: lazyWorker, startLimiter: startLimiter)
             return Launched(connection: connection, isolation: .process, isolationNote: decision.note)
         case .inProcess:
             let library = try ProviderLibrary.load(path: libraryPath, sha256: manifest.sha256, confined: !configuration.allowOutsideLibraryPaths)

@@ -17,13 +17,19 @@ package enum ProviderDescription {
             object["isolation"] = .string(manifest.isolation.rawValue)
             if let effective = entry.effectiveIsolation { object["effectiveIsolation"] = .string(effective.rawValue) }
             if let worker = entry.connection as? WorkerConnection {
-                // Supervision (docs/security.md): the live worker, restarts and the last crash.
+                // Supervision (docs/security.md): where the worker is, restarts and the last crash.
+                object["worker"] = .string(worker.workerState.rawValue)
                 if let pid = worker.workerPID { object["workerPid"] = .number(Double(pid)) }
                 object["restarts"] = .number(Double(worker.restarts))
+                object["crashes"] = .number(Double(worker.recentCrashes))
                 if let crash = worker.lastCrash { object["lastCrash"] = .string(crash) }
-                // What the worker's sandbox enforces, layer by layer (docs/security.md, "Sandbox").
-                object["sandbox"] = worker.sandboxReport?.json
-                    ?? SandboxReport(policy: "off", missing: [.init(layer: "sandbox", reason: "the host runs with --sandbox off")]).json
+                // What the worker's sandbox enforces, layer by layer (docs/security.md, "Sandbox"),
+                // once a worker has started in this run.
+                if let report = worker.sandboxReport {
+                    object["sandbox"] = report.json
+                } else if !worker.isSandboxed {
+                    object["sandbox"] = SandboxReport(policy: "off", missing: [.init(layer: "sandbox", reason: "the host runs with --sandbox off")]).json
+                }
             } else if entry.effectiveIsolation == .inProcess {
                 object["sandbox"] = SandboxReport(policy: "none", missing: [.init(
                     layer: "worker", reason: "runs inside the host process (trusted or --isolation in-process): no confinement")]).json
@@ -33,6 +39,9 @@ package enum ProviderDescription {
         }
         object["status"] = .string(entry.status.rawValue)
         object["available"] = .bool(entry.isAvailable)
+        if entry.status == .loaded || entry.status == .quarantined {
+            object["availabilityState"] = .string(entry.availabilityState.name)
+        }
         if let reason = entry.unavailability { object["unavailableReason"] = reason.json }
         if let error = entry.loadError {
             object["error"] = ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]

@@ -52,8 +52,40 @@ package struct ProviderEntry: Sendable {
     /// The host configuration's `priority` for this provider, if it sets one (see `effectivePriority`).
     package var priorityOverride: Int?
 
+    /// How current `unavailability` is (workers start lazily, so it may come from the metadata
+    /// cache or not be known yet).
+    package var availabilityState: AvailabilityState = .current
+    /// What the provider's metadata depends on (a lazily started worker's provider); the metadata
+    /// cache stores what its worker says under it.
+    package var metadataKey: ProviderMetadataKey?
+
     package var id: String? { manifest?.id }
     package var isAvailable: Bool { status == .loaded && unavailability == nil }
+}
+
+/// Where a provider's availability comes from (`availabilityState` in `providers/list`).
+package enum AvailabilityState: Sendable, Equatable {
+    /// Checked by the provider in this host run (or decided without it: platform, host version,
+    /// permissions), or the provider runs in-process.
+    case current
+    /// What the provider said last time, from the metadata cache; its worker has not started in
+    /// this run.
+    case cached
+    /// Never computed for this library and these settings: the provider is offered, and its
+    /// first request starts its worker and checks.
+    case unchecked
+    /// Its worker started and the check is running; `previous` is what it was before.
+    indirect case checking(previous: AvailabilityState)
+
+    /// The name clients see.
+    package var name: String {
+        switch self {
+        case .current: "current"
+        case .cached: "cached"
+        case .unchecked: "unchecked"
+        case .checking: "checking"
+        }
+    }
 }
 
 /// Provider loads running in the background and the actions waiting for them.
@@ -86,6 +118,10 @@ package final class ProviderRegistry: Sendable {
     let loads = Mutex(LoadProgress())
     /// How many loads have not finished (the lock-free check before `loads`).
     let pendingLoadCount = Atomic<Int>(0)
+    /// What started workers' providers last said (issue 28): availability without a worker.
+    package let metadata: ProviderMetadataCache
+    /// Bounds how many of this registry's workers start at once.
+    package let workerStarts: WorkerStartLimiter
 
     /// Discovers manifests; nothing is loaded until `startLoading(client:)` (or `load(client:)`).
     package init(configuration: HostConfiguration, logger: Logger) {
@@ -104,6 +140,9 @@ package final class ProviderRegistry: Sendable {
         for index in entries.indices { entries[index].applyHostConfiguration(configuration.configFile) }
         self.catalogProblems = catalog.diagnostics.map(\.description) + Self.configurationWarnings(configuration, catalog)
         self.state = Mutex(entries)
+        self.metadata = ProviderMetadataCache(path: configuration.metadataCacheFile(), logger: logger)
+        if configuration.isolation.lazyWorkers, entries.contains(where: { $0.status == .discovered }) { metadata.prefetch() }
+        self.workerStarts = WorkerStartLimiter(limit: configuration.isolation.maximumConcurrentStarts)
     }
 
     /// The manifests of the configured folders (through the registry cache when it is on) and the
@@ -188,15 +227,18 @@ package final class ProviderRegistry: Sendable {
     /// background and returns at once; the entries stay `discovered` until their load finishes.
     /// Call once (at `initialize`).
     ///
-    /// Providers load side by side (up to `maximumParallelLoads` at once): most of a load is
-    /// waiting — for a worker process to start, for an availability check — so loading costs
-    /// about the slowest provider rather than the sum of all. Whatever needs a provider's loaded
+    /// Providers load side by side (up to `maximumParallelLoads` at once). A process-isolated
+    /// provider's load starts no worker (unless `IsolationConfiguration.lazyWorkers` is off): it
+    /// resolves the library, prepares the connection and takes its availability from the metadata
+    /// cache (`availabilityState`); the worker starts on the first request. In-process providers
+    /// and eager workers open here and run their availability check, so loading costs about the
+    /// slowest provider rather than the sum of all. Whatever needs a provider's loaded
     /// state waits for it (`isLoading`, `whenLoaded`, `waitForLoad`); a load that hangs is bounded
     /// by the worker start timeout and the availability check's timeout.
     ///
     /// - Parameter loaded: called after each provider's entry is stored, before anyone waiting for
     ///   it is told (the host subscribes to its worker's supervision there).
-    package func startLoading(client: ClientInfo, loaded: @escaping @Sendable () -> Void = {}) {
+    package func startLoading(client: ClientInfo, loaded: @escaping @Sendable (ProviderEntry) -> Void = { _ in }) {
         let work: [(entry: ProviderEntry, manifest: Manifest)] = state.withLock { entries in
             entries.compactMap { entry in
                 guard entry.status == .discovered, let manifest = entry.manifest else { return nil }
@@ -223,7 +265,7 @@ package final class ProviderRegistry: Sendable {
                             entries[index] = result
                         }
                     }
-                    loaded()
+                    loaded(result)
                     finishLoad(manifestPath: item.entry.manifestPath)
                 }
             }
@@ -314,6 +356,7 @@ package final class ProviderRegistry: Sendable {
             return entry
         }
         entry.libraryPath = path
+        var initBytes: [UInt8] = []
         do throws(LoadError) {
             let settings: JSONObject
             do {
@@ -333,8 +376,10 @@ package final class ProviderRegistry: Sendable {
                 "settings": .object(settings),
                 "grantedPermissions": .array(client.grantedPermissions.map(JSONValue.string)),
             ]
+            initBytes = initJSON.jsonBytes
             let launched = try ProviderLauncher.open(
-                manifest: manifest, libraryPath: path, initJSON: initJSON.jsonBytes, configuration: configuration, logger: logger)
+                manifest: manifest, libraryPath: path, initJSON: initBytes, configuration: configuration, logger: logger,
+                lazyWorker: configuration.isolation.lazyWorkers, startLimiter: workerStarts)
             entry.connection = launched.connection
             entry.effectiveIsolation = launched.isolation
             entry.isolationNote = launched.isolationNote
@@ -356,6 +401,18 @@ package final class ProviderRegistry: Sendable {
                 "\(manifest.title) needs permission \(missing.joined(separator: ", ")), which the client did not grant.")
             return entry
         }
+        // A worker that has not started: what the metadata cache says, if it still holds.
+        if let worker = entry.connection as? WorkerConnection, worker.isLazy {
+            let key = ProviderMetadataKey.current(libraryPath: path, initJSON: initBytes)
+            entry.metadataKey = key
+            if let key, let cached = metadata.lookup(id: manifest.id, key: key) {
+                entry.unavailability = cached.unavailability
+                entry.availabilityState = .cached
+            } else {
+                entry.availabilityState = .unchecked
+            }
+            return entry
+        }
         // The provider's own check.
         if let connection = entry.connection {
             entry.unavailability = Self.runtimeCheck(connection, manifest: manifest)
@@ -364,29 +421,48 @@ package final class ProviderRegistry: Sendable {
     }
 
     /// Asks the provider whether it can work now (e.g. its data folder exists).
-    private static func runtimeCheck(_ connection: any ProviderConnection, manifest: Manifest) -> Unavailability? {
-        let answer = Mutex<Unavailability??>(nil)
+    static func runtimeCheck(_ connection: any ProviderConnection, manifest: Manifest) -> Unavailability? {
+        switch availabilityAnswer(connection, manifest: manifest) {
+        case .answered(let unavailability): unavailability
+        case .lost(let error): .provider("\(manifest.title) failed its availability check: \(error.message)")
+        }
+    }
+
+    /// What a provider's availability check came to.
+    package enum AvailabilityAnswer: Sendable {
+        /// The provider answered (or failed, or did not answer in time): nil means available.
+        case answered(Unavailability?)
+        /// The host lost the request (its worker crashed or was stopped meanwhile): says nothing
+        /// about the provider's availability.
+        case lost(RPCError)
+    }
+
+    /// Sends `provider/availability` and waits for the answer (at most the preview timeout).
+    static func availabilityAnswer(_ connection: any ProviderConnection, manifest: Manifest) -> AvailabilityAnswer {
+        let answer = Mutex<AvailabilityAnswer?>(nil)
         let done = DispatchSemaphore(value: 0)
         let id = connection.send(method: "provider/availability", params: { $0.append(contentsOf: "{}".utf8) }) { response in
-            var result: Unavailability?
-            if let error = response.error {
-                result = .provider("\(manifest.title) failed its availability check: \(error.message)")
+            var result: AvailabilityAnswer
+            if let error = response.error, response.errorIsFromHost, error.code != .providerBadReply {
+                result = .lost(error)
+            } else if let error = response.error {
+                result = .answered(.provider("\(manifest.title) failed its availability check: \(error.message)"))
             } else if let bytes = response.resultBytes, let value = try? JSONReader.parse(bytes) {
-                if value["available"]?.boolValue == false {
-                    result = .provider(value["reason"]?.stringValue ?? "\(manifest.title) says it is unavailable.")
-                }
+                result = .answered(
+                    value["available"]?.boolValue == false
+                        ? .provider(value["reason"]?.stringValue ?? "\(manifest.title) says it is unavailable.") : nil)
             } else {
-                result = .provider("\(manifest.title) answered its availability check with something that is not JSON.")
+                result = .answered(.provider("\(manifest.title) answered its availability check with something that is not JSON."))
             }
-            answer.withLock { $0 = .some(result) }
+            answer.withLock { $0 = result }
             done.signal()
         }
         let timeout = manifest.timeouts.preview.milliseconds
         if done.wait(timeout: .now() + .milliseconds(timeout)) == .timedOut {
             connection.cancel(id)
-            return .provider("\(manifest.title) did not answer its availability check within \(timeout) ms.")
+            return .answered(.provider("\(manifest.title) did not answer its availability check within \(timeout) ms."))
         }
-        return answer.withLock { $0 } ?? nil
+        return answer.withLock { $0 } ?? .answered(nil)
     }
 }
 
