@@ -25,6 +25,9 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("The provider id (shown in process listings and logs).", valueName: "id"))
         var providerId: String?
 
+        @Option(help: ArgumentHelp("The manifest's runtime (native, swift-static, 'swift-dynamic VERSION'), checked before loading.", valueName: "runtime"))
+        var runtime: String?
+
         @Flag(help: "Load the library even if its path goes through a symbolic link (the host's --allow-outside-library-paths).")
         var allowOutsideLibraryPaths = false
 
@@ -70,7 +73,7 @@ extension ContextHostCommand {
         func run() throws {
             WorkerMain.run(
                 libraryPath: library, sha256: sha256, parentPID: parentPid, memoryLimit: memoryLimit,
-                confined: !allowOutsideLibraryPaths, sandbox: sandboxOptions)
+                confined: !allowOutsideLibraryPaths, sandbox: sandboxOptions, runtime: runtime)
         }
     }
 }
@@ -91,6 +94,7 @@ extension ContextHostCommand.Worker {
         worker.parentPid = nil
         worker.memoryLimit = nil
         worker.providerId = nil
+        worker.runtime = nil
         worker.allowOutsideLibraryPaths = false
         worker.sandbox = "off"
         worker.sandboxRead = []
@@ -121,6 +125,7 @@ extension ContextHostCommand.Worker {
             case "--library": library = value
             case "--sha256": worker.sha256 = value
             case "--provider-id": worker.providerId = value
+            case "--runtime": worker.runtime = value
             case "--sandbox":
                 guard IsolationConfiguration.SandboxPolicy(rawValue: value) != nil else { return nil }
                 worker.sandbox = value

@@ -218,7 +218,11 @@ struct ComposerTests {
         let composer = try open(client)
         let item = try #require(try client.call("collect/make", ["providerId": "com.contexthost.fixture", "composerId": composer])["item"])
         try FileManager.default.removeItem(atPath: path)
-        let changed = try client.nextNotification(method: "providers/changed", timeout: 10)
+        // The worker's first availability check (started by collect/make) may come first.
+        var changed = try client.nextNotification(method: "providers/changed", timeout: 10)
+        if changed["params"]?["removed"] == [] {
+            changed = try client.nextNotification(method: "providers/changed", timeout: 10)
+        }
         #expect(changed["params"]?["removed"] == ["com.contexthost.fixture"])
         let entry = try #require(try client.call("composer/list", ["composerId": composer])["items"]?.arrayValue?.first)
         #expect(entry["item"] == item)

@@ -252,6 +252,21 @@ struct PackageTests {
         #expect(!FileManager.default.fileExists(atPath: workspace.lockFile))
     }
 
+    @Test("a declared runtime that does not match the library is refused at load, in a worker and in-process")
+    func runtimeCheckedAtLoad() throws {
+        let workspace = try Workspace()
+        let folder = workspace.path + "/declared"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try (String(contentsOfFile: Self.manifests + "/note.yaml", encoding: .utf8) + "runtime: swift-static\n")
+            .write(toFile: folder + "/note.yaml", atomically: true, encoding: .utf8)
+        for isolation in ["process", "in-process"] {
+            let list = try workspace.run(["list", "--manifests", folder, "--json", "--isolation", isolation, "--no-installed"])
+            let note = (try JSONValue(parsing: list.standardOutput)).arrayValue?.first { $0["id"] == "com.contexthost.note" }
+            #expect(note?["status"] == "failed", "\(isolation): \(list.standardOutput)")
+            #expect(note?["error"]?["code"] == "runtime-mismatch", "\(isolation): \(String(describing: note))")
+        }
+    }
+
     @Test("install --locked reproduces an installation on a clean data folder, and fails on a mismatch")
     func lockedInstall() throws {
         let first = try Workspace()

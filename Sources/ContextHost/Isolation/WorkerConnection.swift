@@ -188,7 +188,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     /// until the provider is open (throwing what went wrong); a lazy one starts it on the first
     /// request, through `startLimiter` (a private one when nil).
     package init(
-        providerID: String, libraryPath: String, sha256: String?, initJSON: [UInt8],
+        providerID: String, libraryPath: String, sha256: String?, runtime: String? = nil, initJSON: [UInt8],
         configuration: HostConfiguration, logger: Logger, sandbox: WorkerSandboxOptions? = nil,
         lazy: Bool = false, startLimiter: WorkerStartLimiter? = nil
     ) throws(LoadError) {
@@ -208,6 +208,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
         var arguments = [executable, "worker", "--library", libraryPath, "--parent-pid", String(getpid()), "--provider-id", providerID]
         if let sha256 { arguments += ["--sha256", sha256] }
+        if let runtime { arguments += ["--runtime", runtime] }
         if configuration.allowOutsideLibraryPaths { arguments += ["--allow-outside-library-paths"] }
         if let limit = settings.workerMemoryLimit { arguments += ["--memory-limit", String(limit)] }
         if let sandbox { arguments += sandbox.arguments }

@@ -28,9 +28,11 @@ public enum WorkerMain {
     ///     does (`ProviderLibrary.load`); false with `--allow-outside-library-paths`.
     ///   - sandbox: confine the worker before the library is loaded (docs/security.md, "Sandbox");
     ///     nil or policy `off`: no sandbox.
+    ///   - runtime: the manifest's `runtime` (`native`, `swift-static`, `swift-dynamic VERSION`):
+    ///     the library is inspected before the sandbox closes and refused if it cannot run here.
     public static func run(
         libraryPath: String, sha256: String?, parentPID: Int32?, memoryLimit: Int?, confined: Bool = true,
-        sandbox: WorkerSandboxOptions? = nil
+        sandbox: WorkerSandboxOptions? = nil, runtime: String? = nil
     ) -> Never {
         _ = ctxh_set_parent_death_signal(SIGKILL)
         if let parentPID, getppid() != parentPID { _exit(0) }
@@ -46,6 +48,18 @@ public enum WorkerMain {
 
         var reader = FrameReader(fd: STDIN_FILENO)
         guard case .frame(_, let initJSON) = reader.next(maximumPayload: 64 << 20) else { _exit(0) }
+        if let runtime {
+            do throws(LoadError) {
+                guard let declared = VerifiedBundle.runtime(describedBy: runtime) else {
+                    throw LoadError(code: "runtime-mismatch", message: "Unknown runtime '\(runtime)'.", hint: "Package the provider again.")
+                }
+                try ProviderLauncher.checkRuntime(declared, libraryPath: libraryPath)
+            } catch {
+                let answer: JSONValue = ["error": ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]]
+                sendFrame(tag: 0, answer.jsonBytes)
+                _exit(0)
+            }
+        }
         if let sandbox {
             WorkerSandbox.confine(sandbox, libraryPath: libraryPath, pinned: sha256 != nil, report: &report)
             if sandbox.policy == .required, !report.missing.isEmpty {

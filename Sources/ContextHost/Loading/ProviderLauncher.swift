@@ -67,7 +67,6 @@ package enum ProviderLauncher {
         manifest: Manifest, libraryPath: String, initJSON: [UInt8], configuration: HostConfiguration, logger: Logger,
         lazyWorker: Bool = false, startLimiter: WorkerStartLimiter? = nil
     ) throws(LoadError) -> Launched {
-        try checkRuntime(manifest: manifest, libraryPath: libraryPath)
         let decision = decide(manifest, configuration)
         var initValue = (try? JSONValue(parsing: initJSON)) ?? .object([:])
         let dataDirectory = configuration.isolation.providerDataDirectory(manifest.id)
@@ -83,10 +82,12 @@ package enum ProviderLauncher {
         case .process:
             let sandbox = sandboxOptions(manifest: manifest, initJSON: initValue, dataDirectory: dataDirectory, configuration: configuration)
             let connection = try WorkerConnection(
-                providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256, initJSON: bytes,
+                providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256,
+                runtime: manifest.runtime.map(VerifiedBundle.describe), initJSON: bytes,
                 configuration: configuration, logger: logger, sandbox: sandbox, lazy: lazyWorker, startLimiter: startLimiter)
             return Launched(connection: connection, isolation: .process, isolationNote: decision.note)
         case .inProcess:
+            try checkRuntime(manifest.runtime, libraryPath: libraryPath)
             let library = try ProviderLibrary.load(path: libraryPath, sha256: manifest.sha256, confined: !configuration.allowOutsideLibraryPaths)
             let connection = try InProcessConnection(
                 library: library, initJSON: bytes, maximumReplyBytes: configuration.maximumMessageBytes)
@@ -96,10 +97,12 @@ package enum ProviderLauncher {
 
     /// For a manifest that declares its `runtime` (every installed provider does): refuses a
     /// library that cannot run here (another platform, another Swift for `swift-dynamic`, a
-    /// missing shared library, too old a glibc) with what, why and how to fix it, before any
-    /// process maps it.
-    static func checkRuntime(manifest: Manifest, libraryPath: String) throws(LoadError) {
-        guard let declared = manifest.runtime else { return }
+    /// missing shared library, too old a glibc) with what, why and how to fix it, before it is
+    /// mapped. Runs in the process that maps it: the host for in-process providers, the worker
+    /// (before its sandbox closes) for the others, so a lazy worker's library is read only when
+    /// it starts, never for `providers/list`.
+    package static func checkRuntime(_ declared: ProviderRuntime?, libraryPath: String) throws(LoadError) {
+        guard let declared else { return }
         let binary: ProviderBinary
         do {
             binary = try ProviderBinary.inspect(file: libraryPath)

@@ -49,6 +49,17 @@ package struct VerifiedBundle: Sendable {
     /// `native`, `swift-static` or `swift-dynamic 6.3.1`, as the lock records it.
     package var runtimeText: String { Self.describe(runtime) }
 
+    /// `describe`'s text read back: `native`, `swift-static` or `swift-dynamic VERSION`.
+    package static func runtime(describedBy text: String) -> ProviderRuntime? {
+        switch text {
+        case "native": return .native
+        case "swift-static": return .swiftStatic
+        default:
+            guard text.hasPrefix("swift-dynamic "), text.utf8.count <= 64 else { return nil }
+            return .swiftDynamic(swiftVersion: String(text.dropFirst("swift-dynamic ".count)))
+        }
+    }
+
     package static func describe(_ runtime: ProviderRuntime) -> String {
         switch runtime {
         case .native: "native"
