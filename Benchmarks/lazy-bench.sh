@@ -24,7 +24,7 @@ N=${N:-20000}
 COUNT=${COUNT:-300}
 [[ -x "$LOAD" ]] || { echo "missing $LOAD: run Benchmarks/compare.sh once, or set RPCLOAD" >&2; exit 1; }
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/manifests"
 for i in $(seq 0 $((COUNT - 1))); do
     id=com.contexthost.note-copy-$i
@@ -32,6 +32,17 @@ for i in $(seq 0 $((COUNT - 1))); do
     sed -e "s/^id: com.contexthost.note$/id: $id/" -e 's/^isolation: in-process$/isolation: process/' \
         "$ROOT/manifests/note.yaml" > "$WORK/manifests/note-$i.yaml"
 done
+# INSTALLED=1: the same providers installed (a lock file and a store, as `context-host install`
+# leaves them: the packaged manifest, the library pinned by hash, runtime checked in the worker),
+# loaded with an empty --manifests folder. Made directly, since every copy's provider/info says
+# com.contexthost.note and the install probe would refuse the others.
+if [[ -n "${INSTALLED:-}" ]]; then
+    export XDG_CONFIG_HOME=$WORK/config XDG_DATA_HOME=$WORK/data
+    "$BIN/context-host" package "$ROOT/manifests/note.yaml" --library-path "$BIN" --output "$WORK/note.ctxp" >/dev/null
+    python3 "$ROOT/Benchmarks/lazy/make-store.py" "$WORK/note.ctxp" "$COUNT" "$WORK/config/context-host" "$WORK/data/context-host/packages"
+    rm -rf "$WORK/manifests"
+    mkdir -p "$WORK/manifests"
+fi
 # Warm the registry cache and fill the metadata cache (every provider's worker started once).
 python3 "$ROOT/Benchmarks/lazy/cold.py" "$COUNT" $((COUNT - 1)) 0 -- "$BIN/context-host" --manifests "$WORK/manifests" \
     --library-path "$BIN" --no-state --registry-cache "$WORK/cache" --no-watch --max-worker-starts 2 --worker-idle-timeout 0.2 >/dev/null

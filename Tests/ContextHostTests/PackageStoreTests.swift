@@ -157,6 +157,12 @@ struct PackageStoreTests {
             return
         }
         #expect(manifest.sha256 == libraryHash, "the library is pinned to the lock's hash")
+        // Through the registry cache: the same answer, the second time from the cache file.
+        let cache = folder.path + "/cache"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        #expect(InstalledProviders.discover(locations, cacheDirectory: cache).entries == found.entries)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache).contains { $0.hasPrefix("installed-registry-") })
+        #expect(InstalledProviders.discover(locations, cacheDirectory: cache).entries == found.entries)
         #expect(manifest.directory == folder.path + "/store/com.example.weather/1.2.0")
 
         // A development manifest with the same id comes first.

@@ -16,6 +16,8 @@ package struct ManifestSearchPath: Sendable, Hashable {
         case environment = "CONTEXT_HOST_MANIFESTS"
         /// `./manifests`
         case defaultPath = "default"
+        /// An installed provider's version folder, named by the lock file (docs/packages.md).
+        case installed = "installed"
     }
 
     /// Absolute, lexically normalised.

@@ -150,7 +150,8 @@ package final class ProviderRegistry: Sendable {
     static func discoverCatalog(_ configuration: HostConfiguration, logger: Logger) -> ManifestCatalog {
         let catalog = discoverManifestFolders(configuration, logger: logger)
         guard let locations = configuration.packageLocations else { return catalog }
-        return InstalledProviders.merge(catalog, installed: InstalledProviders.discover(locations))
+        return InstalledProviders.merge(
+            catalog, installed: InstalledProviders.discover(locations, cacheDirectory: configuration.registryCacheDirectory))
     }
 
     /// The manifests of the `--manifests` folders, through the registry cache when it is on.

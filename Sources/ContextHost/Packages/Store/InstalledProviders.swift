@@ -7,7 +7,13 @@
 package enum InstalledProviders {
     /// The catalog entries of the lock's active versions, in lock order (by id). A lock that
     /// cannot be read is reported as a catalog diagnostic and installs nothing.
-    package static func discover(_ locations: PackageLocations) -> (entries: [ManifestCatalog.Entry], diagnostics: [ManifestDiagnostic]) {
+    ///
+    /// With `cacheDirectory`, the manifests are parsed through a registry cache of their own
+    /// (`installed-registry-….cache`), so hundreds of installed providers cost a `stat` and a
+    /// small read each at start, not a YAML parse; an install or upgrade rebuilds it once.
+    package static func discover(
+        _ locations: PackageLocations, cacheDirectory: String? = nil
+    ) -> (entries: [ManifestCatalog.Entry], diagnostics: [ManifestDiagnostic]) {
         let lock: LockFile
         do {
             lock = try LockFile.load(file: locations.lockFile)
@@ -18,11 +24,27 @@ package enum InstalledProviders {
                     message: error.message, hint: error.fix)
             ])
         }
-        return (lock.providers.map { entry(for: $0, locations: locations) }, [])
+        guard !lock.providers.isEmpty else { return ([], []) }
+        let searchPaths = lock.providers.map { installed in
+            let folder = locations.versionDirectory(id: installed.id, version: installed.current.version)
+            return ManifestSearchPath(path: folder, displayPath: folder, source: .installed)
+        }
+        let catalog: ManifestCatalog
+        if let cacheDirectory, !cacheDirectory.isEmpty {
+            let file = cacheDirectory + "/installed-" + ManifestCache.fileName(folders: [locations.storeDirectory])
+            catalog = ManifestCatalog.discover(searchPaths, cacheFile: file).catalog
+        } else {
+            catalog = ManifestCatalog.discover(searchPaths)
+        }
+        var byPath: [String: ManifestCatalog.Entry] = [:]
+        for entry in catalog.entries { byPath[entry.path] = entry }
+        return (lock.providers.map { entry(for: $0, locations: locations, parsed: byPath) }, [])
     }
 
-    /// The catalog entry of one installed provider.
-    static func entry(for installed: LockFile.Entry, locations: PackageLocations) -> ManifestCatalog.Entry {
+    /// The catalog entry of one installed provider, from its parsed (or cached) manifest.
+    static func entry(
+        for installed: LockFile.Entry, locations: PackageLocations, parsed: [String: ManifestCatalog.Entry]
+    ) -> ManifestCatalog.Entry {
         let folder = locations.versionDirectory(id: installed.id, version: installed.current.version)
         let path = folder + "/" + BundleLayout.manifestFileName
         func rejected(_ code: PackageErrorCode, _ message: String, _ fix: String) -> ManifestCatalog.Entry {
@@ -48,10 +70,18 @@ package enum InstalledProviders {
                 "reinstall it from its bundle (context-host install --force <bundle>); do not edit installed files")
         }
         var manifest: Manifest
-        do {
-            manifest = try Manifest.parse(bytes: bytes, file: path, directory: folder)
-        } catch {
-            return .rejected(error)
+        switch parsed[path] {
+        case .accepted(let found)?:
+            manifest = found
+        case .rejected(let rejection)?:
+            return .rejected(rejection)
+        case nil:
+            // Not found by discovery (a race with gc): parse what was just read.
+            do {
+                manifest = try Manifest.parse(bytes: bytes, file: path, directory: folder)
+            } catch {
+                return .rejected(error)
+            }
         }
         guard manifest.id == installed.id, manifest.version.description == installed.current.version else {
             return rejected(
