@@ -112,7 +112,15 @@ package enum ProviderLauncher {
         if let mismatch = binary.runtimeProblem(declared: declared, name: libraryPath) {
             throw LoadError(code: mismatch.code.rawValue, message: mismatch.message, hint: mismatch.fix)
         }
-        if let problem = binary.problems(on: HostRuntime.current, libraryPath: libraryPath).first {
+        // A release build records no Swift version; `package` matched its toolchain to a Swift
+        // version and the manifest says it (for an installed provider, pinned by the lock's hash).
+        var checked = binary
+        if case .swiftDynamic(let found) = binary.runtime, found == ProviderBinary.unknownSwiftVersion,
+            case .swiftDynamic = declared
+        {
+            checked.runtime = declared
+        }
+        if let problem = checked.problems(on: HostRuntime.current, libraryPath: libraryPath).first {
             throw LoadError(code: problem.code.rawValue, message: problem.message, hint: problem.fix)
         }
     }

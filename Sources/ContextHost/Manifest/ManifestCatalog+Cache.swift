@@ -37,7 +37,8 @@ extension ManifestCatalog {
     package static func discover(
         _ searchPaths: [ManifestSearchPath], cacheFile: String,
         racyWindowNanoseconds: Int64 = defaultRacyWindowNanoseconds,
-        sideBySideDecodeMinimum: Int = ManifestCache.sideBySideDecodeMinimum
+        sideBySideDecodeMinimum: Int = ManifestCache.sideBySideDecodeMinimum,
+        onlyFileNamed fileName: String? = nil
     ) -> (catalog: ManifestCatalog, report: CachedDiscoveryReport) {
         let folders = searchPaths.map(\.path)
         var report = CachedDiscoveryReport()
@@ -49,7 +50,8 @@ extension ManifestCatalog {
         let cacheBytes = ManifestCache.readBytes(path: cacheFile)
         let (read, found) = sideBySide(
             when: cacheBytes.count >= sideBySideDecodeMinimum,
-            { cacheBytes.decoded(folders: folders) }, { findFiles(searchPaths) })
+            { cacheBytes.decoded(folders: folders) },
+            { fileName.map { findFiles(named: $0, in: searchPaths) } ?? findFiles(searchPaths) })
         var previous: ManifestCache?
         switch consume read {  // consumed: `previous` must hold the only reference to its entries
         case .loaded(let cache): previous = cache

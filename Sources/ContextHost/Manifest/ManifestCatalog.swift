@@ -189,6 +189,19 @@ package struct ManifestCatalog: Sendable, Equatable {
         return (files, diagnostics)
     }
 
+    /// The file `name` of each folder, stat'ed without listing the folder (installed providers:
+    /// one `manifest.yaml` per version folder); missing ones are left out.
+    static func findFiles(named name: String, in searchPaths: [ManifestSearchPath]) -> (files: [FoundFile], diagnostics: [ManifestDiagnostic]) {
+        var files: [FoundFile] = []
+        files.reserveCapacity(searchPaths.count)
+        for searchPath in searchPaths {
+            let absolute = searchPath.path + "/" + name
+            guard let (stamp, isRegularFile) = FileStamp.of(absolute), isRegularFile else { continue }
+            files.append(FoundFile(absolutePath: absolute, file: searchPath.displayPath + "/" + name, directory: searchPath.path, stamp: stamp))
+        }
+        return (files, [])
+    }
+
     /// The catalog of the files `findFiles` found, given the outcome of parsing (or looking up)
     /// each one, in order. Duplicate ids are rejected here, after the outcomes, so a cached result
     /// never hides one.

@@ -20,8 +20,26 @@ package struct HostRuntime: Sendable, Equatable {
     package var glibcVersion: String?
     /// The folder of the `libswiftCore.so` this process mapped; libraries in it are loaded already.
     package var swiftRuntimeDirectory: String?
-    /// The swiftlang llvm-project commit in that `libswiftCore.so`'s `.comment`.
-    package var swiftToolchain: String?
+    /// The swiftlang llvm-project commit in that `libswiftCore.so`'s `.comment`. For `current`
+    /// it is read (the whole 7 MB runtime) only when first asked: only a `swift-dynamic` library
+    /// that records no Swift version needs it.
+    package var swiftToolchain: String? {
+        get {
+            switch toolchain {
+            case .known(let value): value
+            case .mappedRuntime: Self.mappedToolchain
+            }
+        }
+        set { toolchain = .known(newValue) }
+    }
+
+    /// Where `swiftToolchain` comes from.
+    private enum Toolchain: Sendable, Equatable {
+        case known(String?)
+        case mappedRuntime
+    }
+
+    private var toolchain: Toolchain
 
     /// Describes a host (tests, fuzzing).
     package init(
@@ -32,21 +50,24 @@ package struct HostRuntime: Sendable, Equatable {
         self.swiftVersion = swiftVersion
         self.glibcVersion = glibcVersion
         self.swiftRuntimeDirectory = swiftRuntimeDirectory
-        self.swiftToolchain = swiftToolchain
+        self.toolchain = .known(swiftToolchain)
     }
 
     /// This process.
     package static let current: HostRuntime = {
-        let swiftCore = mappedSwiftCore()
-        var toolchain: String?
-        if let swiftCore, let bytes = try? ProviderBinary.readFile(swiftCore, name: "libswiftCore.so"),
-            let image = try? ELFImage(bytes: bytes, name: "libswiftCore.so")
-        {
-            toolchain = ProviderBinary.toolchain(image)
-        }
-        return HostRuntime(
+        var host = HostRuntime(
             platform: .current, swiftVersion: hostCompilerVersion, glibcVersion: glibcVersion(),
-            swiftRuntimeDirectory: swiftCore.map(directory(of:)), swiftToolchain: toolchain)
+            swiftRuntimeDirectory: mappedSwiftCore().map(directory(of:)))
+        host.toolchain = .mappedRuntime
+        return host
+    }()
+
+    /// The toolchain of the `libswiftCore.so` this process mapped, read once, when first needed.
+    private static let mappedToolchain: String? = {
+        guard let swiftCore = mappedSwiftCore(), let bytes = try? ProviderBinary.readFile(swiftCore, name: "libswiftCore.so"),
+            let image = try? ELFImage(bytes: bytes, name: "libswiftCore.so")
+        else { return nil }
+        return ProviderBinary.toolchain(image)
     }()
 
     /// `gnu_get_libc_version()`, looked up at run time (absent on musl and Darwin).

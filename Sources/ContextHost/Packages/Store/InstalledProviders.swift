@@ -32,7 +32,7 @@ package enum InstalledProviders {
         let catalog: ManifestCatalog
         if let cacheDirectory, !cacheDirectory.isEmpty {
             let file = cacheDirectory + "/installed-" + ManifestCache.fileName(folders: [locations.storeDirectory])
-            catalog = ManifestCatalog.discover(searchPaths, cacheFile: file).catalog
+            catalog = ManifestCatalog.discover(searchPaths, cacheFile: file, onlyFileNamed: BundleLayout.manifestFileName).catalog
         } else {
             catalog = ManifestCatalog.discover(searchPaths)
         }
