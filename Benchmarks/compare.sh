@@ -34,6 +34,7 @@
 #   COMPOSER=0   skip the composer benchmark (100,000 notes in 1,000 composers; COMPOSER_LISTS [3000])
 #   AWAKE=0      skip the extra closed-loop ping run with the vCPUs kept awake (see below)
 #   AWAKE_ROWS [host-in-process host-worker limit]
+#   EXTRAS=0     skip the lazy-worker and package benchmarks that follow the tables
 #   OUT          where the tables are written [Benchmarks/results/compare.md; QUICK: the raw folder]
 # Raw key=value lines, server stderr and build logs: Benchmarks/results/raw/compare-<UTC>/ (git-ignored).
 set -euo pipefail
@@ -277,3 +278,13 @@ for id in "${ORDER[@]}"; do ROWS+=("$id=${NAME[$id]}"); done
 mkdir -p "$(dirname "$OUT")"
 "$PY" "$BENCH_DIR/compare/report.py" "$SUM" "$MACHINE" "$SETTINGS" "${ROWS[@]}" | tee "$OUT"
 echo "tables: $OUT; raw results: $RAW" >&2
+
+# Then, each side by side with its own baseline in one run (EXTRAS=0 skips them; not with QUICK):
+# lazy workers, 300 providers lazy vs eager, from manifests and installed (issue 28,
+# results/lazy.md), and installing a 10 MB bundle against the reference tools (issue 27,
+# results/package.md).
+if [[ "${EXTRAS:-1}" == 1 && "${QUICK:-0}" != 1 ]]; then
+    BIN="$BIN" RPCLOAD="$LOAD" "$BENCH_DIR/lazy-bench.sh" 2>&1 | tee "$RAW/lazy-manifests.txt" >&2
+    INSTALLED=1 BIN="$BIN" RPCLOAD="$LOAD" "$BENCH_DIR/lazy-bench.sh" 2>&1 | tee "$RAW/lazy-installed.txt" >&2
+    NOBUILD=1 BIN="$BIN" "$BENCH_DIR/package-bench.sh" 2>&1 | tee "$RAW/package.txt" >&2
+fi
