@@ -7,11 +7,11 @@
 #endif
 
 /// The few POSIX file operations manifest discovery needs, without Foundation (start-up time).
-enum ManifestFileSystem {
-    enum Kind { case missing, file, directory, other }
+package enum ManifestFileSystem {
+    package enum Kind { case missing, file, directory, other }
 
     /// What `path` is, following symlinks.
-    static func kind(of path: String) -> Kind {
+    package static func kind(of path: String) -> Kind {
         var info = stat()
         guard stat(path, &info) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
@@ -64,7 +64,7 @@ enum ManifestFileSystem {
     struct ReadError: Error { var message: String }
 
     /// Names of the entries of a folder (no `.`/`..`), or `nil` if it cannot be opened.
-    static func directoryEntries(_ path: String) -> [String]? {
+    package static func directoryEntries(_ path: String) -> [String]? {
         guard let dir = opendir(path) else { return nil }
         defer { closedir(dir) }
         var names: [String] = []

@@ -116,8 +116,8 @@ extension ContextHostCommand {
             let wanted = try LockFile.load(file: lockPath)
             var bundles: [String] = []
             for file in files {
-                if ManifestFileSystemAccess.isDirectory(file) {
-                    bundles += ((try? directoryNames(file)) ?? []).filter { $0.hasSuffix("." + BundleLayout.fileExtension) }.map { file + "/" + $0 }
+                if ManifestFileSystem.kind(of: file) == .directory {
+                    bundles += directoryNames(file).filter { $0.hasSuffix("." + BundleLayout.fileExtension) }.map { file + "/" + $0 }
                 } else {
                     bundles.append(file)
                 }
@@ -125,8 +125,7 @@ extension ContextHostCommand {
             // Open every bundle with the key the lock names (the lock is the user's own record).
             var opened: [VerifiedBundle] = []
             for file in bundles {
-                let verifier0 = try verify.verifier(locations)
-                var verifier = verifier0
+                var verifier = try verify.verifier(locations)
                 let probe = try BundleArchive.read(file: file)
                 let index = try BundleIndex.decode(probe.first { $0.path == BundleIndex.fileName }?.bytes ?? [])
                 guard let entry = wanted.entry(id: index.id),
@@ -169,7 +168,7 @@ extension ContextHostCommand {
                 for entry in wanted.providers {
                     var copy = entry
                     if let previous = entry.previous,
-                        ManifestFileSystemAccess.isDirectory(locations.versionDirectory(id: entry.id, version: previous.version)) == false
+                        ManifestFileSystem.kind(of: locations.versionDirectory(id: entry.id, version: previous.version)) != .directory
                     {
                         copy.previous = nil
                     }

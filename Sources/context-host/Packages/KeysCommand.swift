@@ -49,7 +49,7 @@ extension ContextHostCommand {
             let file = try store.locations().trustedKeysFile
             do throws(PackageError) {
                 var keys = try TrustedKeys.load(file: file)
-                let text = ManifestFileSystemAccess.isFile(key)
+                let text = ManifestFileSystem.kind(of: key) == .file
                     ? ((try? FileBytes.read(key)).map { String(decoding: $0, as: UTF8.self) } ?? key) : key
                 let publicKey = try MinisignPublicKey(parsing: text)
                 try keys.trust(publicKey, scopes: scopes, comment: comment)

@@ -54,7 +54,7 @@ struct VerifyOptions: ParsableArguments {
         var verifier = BundleVerifier(trustedKeys: try TrustedKeys.load(file: locations.trustedKeysFile))
         verifier.allowUnsigned = allowUnsigned
         if let trustKey {
-            let text = ManifestFileSystemAccess.isFile(trustKey) ? ((try? FileBytes.read(trustKey)).map { String(decoding: $0, as: UTF8.self) } ?? trustKey) : trustKey
+            let text = ManifestFileSystem.kind(of: trustKey) == .file ? ((try? FileBytes.read(trustKey)).map { String(decoding: $0, as: UTF8.self) } ?? trustKey) : trustKey
             verifier.keyToTrust = try MinisignPublicKey(parsing: text)
         }
         if !keyScopes.isEmpty { verifier.scopesForNewKey = keyScopes }
@@ -66,19 +66,6 @@ struct VerifyOptions: ParsableArguments {
 func fail(_ error: PackageError) -> ExitCode {
     writeStandardError("error: \(error.description)")
     return ExitCode(1)
-}
-
-/// File checks the CLI needs.
-enum ManifestFileSystemAccess {
-    static func isFile(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
 }
 
 extension ContextHostCommand {
@@ -130,8 +117,8 @@ extension ContextHostCommand {
 
         func run() throws {
             let manifestFile: String
-            if ManifestFileSystemAccess.isDirectory(path) {
-                let names = (try? directoryNames(path))?.filter { ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) && !$0.hasPrefix(".") } ?? []
+            if ManifestFileSystem.kind(of: path) == .directory {
+                let names = directoryNames(path).filter { ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) && !$0.hasPrefix(".") }
                 guard names.count == 1 else {
                     writeStandardError("error: \(path) holds \(names.count) manifests (\(names.joined(separator: ", "))); name the one to package.\n  fix: context-host package \(path)/NAME.yaml")
                     throw ExitCode(2)
@@ -205,7 +192,7 @@ extension ContextHostCommand {
 
         func run() throws {
             let secretFile = output + ".key", publicFile = output + ".pub"
-            if !force, ManifestFileSystemAccess.isFile(secretFile) || ManifestFileSystemAccess.isFile(publicFile) {
+            if !force, ManifestFileSystem.kind(of: secretFile) != .missing || ManifestFileSystem.kind(of: publicFile) != .missing {
                 writeStandardError("error: \(secretFile) or \(publicFile) exists; not overwriting a key.\n  fix: choose another --output, or add --force")
                 throw ExitCode(1)
             }
@@ -224,16 +211,7 @@ extension ContextHostCommand {
     }
 }
 
-/// The names in a folder.
-func directoryNames(_ path: String) throws -> [String] {
-    guard let dir = opendir(path) else { throw ExitCode(2) }
-    defer { closedir(dir) }
-    var names: [String] = []
-    while let entry = readdir(dir) {
-        let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-            pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
-        }
-        if name != "." && name != ".." { names.append(name) }
-    }
-    return names.sorted()
+/// The names in a folder, sorted (empty if it cannot be read).
+func directoryNames(_ path: String) -> [String] {
+    (ManifestFileSystem.directoryEntries(path) ?? []).sorted()
 }

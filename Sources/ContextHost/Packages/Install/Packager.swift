@@ -117,6 +117,14 @@ package struct Packager {
             }
             let file = manifest.directory + "/" + path
             entries.append(ArchiveEntry(path: path, bytes: try Self.read(file), executable: false))
+            // Stop reading as soon as the bundle could not be installed anyway.
+            let total = entries.reduce(0) { $0 &+ $1.bytes.count }
+            guard total <= ArchiveLimits().expandedBytes, entries.count <= ArchiveLimits().entries else {
+                throw PackageError(
+                    .archiveTooLarge,
+                    "the bundle would hold \(entries.count) files and \(total >> 20) MB or more by \(path); installs refuse over \(ArchiveLimits().entries) files or \(ArchiveLimits().expandedBytes >> 20) MB",
+                    fix: "include only the data the provider needs, or let it download large data on first use")
+            }
         }
 
         // The manifest, rewritten for the bundle and checked again.
