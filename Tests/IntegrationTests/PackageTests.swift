@@ -332,6 +332,26 @@ struct PackageTests {
         #expect(installed.standardOutput.contains("signed by"), "\(installed.standardOutput)")
     }
 
+    @Test("a reinstall that fails its probe leaves the installed version as it was")
+    func failedReinstallKeepsTheOldVersion() throws {
+        let workspace = try Workspace()
+        try workspace.install(try workspace.package(Self.manifests + "/note.yaml", "note.ctxp"))
+        let lock = try String(contentsOfFile: workspace.lockFile, encoding: .utf8)
+        // The same id and version, but another provider's library: provider/info will disagree.
+        let folder = workspace.path + "/impostor"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try String(contentsOfFile: Self.manifests + "/note.yaml", encoding: .utf8).write(toFile: folder + "/note.yaml", atomically: true, encoding: .utf8)
+        try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("FixtureProviders"))).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
+        let impostor = try workspace.package(folder + "/note.yaml", "impostor.ctxp")
+        try expectRefusal(workspace, ["install", impostor, "--force"], code: "probe-failed")
+        #expect(try String(contentsOfFile: workspace.lockFile, encoding: .utf8) == lock)
+        let empty = workspace.path + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let list = try workspace.run(["list", "--manifests", empty, "--json"])
+        let note = (try JSONValue(parsing: list.standardOutput)).arrayValue?.first { $0["id"] == "com.contexthost.note" }
+        #expect(note?["status"] == "loaded", "\(list.standardOutput)")
+    }
+
     @Test("install --conformance runs the whole suite in a worker before activating")
     func conformanceBeforeInstall() throws {
         let workspace = try Workspace()

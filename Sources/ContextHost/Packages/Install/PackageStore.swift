@@ -33,6 +33,8 @@ package struct PackageStore: Sendable {
         package var entry: LockFile.Entry
         /// The version this replaces, if any.
         package var replacing: LockFile.Installed?
+        /// Where another copy of the same version was set aside (restored by `abandon`).
+        package var setAside: String?
     }
 
     /// Checks the bundle against what is installed, then unpacks it into its version folder.
@@ -83,13 +85,17 @@ package struct PackageStore: Sendable {
                 fix: "check that \(locations.storeDirectory) is writable by you")
         }
         var createdFolder = true
+        var setAside: String?
         if ManifestFileSystem.kind(of: folder) != .missing {
             let present = (try? FileBytes.read(folder + "/" + BundleIndex.fileName)).map { SHA256.hex(of: $0) }
             if present == bundle.indexSHA256 {
                 createdFolder = false
             } else {
-                // Another build of the same version (or a damaged copy): set aside for `gc`.
-                try StoreFiles.move(folder, to: providerFolder + "/.replaced-\(version)-\(UInt32.random(in: 0...UInt32.max))")
+                // Another build of the same version (or a damaged copy): set aside for `gc`, or
+                // put back by `abandon` if this one fails its probe.
+                let aside = providerFolder + "/.replaced-\(version)-\(UInt32.random(in: 0...UInt32.max))"
+                try StoreFiles.move(folder, to: aside)
+                setAside = aside
             }
         }
         if createdFolder {
@@ -100,12 +106,14 @@ package struct PackageStore: Sendable {
                 try StoreFiles.move(staging, to: folder)
             } catch {
                 StoreFiles.removeTree(staging)
+                if let setAside { try? StoreFiles.move(setAside, to: folder) }
                 throw error
             }
         }
         return Staged(
             bundle: bundle, folder: folder, createdFolder: createdFolder,
-            entry: LockFile.Entry(id: id, current: bundle.lockRecord, previous: previous), replacing: existing?.current)
+            entry: LockFile.Entry(id: id, current: bundle.lockRecord, previous: previous), replacing: existing?.current,
+            setAside: setAside)
     }
 
     /// Makes the staged version the active one: writes the lock (and the trusted keys, if the
@@ -119,17 +127,12 @@ package struct PackageStore: Sendable {
         try lock.save(file: locations.lockFile)
     }
 
-    /// Removes a staged folder that `stage` made (after a failed probe).
+    /// Undoes `stage` after a failed check: removes the folder it made and puts back the copy of
+    /// the same version it set aside, so a failed reinstall leaves the installed version as it was.
     package func abandon(_ staged: Staged) {
         guard staged.createdFolder else { return }
-        // Never remove a folder the lock still uses.
-        let lock = (try? LockFile.load(file: locations.lockFile)) ?? LockFile()
-        if let entry = lock.entry(id: staged.entry.id),
-            entry.current.version == staged.entry.current.version || entry.previous?.version == staged.entry.current.version
-        {
-            return
-        }
         StoreFiles.removeTree(staged.folder)
+        if let aside = staged.setAside { try? StoreFiles.move(aside, to: staged.folder) }
     }
 
     /// Makes the previous version active again (and the current one the previous).
