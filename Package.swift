@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "context-host", targets: ["context-host"]),
         .library(name: "ContextHost", targets: ["ContextHost"]),
+        .library(name: "ContextProtocol", targets: ["ContextProtocol"]),
         .library(name: "ContextProviderKit", targets: ["ContextProviderKit"]),
         .library(name: "ContextConformance", targets: ["ContextConformance"]),
         .library(name: "NoteProvider", type: .dynamic, targets: ["NoteProvider"]),
@@ -61,8 +62,11 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // The SDK provider authors write against.
-        .target(name: "ContextProviderKit", dependencies: ["CContextProvider"]),
+        // The wire types: ctxui values, JSON, and one type per protocol method (client <-> host and
+        // host <-> provider). No dependencies, so clients in any Swift app can use it alone.
+        .target(name: "ContextProtocol"),
+        // The SDK provider authors write against (re-exports ContextProtocol).
+        .target(name: "ContextProviderKit", dependencies: ["CContextProvider", "ContextProtocol"]),
         // The embeddable host.
         .target(
             name: "ContextHost",

@@ -75,9 +75,9 @@ package struct JSONReader {
 
     // MARK: Primitives
 
-    var atEnd: Bool { position >= bytes.count }
+    package var atEnd: Bool { position >= bytes.count }
 
-    var current: UInt8 { bytes[position] }
+    package var current: UInt8 { bytes[position] }
 
     /// The byte at `position`, or nil at the end.
     package var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
@@ -142,7 +142,7 @@ package struct JSONReader {
         }
     }
 
-    mutating func readLiteral(_ literal: StaticString) throws(JSONParseError) {
+    package mutating func readLiteral(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
         let start = literal.utf8Start
         guard position + count <= bytes.count else { throw error("Invalid literal; expected '\(literal)'") }
@@ -161,7 +161,7 @@ package struct JSONReader {
         }
     }
 
-    mutating func readObject() throws(JSONParseError) -> JSONObject {
+    package mutating func readObject() throws(JSONParseError) -> JSONObject {
         try enter()
         defer { depth -= 1 }
         position += 1  // {
@@ -209,7 +209,7 @@ package struct JSONReader {
         }
     }
 
-    mutating func readArray() throws(JSONParseError) -> [JSONValue] {
+    package mutating func readArray() throws(JSONParseError) -> [JSONValue] {
         try enter()
         defer { depth -= 1 }
         position += 1  // [
@@ -270,7 +270,7 @@ package struct JSONReader {
     /// valid scalars), made without the standard library checking it again: for text with
     /// non-ASCII characters that check costs about as much as the rest of reading it.
     @inline(__always)
-    static func string(checkedUTF8 bytes: UnsafeRawBufferPointer) -> String {
+    package static func string(checkedUTF8 bytes: UnsafeRawBufferPointer) -> String {
         if #available(macOS 26.0, iOS 26.0, *) {
             return String(copying: UTF8Span(unchecked: bytes.assumingMemoryBound(to: UInt8.self).span, isKnownASCII: false))
         }
@@ -278,7 +278,7 @@ package struct JSONReader {
     }
 
     /// Strings with escapes that may be longer than this are measured before they are decoded.
-    static let unmeasuredDecodingLimit = 16 << 10
+    package static let unmeasuredDecodingLimit = 16 << 10
 
     /// Decodes the string whose text starts at `start` (after the opening quote) into `output`,
     /// checking it, and leaves `position` after the closing quote. Returns the decoded length,
@@ -353,7 +353,7 @@ package struct JSONReader {
     /// text with a word of another language now and then need not leave this loop), or where
     /// fewer than 16 bytes of input or of output are left. Returns where it stopped in both.
     @inline(__always)
-    static func copyPlainBlocks(
+    package static func copyPlainBlocks(
         _ input: UnsafeRawBufferPointer, from index: Int, to output: UnsafeMutableBufferPointer<UInt8>, at written: Int
     ) -> (index: Int, written: Int) {
         guard let target = output.baseAddress else { return (index, written) }
@@ -363,7 +363,7 @@ package struct JSONReader {
     /// `copyPlainBlocks` without the copy: where a string's plain text ends, 16 bytes at a time
     /// (`skipString`).
     @inline(__always)
-    static func scanPlainBlocks(_ input: UnsafeRawBufferPointer, from index: Int) -> Int {
+    package static func scanPlainBlocks(_ input: UnsafeRawBufferPointer, from index: Int) -> Int {
         plainBlocks(input, from: index, copyingTo: nil, at: 0, outputEnd: .max).index
     }
 
@@ -405,7 +405,7 @@ package struct JSONReader {
     /// The code point of a `\\u` escape whose four digits were just read as `code`: a high
     /// surrogate must be followed by a `\\u` low one (read here too), and a low one alone is an
     /// error.
-    mutating func pairingSurrogates(_ code: UInt32) throws(JSONParseError) -> UInt32 {
+    package mutating func pairingSurrogates(_ code: UInt32) throws(JSONParseError) -> UInt32 {
         if (0xD800...0xDBFF).contains(code) {
             guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
                 throw error("Unpaired UTF-16 surrogate")
@@ -424,7 +424,7 @@ package struct JSONReader {
     /// lasts, then eight, and each valid multi-byte sequence whole. (JSON text must be UTF-8; the bytes of a string are passed on as
     /// they are, so they are checked here rather than repaired later.)
     @inline(__always)
-    func skipPlainBytes(from index: Int) -> Int {
+    package func skipPlainBytes(from index: Int) -> Int {
         var index = index
         // Blocks only in a run of ASCII: text where most characters are not ASCII (Cyrillic,
         // CJK) stops at each one, and would pay a failed block test per character.
@@ -474,7 +474,7 @@ package struct JSONReader {
 
     /// The length of the well-formed UTF-8 sequence (2 to 4 bytes, Unicode Table 3-7: no overlong
     /// forms, no surrogates, nothing past U+10FFFF) whose lead byte is at `index`, or 0.
-    static func utf8SequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int {
+    package static func utf8SequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int {
         let length: Int
         var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the second byte's range
         switch bytes[index] {
@@ -494,11 +494,11 @@ package struct JSONReader {
 
     /// The error for the byte `skipPlainBytes` stopped at inside a string when it is neither a
     /// quote nor a backslash.
-    func stringError(at index: Int) -> JSONParseError {
+    package func stringError(at index: Int) -> JSONParseError {
         JSONParseError(offset: index, reason: bytes[index] < 0x20 ? "Unescaped control character in string" : "Invalid UTF-8 in string")
     }
 
-    mutating func readHex4() throws(JSONParseError) -> UInt32 {
+    package mutating func readHex4() throws(JSONParseError) -> UInt32 {
         guard position + 4 <= bytes.count else { throw error("Invalid \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -518,7 +518,7 @@ package struct JSONReader {
 
     /// Checks the number grammar and returns the end of the token; `isInteger` says whether it had
     /// no fraction or exponent.
-    mutating func scanNumber() throws(JSONParseError) -> (start: Int, isInteger: Bool) {
+    package mutating func scanNumber() throws(JSONParseError) -> (start: Int, isInteger: Bool) {
         let start = position
         var isInteger = true
         if current == UInt8(ascii: "-") { position += 1 }
@@ -550,7 +550,7 @@ package struct JSONReader {
         return (start, isInteger)
     }
 
-    mutating func readNumber() throws(JSONParseError) -> Double {
+    package mutating func readNumber() throws(JSONParseError) -> Double {
         let (start, isInteger) = try scanNumber()
         let length = position - start
         if isInteger, length <= 16 {
@@ -787,7 +787,7 @@ package struct JSONReader {
     /// Strings are most of JSON text, and most of their bytes are plain: 16 at a time in vector
     /// registers (SSE2, NEON) take about half the instructions of 8 at a time in a word.
     @inline(__always)
-    static func skipPlainBlocks(
+    package static func skipPlainBlocks(
         _ bytes: UnsafeRawBufferPointer, from index: Int, stoppingAtNonASCII: Bool, toTheByte: Bool = false
     ) -> Int {
         guard let base = bytes.baseAddress else { return index }
@@ -813,14 +813,14 @@ package struct JSONReader {
     /// The index of the first set lane of a mask of 16 one-byte lanes (each 0 or all ones), seen
     /// as two little-endian words; at least one lane is set.
     @inline(__always)
-    static func firstSetLane(_ lanes: SIMD2<UInt64>) -> Int {
+    package static func firstSetLane(_ lanes: SIMD2<UInt64>) -> Int {
         lanes[0] != 0 ? lanes[0].trailingZeroBitCount &>> 3 : 8 &+ lanes[1].trailingZeroBitCount &>> 3
     }
 
     /// Whether any of the eight bytes is `"`, `\\` or below 0x20 (SWAR: a byte is zero in
     /// `x ^ pattern` exactly where it equals the pattern's byte).
     @inline(__always)
-    static func hasSpecialByte(_ word: UInt64) -> Bool {
+    package static func hasSpecialByte(_ word: UInt64) -> Bool {
         specialByteFlags(word) != 0
     }
 
@@ -828,7 +828,7 @@ package struct JSONReader {
     /// set marks the first such byte exactly (a borrow only carries into higher bytes, which may
     /// be flagged wrongly).
     @inline(__always)
-    static func specialByteFlags(_ word: UInt64) -> UInt64 {
+    package static func specialByteFlags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)

@@ -199,7 +199,7 @@ public struct TextBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
+    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
         text = try reader.string("text")
         style = try reader.optionalEnum("style")
         fallback = try reader.optionalString("fallback")
@@ -253,7 +253,7 @@ public struct FactsBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
+    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
         facts = try reader.decodeArray("facts")
         fallback = try reader.optionalString("fallback")
     }
@@ -376,7 +376,7 @@ public struct ChartBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
+    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
         kind = try reader.enum("kind")
         unit = try reader.optionalString("unit")
         series = try reader.decodeArray("series")
@@ -477,7 +477,7 @@ public struct MapBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
+    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
         center = try reader.decode("center")
         zoom = try reader.optionalDouble("zoom")
         markers = try reader.optionalDecodeArray("markers") ?? []
@@ -502,7 +502,7 @@ public struct ListBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
+    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
         items = try reader.strings("items")
         ordered = try reader.optionalBool("ordered")
         fallback = try reader.optionalString("fallback")
@@ -525,7 +525,7 @@ public struct ImageBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
+    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
         dataURI = try reader.string("dataURI")
         alt = try reader.string("alt")
         fallback = try reader.optionalString("fallback")
@@ -548,7 +548,7 @@ public struct LinkBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
+    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
         url = try reader.string("url")
         title = try reader.string("title")
         fallback = try reader.optionalString("fallback")
@@ -556,7 +556,7 @@ public struct LinkBlock: Sendable, Hashable {
 }
 
 /// Formats a number the way JSON prints it: integers without a fraction.
-func formatNumber(_ value: Double) -> String {
+package func formatNumber(_ value: Double) -> String {
     if value.rounded() == value, abs(value) < 1e15 { return String(Int64(value)) }
     return String(value)
 }

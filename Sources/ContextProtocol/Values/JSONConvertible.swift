@@ -289,37 +289,37 @@ public let ctxuiVersion = 1
 extension JSONObject {
     /// Sets `key` to `value` when `value` is not `nil`.
     @inline(__always)
-    mutating func set(_ key: String, _ value: String?) {
+    package mutating func set(_ key: String, _ value: String?) {
         if let value { self[key] = .string(value) }
     }
 
     @inline(__always)
-    mutating func set(_ key: String, _ value: Double?) {
+    package mutating func set(_ key: String, _ value: Double?) {
         if let value { self[key] = .number(value) }
     }
 
     @inline(__always)
-    mutating func set(_ key: String, _ value: Int?) {
+    package mutating func set(_ key: String, _ value: Int?) {
         if let value { self[key] = .number(Double(value)) }
     }
 
     @inline(__always)
-    mutating func set(_ key: String, _ value: Bool?) {
+    package mutating func set(_ key: String, _ value: Bool?) {
         if let value { self[key] = .bool(value) }
     }
 
     @inline(__always)
-    mutating func set<T: JSONConvertible>(_ key: String, _ value: T?) {
+    package mutating func set<T: JSONConvertible>(_ key: String, _ value: T?) {
         if let value { self[key] = value.json }
     }
 
     @inline(__always)
-    mutating func set<T: JSONConvertible>(_ key: String, _ values: [T]?) {
+    package mutating func set<T: JSONConvertible>(_ key: String, _ values: [T]?) {
         if let values { self[key] = .array(values.map(\.json)) }
     }
 
     /// Sets a string map with its keys sorted, so output is deterministic.
-    mutating func set(_ key: String, _ map: [String: String]?) {
+    package mutating func set(_ key: String, _ map: [String: String]?) {
         guard let map else { return }
         var object = JSONObject()
         for name in map.keys.sorted() { object[name] = .string(map[name]!) }

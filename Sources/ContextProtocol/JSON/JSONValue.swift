@@ -39,19 +39,19 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// Makes room for `count` members (the parser, so a small object's arrays are allocated once
     /// rather than grown member by member).
-    mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         keys.reserveCapacity(count)
         values.reserveCapacity(count)
     }
 
     /// Appends a member whose key is known to be absent (the parser's fast path).
-    mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
+    package mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
         keys.append(key)
         values.append(value)
     }
 
     /// Replaces the value of the member at `index` (the parser, for a repeated key).
-    mutating func replaceValue(at index: Int, with value: JSONValue) {
+    package mutating func replaceValue(at index: Int, with value: JSONValue) {
         values[index] = value
     }
 
