@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "context-host", targets: ["context-host"]),
         .library(name: "ContextHost", targets: ["ContextHost"]),
         .library(name: "ContextProtocol", targets: ["ContextProtocol"]),
+        .library(name: "ContextHostClient", targets: ["ContextHostClient"]),
         .library(name: "ContextProviderKit", targets: ["ContextProviderKit"]),
         .library(name: "ContextConformance", targets: ["ContextConformance"]),
         .library(name: "NoteProvider", type: .dynamic, targets: ["NoteProvider"]),
@@ -65,6 +66,8 @@ let package = Package(
         // The wire types: ctxui values, JSON, and one type per protocol method (client <-> host and
         // host <-> provider). No dependencies, so clients in any Swift app can use it alone.
         .target(name: "ContextProtocol"),
+        // The typed client of a `context-host` child process (ContextProtocol's session API over pipes).
+        .target(name: "ContextHostClient", dependencies: ["ContextProtocol"]),
         // The SDK provider authors write against (re-exports ContextProtocol).
         .target(name: "ContextProviderKit", dependencies: ["CContextProvider", "ContextProtocol"]),
         // The embeddable host.

@@ -43,6 +43,17 @@ package final class Host: Sendable {
         }
     }
 
+    /// Ends this host's work: stops watching manifests, stops every worker process (not a crash,
+    /// nothing restarts) and saves the metadata cache. Requests still waiting on a worker are
+    /// abandoned. In-process providers stay mapped (a library is never unloaded).
+    package func close() {
+        stopWatchingManifests()
+        for entry in registry.entries() {
+            (entry.connection as? WorkerConnection)?.terminate()
+        }
+        registry.metadata.saveIfPending()
+    }
+
     /// Runs `body` once provider `id` (nil: every provider) has finished loading.
     ///
     /// When it is not loading (always, once start-up loading is over), `body` runs at once on this
@@ -57,10 +68,10 @@ package final class Host: Sendable {
     ) throws(RPCError) {
         guard mustWait(for: id) else { return try body() }
         if let reply { server.track(reply) }
-        Self.waitersQueued.add(1, ordering: .releasing)
-        registry.whenLoaded(id) {
-            Self.afterLoad.async {
-                defer { Self.waitersQueued.subtract(1, ordering: .releasing) }
+        waitersQueued.add(1, ordering: .releasing)
+        registry.whenLoaded(id) { [self] in
+            afterLoad.async {
+                defer { self.waitersQueued.subtract(1, ordering: .releasing) }
                 if let reply, reply.isAnswered { return }
                 do throws(RPCError) {
                     try body()
@@ -75,13 +86,14 @@ package final class Host: Sendable {
     /// while it loads, and while earlier requests that waited have not run yet (so this one does
     /// not overtake them). One atomic load once start-up is over.
     package func mustWait(for id: String?) -> Bool {
-        Self.waitersQueued.load(ordering: .acquiring) > 0 || registry.isLoading(id)
+        waitersQueued.load(ordering: .acquiring) > 0 || registry.isLoading(id)
     }
 
     /// Where requests that waited for a provider's load run, in order (not on the loading thread).
-    private static let afterLoad = DispatchQueue(label: "context-host.after-load")
+    /// Per host: two hosts in one process must not order or delay each other's requests.
+    private let afterLoad = DispatchQueue(label: "context-host.after-load")
     /// Bodies waiting for a load or queued on `afterLoad` and not finished.
-    private static let waitersQueued = Atomic<Int>(0)
+    private let waitersQueued = Atomic<Int>(0)
 
     /// The `initialize` result.
     package func initializeResult(clientProtocolVersion: Int) -> JSONValue {

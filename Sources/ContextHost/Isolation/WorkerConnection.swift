@@ -395,6 +395,22 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
     }
 
+    /// Stops the worker for good (the host that owns this connection is closing): its input is
+    /// closed and, if it lingers, it is killed; nothing is restarted and it is not a crash.
+    /// Requests still in flight are answered as lost.
+    package func terminate() {
+        let worker = state.withLock { state -> WorkerProcess? in
+            guard case .running(let worker) = state.lifecycle else { return nil }
+            state.lifecycle = .stopping(worker)
+            state.queue.removeAll()
+            return worker
+        }
+        guard let worker else { return }
+        stopTimer(for: worker)
+        worker.closeInput()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) { worker.kill(nil) }
+    }
+
     deinit {
         timer.withLock { $0 }?.timer.cancel()
         state.withLock { $0.lifecycle.worker }?.kill(nil)

@@ -1,0 +1,96 @@
+import ContextProviderKit
+import Dispatch
+import Logging
+import Synchronization
+
+/// A ContextHost running inside the app: the whole protocol as typed async calls, with no child
+/// process and without touching standard input or output.
+///
+/// ```swift
+/// let host = InProcessHost(configuration: HostConfiguration(manifestDirectories: ["/path/to/manifests"]))
+/// _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "my-app"), grantedPermissions: ["network"]))
+/// let providers = try await host.providers()
+/// ```
+///
+/// It runs the same dispatcher as `context-host serve` (limits, validation, waiting for loads,
+/// process isolation and sandboxing all apply), reached through an in-memory connection instead
+/// of a pipe: requests go in as JSON-RPC messages on the host's own serial queue (its "reader"),
+/// answers and notifications come back to `send` and `events()`. Two instances in one process
+/// are independent. Providers with `isolation: in-process` run inside the app; run strangers'
+/// providers in workers (`configuration.isolation`).
+public final class InProcessHost: ContextHostSession {
+    private let host: Host
+    private let tracker: RequestTracker
+    private let server: RPCServer
+    private let closed = Mutex(false)
+
+    /// Creates a host. Nothing is loaded until `initialize`.
+    ///
+    /// - Parameters:
+    ///   - configuration: where manifests and libraries are, limits, isolation and state folders.
+    ///   - logger: where the host logs (never standard output).
+    public init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) {
+        let host = Host(configuration: configuration, logger: logger)
+        let reader = DispatchQueue(label: "context-host.in-process.reader")
+        // The server's output (framed answers and notifications) and the tracker's transport point
+        // at each other; the slot is filled right after both exist.
+        let serverSlot = Mutex<RPCServer?>(nil)
+        let pendingOutput = Mutex<[UInt8]>([])
+        let tracker = RequestTracker(decodeEvent: HostEvent.init(method:params:)) { message in
+            guard let server = serverSlot.withLock({ $0 }) else { return false }
+            reader.async { server.receive(message) }
+            return true
+        }
+        let output = OutputChannel(lateFlushMilliseconds: 1) { bytes in
+            // Newline-delimited messages; a write may hold several, or (in principle) part of one.
+            var complete: [[UInt8]] = []
+            pendingOutput.withLock { pending in
+                pending.append(contentsOf: bytes)
+                var start = 0
+                while let newline = pending[start...].firstIndex(of: 0x0A) {
+                    if newline > start { complete.append(Array(pending[start..<newline])) }
+                    start = newline + 1
+                }
+                pending.removeFirst(start)
+            }
+            for message in complete { tracker.receive(message) }
+            return true
+        }
+        let server = RPCServer(host: host, output: output, logger: logger) { _ in
+            // `exit`: the session is over (the process is the app's, so it is not ended).
+            host.close()
+            tracker.close(ResponseError(code: .connectionClosed, message: "The in-process host was closed."))
+        }
+        serverSlot.withLock { $0 = server }
+        self.host = host
+        self.tracker = tracker
+        self.server = server
+    }
+
+    public func send<Request: RequestType>(_ request: Request) async throws(ResponseError) -> Request.Response {
+        try await tracker.send(request)
+    }
+
+    public func events() -> AsyncStream<HostEvent> {
+        tracker.events()
+    }
+
+    public func close() async {
+        let first = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
+        _ = try? await tracker.call(method: "shutdown", params: .null)
+        tracker.notify(method: "exit", params: nil)
+        // `exit` is handled on the reader; wait for it so the workers are stopped on return.
+        while !tracker.isClosed { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    deinit {
+        if !tracker.isClosed {
+            host.close()
+            tracker.close(ResponseError(code: .connectionClosed, message: "The in-process host was released."))
+        }
+    }
+}

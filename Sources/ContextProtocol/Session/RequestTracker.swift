@@ -1,0 +1,146 @@
+import Synchronization
+
+/// The client half of a JSON-RPC connection, shared by the in-process host and the process
+/// client: numbers requests, sends them through a transport, matches answers to waiting callers,
+/// fans notifications out to `events()` subscribers, and fails everything when the transport ends.
+package final class RequestTracker: Sendable {
+    private typealias Waiter = CheckedContinuation<Result<JSONValue, ResponseError>, Never>
+
+    private struct State {
+        var nextID = 1
+        var waiting: [Int: Waiter] = [:]
+        var subscribers: [Int: AsyncStream<HostEvent>.Continuation] = [:]
+        var nextSubscriber = 0
+        /// Set once the transport ended: why, for every later request.
+        var closed: ResponseError?
+    }
+
+    private let state = Mutex(State())
+    /// Writes one message body to the host; false when the transport is gone.
+    private let transport: @Sendable ([UInt8]) -> Bool
+    /// Turns a notification into an event (typed where the library knows the method).
+    private let decodeEvent: @Sendable (String, JSONValue) -> HostEvent
+
+    package init(
+        decodeEvent: @escaping @Sendable (String, JSONValue) -> HostEvent = { .notification(method: $0, params: $1) },
+        transport: @escaping @Sendable ([UInt8]) -> Bool
+    ) {
+        self.transport = transport
+        self.decodeEvent = decodeEvent
+    }
+
+    /// Sends a request and waits for its answer, decoded as `Request.Response`.
+    package func send<Request: RequestType>(_ request: Request) async throws(ResponseError) -> Request.Response {
+        let result = try await call(method: Request.method, params: request.json)
+        do {
+            return try Request.Response(json: result, path: "result")
+        } catch {
+            throw ResponseError(
+                code: .invalidResponse, message: "The host's answer to \(Request.method) does not match its result type: \(error)",
+                data: ["method": .string(Request.method)])
+        }
+    }
+
+    /// Sends a request by name and waits for its raw result.
+    package func call(method: String, params: JSONValue) async throws(ResponseError) -> JSONValue {
+        if Task.isCancelled { throw ResponseError(code: .requestCancelled, message: "Request cancelled") }
+        let id = state.withLock { state -> Int in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        let message: JSONValue = ["jsonrpc": "2.0", "id": .number(Double(id)), "method": .string(method), "params": params]
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Waiter) in
+                let refusal = state.withLock { state -> ResponseError? in
+                    if let closed = state.closed { return closed }
+                    state.waiting[id] = continuation
+                    return nil
+                }
+                if let refusal { return continuation.resume(returning: .failure(refusal)) }
+                if !transport(message.jsonBytes) {
+                    finish(id: id, with: .failure(ResponseError(code: .connectionClosed, message: "The connection to the host is closed; \(method) was not sent.")))
+                } else if Task.isCancelled {
+                    // Cancelled while being registered: the handler below may have run too early.
+                    notify(method: "$/cancelRequest", params: ["id": .number(Double(id))])
+                }
+            }
+        } onCancel: {
+            // The host answers the request -32800 and tells its provider to stop.
+            notify(method: "$/cancelRequest", params: ["id": .number(Double(id))])
+        }
+        return try result.get()
+    }
+
+    /// Sends a notification; false when the transport is gone.
+    @discardableResult
+    package func notify(method: String, params: JSONValue?) -> Bool {
+        var message: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
+        if let params { message["params"] = params }
+        return transport(JSONValue.object(message).jsonBytes)
+    }
+
+    /// Handles one message body from the host: an answer or a notification. Anything else
+    /// (unparsable, an answer nobody waits for) is dropped.
+    package func receive(_ body: [UInt8]) {
+        guard let message = try? JSONValue(parsing: body), case .object(let object) = message else { return }
+        if let method = object["method"]?.stringValue {
+            guard object["id"] == nil else { return }  // a request: this side answers none
+            publish(decodeEvent(method, object["params"] ?? .object([:])))
+            return
+        }
+        guard let id = object["id"]?.intValue else { return }
+        if let error = object["error"] {
+            let decoded = (try? ResponseError(json: error)) ?? ResponseError(code: .internalError, message: "The host answered with a malformed error: \(error.jsonString)")
+            finish(id: id, with: .failure(decoded))
+        } else {
+            finish(id: id, with: .success(object["result"] ?? .null))
+        }
+    }
+
+    /// The transport ended: every waiting request and every later one fails with `error`, and the
+    /// event sequences finish.
+    package func close(_ error: ResponseError) {
+        let (waiters, subscribers) = state.withLock { state in
+            if state.closed == nil { state.closed = error }
+            defer {
+                state.waiting.removeAll()
+                state.subscribers.removeAll()
+            }
+            return (Array(state.waiting.values), Array(state.subscribers.values))
+        }
+        for waiter in waiters { waiter.resume(returning: .failure(error)) }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+
+    /// Whether the transport ended.
+    package var isClosed: Bool { state.withLock { $0.closed != nil } }
+
+    /// A new subscription to the host's notifications.
+    package func events() -> AsyncStream<HostEvent> {
+        let (stream, continuation) = AsyncStream<HostEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let key = state.withLock { state -> Int? in
+            guard state.closed == nil else { return nil }
+            defer { state.nextSubscriber += 1 }
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        guard let key else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    private func publish(_ event: HostEvent) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    private func finish(id: Int, with result: Result<JSONValue, ResponseError>) {
+        let waiter = state.withLock { $0.waiting.removeValue(forKey: id) }
+        waiter?.resume(returning: result)
+    }
+}
