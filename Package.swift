@@ -86,8 +86,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The terminal client (`context-host compose`): a JSON-RPC client over pipes and the ctxui text renderer.
-        .target(name: "ContextClient", dependencies: ["ContextProviderKit", "CHostSupport"]),
+        // The reference clients (`context-host compose`, `gallery`) over ContextHostClient, and the
+        // ctxui text and HTML renderers.
+        .target(name: "ContextClient", dependencies: ["ContextProviderKit", "ContextHostClient"]),
         .executableTarget(
             name: "context-host",
             dependencies: [

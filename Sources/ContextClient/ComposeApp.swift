@@ -2,9 +2,9 @@ import ContextProviderKit
 
 /// The `context-host compose` flow: pick providers, fill their forms, see attached items as
 /// chips, open an item's detail, remove items, and send. It speaks only the public protocol
-/// (docs/protocol.md) through a ``HostConnection`` and draws through a ``ComposeTerminal``.
-public final class ComposeApp {
-    private let host: HostConnection
+/// (docs/protocol.md) through a ``BlockingHost`` and draws through a ``ComposeTerminal``.
+package final class ComposeApp {
+    private let host: BlockingHost
     private let terminal: ComposeTerminal
     private let grantedPermissions: [String]
     private var composerId: JSONValue = .null
@@ -12,7 +12,7 @@ public final class ComposeApp {
     /// Labels of options picked by search, by field id, to show instead of their values.
     private var pickedLabels: [String: String] = [:]
 
-    public init(host: HostConnection, terminal: ComposeTerminal, grantedPermissions: [String]) {
+    package init(host: BlockingHost, terminal: ComposeTerminal, grantedPermissions: [String]) {
         self.host = host
         self.terminal = terminal
         self.grantedPermissions = grantedPermissions
@@ -22,7 +22,7 @@ public final class ComposeApp {
     private var color: Bool { terminal.color }
 
     /// Runs until the user sends (returns the envelope) or quits (returns nil).
-    public func run() throws(HostError) -> JSONValue? {
+    package func run() throws(ResponseError) -> JSONValue? {
         try host.call("initialize", [
             "clientInfo": ["name": "context-host compose", "version": "1.0"],
             "protocolVersion": 1, "locale": "en-US",
@@ -70,17 +70,17 @@ public final class ComposeApp {
         return lines
     }
 
-    private func attachedItems() throws(HostError) -> [JSONValue] {
+    private func attachedItems() throws(ResponseError) -> [JSONValue] {
         try host.call("composer/list", ["composerId": composerId])["items"]?.arrayValue ?? []
     }
 
-    private func report(_ error: HostError) {
+    private func report(_ error: ResponseError) {
         status += CtxuiRender.wrap("✗ " + error.message, width: width).map { CtxuiRender.styled($0, [.red], color: color) }
     }
 
     // MARK: Attach
 
-    private func attach() throws(HostError) {
+    private func attach() throws(ResponseError) {
         let providers = try host.call("providers/list", ["composerId": composerId])["providers"]?.arrayValue ?? []
         let lines = providers.map(CtxuiRender.providerLine)
         var options = lines.map { MenuOption($0.label, enabled: $0.enabled, note: $0.note) }
@@ -126,7 +126,7 @@ public final class ComposeApp {
                 outcome = try host.call("collect/submit", ["sessionId": sessionId, "values": .object(values)])
             } catch {
                 report(error)
-                if [-32030, -32031, -32020].contains(error.code) { return }
+                if [-32030, -32031, -32020].contains(error.code.rawValue) { return }
                 toAsk = fields
                 continue
             }
@@ -232,7 +232,7 @@ public final class ComposeApp {
         return items[index]
     }
 
-    private func open(_ items: [JSONValue]) throws(HostError) {
+    private func open(_ items: [JSONValue]) throws(ResponseError) {
         terminal.show(header(items))
         guard let entry = pickItem(items, title: "Open which item?"), let item = entry["item"] else { return }
         var lines: [String]
@@ -249,7 +249,7 @@ public final class ComposeApp {
         _ = terminal.pause("Back to the message")
     }
 
-    private func remove(_ items: [JSONValue]) throws(HostError) {
+    private func remove(_ items: [JSONValue]) throws(ResponseError) {
         terminal.show(header(items))
         guard let entry = pickItem(items, title: "Remove which item?"), let itemId = entry["item"]?["id"] else { return }
         do {
@@ -258,7 +258,7 @@ public final class ComposeApp {
         } catch { report(error) }
     }
 
-    private func send() throws(HostError) -> JSONValue? {
+    private func send() throws(ResponseError) -> JSONValue? {
         terminal.show(header(try attachedItems()))
         guard let text = terminal.readLine("Message", initial: "") else { return nil }
         do {

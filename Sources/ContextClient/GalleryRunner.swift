@@ -15,22 +15,13 @@ package struct GalleryExchange: Sendable {
     /// The result, when the host answered one.
     package var result: JSONValue?
     /// The error, when the host answered one.
-    package var error: HostError?
+    package var error: ResponseError?
 
     /// `{"method", "params", "result" | "error": {code, message, data?}}`.
     package var json: JSONValue {
         var object: JSONObject = ["method": .string(method), "params": params]
         if let result { object["result"] = result }
         if let error { object["error"] = error.json }
-        return .object(object)
-    }
-}
-
-extension HostError {
-    /// `{code, message, data?}` as on the wire.
-    package var json: JSONValue {
-        var object: JSONObject = ["code": .number(Double(code)), "message": .string(message)]
-        if let data { object["data"] = data }
         return .object(object)
     }
 }
@@ -182,7 +173,7 @@ package struct GalleryData: Sendable {
 /// collectors (or when the form made nothing); then `items/preview`, `items/detail`,
 /// `items/describe` and `items/encode` of the item. Provider failures are recorded, never fatal.
 package final class GalleryRunner {
-    private let host: HostConnection
+    private let host: BlockingHost
     private let grantedPermissions: [String]
     private let providerIDs: [String]
     private let manifestPaths: [String]
@@ -193,7 +184,7 @@ package final class GalleryRunner {
     /// `providerIDs` and `manifestPaths` limit the gallery to the providers with those ids or
     /// manifest files (both empty: every provider). An id the host does not list is an error; a
     /// manifest path is compared as a resolved path and may match nothing.
-    package init(host: HostConnection, grantedPermissions: [String] = [], providerIDs: [String] = [], manifestPaths: [String] = []) {
+    package init(host: BlockingHost, grantedPermissions: [String] = [], providerIDs: [String] = [], manifestPaths: [String] = []) {
         self.host = host
         self.grantedPermissions = grantedPermissions
         self.providerIDs = providerIDs
@@ -271,7 +262,7 @@ package final class GalleryRunner {
             return result
         } catch {
             provider.exchanges.append(GalleryExchange(method: method, params: params, error: error))
-            provider.problems.append("\(method) failed: \(error.message) (\(error.code))")
+            provider.problems.append("\(method) failed: \(error.message) (\(error.code.rawValue))")
             return nil
         }
     }
@@ -340,7 +331,7 @@ package final class GalleryRunner {
             var refusals: [String] = []
             for values in candidates {
                 guard let outcome = call("collect/submit", ["sessionId": sessionId, "values": .object(values)], into: &provider) else {
-                    if provider.exchanges.last?.error?.code == -32020 { finished = true }
+                    if provider.exchanges.last?.error?.code.rawValue == -32020 { finished = true }
                     return
                 }
                 switch outcome["outcome"]?.stringValue {

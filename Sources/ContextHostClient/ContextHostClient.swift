@@ -132,6 +132,17 @@ public final class ContextHostClient: ContextHostSession {
         tracker.events()
     }
 
+    /// Sends a request by name and returns its raw result (for clients that keep the host's JSON
+    /// as it came, e.g. the gallery).
+    package func call(method: String, params: JSONValue) async throws(ResponseError) -> JSONValue {
+        try await tracker.call(method: method, params: params)
+    }
+
+    /// Sends a notification by name; false when the process is gone.
+    package func notify(method: String, params: JSONValue?) async -> Bool {
+        tracker.notify(method: method, params: params)
+    }
+
     /// The child's last lines on standard error (with `.capture`), oldest first.
     public var recentStandardError: [String] { stderrTail?.lines ?? [] }
 

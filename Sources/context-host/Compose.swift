@@ -44,11 +44,11 @@ extension ContextHostCommand {
             }
             // On a terminal the host's logs would garble the screen: they go to /dev/null.
             let nullFD = open("/dev/null", O_WRONLY)
-            let host: HostConnection
+            let host: BlockingHost
             do {
-                host = try HostConnection(
-                    executable: executable, arguments: ["context-host", "serve", "--no-state", "--no-watch"] + options.serveArguments(),
-                    stderrFD: interactive ? nullFD : STDERR_FILENO)
+                host = try BlockingHost(
+                    executable: executable, arguments: ["serve", "--no-state", "--no-watch"] + options.serveArguments(),
+                    standardError: .fileDescriptor(interactive ? nullFD : STDERR_FILENO))
             } catch {
                 writeStandardError("context-host compose: \(error)")
                 throw ExitCode(1)
@@ -68,10 +68,10 @@ extension ContextHostCommand {
             } catch {
                 terminal.finish(printing: "")
                 writeStandardError("context-host compose: \(error.message)")
-                _ = host.shutdown()
+                host.shutdown()
                 throw ExitCode(1)
             }
-            _ = host.shutdown()
+            host.shutdown()
             if let envelope {
                 terminal.finish(printing: "Sent. The envelope a backend receives (composer/send):\n" + CtxuiRender.prettyJSON(envelope))
             } else {

@@ -70,11 +70,11 @@ enum GalleryWriter {
         try makeDirectories(directory)
         // A host that dies (an in-process provider crashed) must fail the calls, not kill us.
         signal(SIGPIPE, SIG_IGN)
-        let host: HostConnection
+        let host: BlockingHost
         do {
-            host = try HostConnection(
-                executable: executable, arguments: ["context-host", "serve", "--no-state", "--no-watch"] + serveArguments,
-                stderrFD: STDERR_FILENO)
+            host = try BlockingHost(
+                executable: executable, arguments: ["serve", "--no-state", "--no-watch"] + serveArguments,
+                standardError: .fileDescriptor(STDERR_FILENO))
         } catch {
             throw Failure(description: "cannot start the host: \(error)")
         }
@@ -82,10 +82,10 @@ enum GalleryWriter {
         do {
             data = try GalleryRunner(host: host, grantedPermissions: grantedPermissions, providerIDs: providerIDs, manifestPaths: manifestPaths).run(generatedAt: utcTimestamp())
         } catch {
-            _ = host.shutdown()
+            host.shutdown()
             throw Failure(description: "\(error)")
         }
-        _ = host.shutdown()
+        host.shutdown()
         let index = directory + "/index.html"
         try writeFile(index, GalleryPage.render(data))
         try writeFile(directory + "/gallery.json", CtxuiRender.prettyJSON(data.json) + "\n")
