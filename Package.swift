@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextHostClient"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),

@@ -75,6 +75,11 @@ public final class InProcessHost: ContextHostSession {
         tracker.events()
     }
 
+    /// Sends a request by name and returns its raw result (tests, and clients that keep JSON).
+    package func call(method: String, params: JSONValue) async throws(ResponseError) -> JSONValue {
+        try await tracker.call(method: method, params: params)
+    }
+
     public func close() async {
         let first = closed.withLock { closed in
             defer { closed = true }

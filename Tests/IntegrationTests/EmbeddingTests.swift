@@ -1,0 +1,225 @@
+import ContextHost
+import ContextHostClient
+import ContextHostTestSupport
+import ContextProtocol
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The embedding API (issue 26): the same typed session over the in-process host and over a
+/// spawned `context-host`, driven through Note and the fixture provider.
+@Suite("Embedding API")
+struct EmbeddingTests {
+    static let bundledManifests = BuildProducts.packageRoot + "/manifests"
+    static let fixtureManifests = BuildProducts.packageRoot + "/Tests/Fixtures/manifests"
+
+    static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [bundledManifests, fixtureManifests]) -> InProcessHost {
+        var configuration = HostConfiguration(
+            manifestDirectories: manifests, libraryDirectories: [BuildProducts.directory], stateDirectory: stateDirectory)
+        configuration.watchManifests = watch
+        // Strangers' providers run in workers: the embedder names the worker binary, and which
+        // manifest folders are trusted to run in the app's own process.
+        configuration.isolation.workerExecutable = BuildProducts.hostExecutable
+        configuration.isolation.trustedManifestDirectories = [bundledManifests, fixtureManifests]
+        return InProcessHost(configuration: configuration)
+    }
+
+    static func client(_ extra: [String] = []) throws -> ContextHostClient {
+        try ContextHostClient(
+            executable: BuildProducts.hostExecutable,
+            arguments: ["serve", "--manifests", bundledManifests, "--manifests", fixtureManifests, "--library-path", BuildProducts.directory,
+                        "--no-state", "--no-installed"] + extra)
+    }
+
+    /// Note end to end: list → collect with a field error, then valid → preview → detail →
+    /// encode → composer send. Returns the chip's title.
+    static func noteRoundTrip(_ host: some ContextHostSession, call: (String, JSONValue) async throws -> JSONValue) async throws -> String {
+        _ = try await call("initialize", ["clientInfo": ["name": "embedding-test"], "locale": "en-US"])
+        let providers = try await call("providers/list", [:])["providers"]?.arrayValue ?? []
+        #expect(providers.contains { $0["id"]?.stringValue == "com.contexthost.note" && $0["available"]?.boolValue == true })
+        let composer = try #require(try await call("composer/open", [:])["composerId"])
+        let started = try await call("collect/start", ["providerId": "com.contexthost.note", "composerId": composer])
+        let session = try #require(started["sessionId"])
+        let invalid = try await call("collect/submit", ["sessionId": session, "values": ["title": "", "body": "Milk"]])
+        #expect(invalid["outcome"] == "invalid")
+        #expect(invalid["fieldErrors"]?["title"]?.stringValue == "Title is required.")
+        let done = try await call("collect/submit", ["sessionId": session, "values": ["title": "Groceries", "body": "Milk, eggs and bread."]])
+        let itemJSON = try #require(done["item"])
+        let item = try ContextItem(json: itemJSON)
+        // The typed request: the chip comes back as a ContextChip.
+        let chip = try await host.send(ItemsPreviewRequest(item: item))
+        #expect(chip.title == "Groceries")
+        let detail = try await call("items/detail", ["item": itemJSON])
+        #expect(detail["title"]?.stringValue == "Groceries")
+        let encoded = try await call("items/encode", ["item": itemJSON])
+        #expect(encoded["representation"]?.stringValue?.isEmpty == false)
+        let sent = try await call("composer/send", ["composerId": composer, "text": "See the list"])
+        #expect(sent["message"]?["contextItems"]?.arrayValue?.count == 1)
+        return chip.title
+    }
+
+    @Test("in-process: Note end to end through the typed session")
+    func inProcessNote() async throws {
+        try BuildProducts.checkBuilt()
+        let host = Self.inProcessHost()
+        let title = try await Self.noteRoundTrip(host) { method, params in try await host.call(method: method, params: params) }
+        #expect(title == "Groceries")
+        await host.close()
+        // After close every request fails at once with connectionClosed.
+        await #expect(throws: ResponseError.self) { try await host.call(method: "ping", params: [:]) }
+    }
+
+    @Test("ContextHostClient: Note end to end against the real binary")
+    func clientNote() async throws {
+        try BuildProducts.checkBuilt()
+        let host = try Self.client()
+        let title = try await Self.noteRoundTrip(host) { method, params in try await host.call(method: method, params: params) }
+        #expect(title == "Groceries")
+        await host.close()
+    }
+
+    @Test("two in-process hosts in one process do not interfere")
+    func twoHosts() async throws {
+        try BuildProducts.checkBuilt()
+        let first = Self.inProcessHost()
+        let second = Self.inProcessHost()
+        async let one = Self.noteRoundTrip(first) { method, params in try await first.call(method: method, params: params) }
+        async let two = Self.noteRoundTrip(second) { method, params in try await second.call(method: method, params: params) }
+        _ = try await (one, two)
+        await first.close()
+        // The second still answers after the first closed.
+        let pong = try await second.call(method: "ping", params: [:])
+        #expect(pong == .object([:]))
+        await second.close()
+    }
+
+    @Test("many requests in flight, answered to their callers", arguments: ["in-process", "client"])
+    func manyInFlight(_ mode: String) async throws {
+        try BuildProducts.checkBuilt()
+        let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
+        let call: @Sendable (String, JSONValue) async throws -> JSONValue = { method, params in
+            if let host = host as? InProcessHost { return try await host.call(method: method, params: params) }
+            return try await (host as! ContextHostClient).call(method: method, params: params)
+        }
+        _ = try await call("initialize", [:])
+        let made = try await call("collect/make", ["providerId": "com.contexthost.fixture"])
+        let itemJSON = try #require(made["item"])
+        let titles = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<64 {
+                var item = try ContextItem(json: itemJSON)
+                item.displayName = "item \(index)"
+                // Some wait a little at the provider, so answers come back out of order.
+                item.content = ["delayMs": .number(Double(index % 4) * 5)]
+                let request = ItemsPreviewRequest(item: item)
+                group.addTask { try await host.send(request).title }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(titles) == Set((0..<64).map { "item \($0)" }))
+        await host.close()
+    }
+
+    @Test("cancelling the Swift task cancels the provider call", arguments: ["in-process", "client"])
+    func cancellation(_ mode: String) async throws {
+        try BuildProducts.checkBuilt()
+        let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
+        let call: @Sendable (String, JSONValue) async throws -> JSONValue = { method, params in
+            if let host = host as? InProcessHost { return try await host.call(method: method, params: params) }
+            return try await (host as! ContextHostClient).call(method: method, params: params)
+        }
+        _ = try await call("initialize", [:])
+        let made = try await call("collect/make", ["providerId": "com.contexthost.fixture"])
+        var item = try #require(made["item"]?.objectValue)
+        item["content"] = ["hang": true]
+        let hanging = JSONValue.object(item)
+        let start = ContinuousClock.now
+        let task = Task { try await call("items/detail", ["item": hanging]) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let outcome = await task.result
+        let elapsed = ContinuousClock.now - start
+        guard case .failure(let error) = outcome, let response = error as? ResponseError else {
+            Issue.record("expected a cancellation error, got \(outcome)")
+            return
+        }
+        #expect(response.code == .requestCancelled)
+        // The detail timeout is 2 s: the answer came from the cancellation, not the deadline.
+        #expect(elapsed < .milliseconds(1500))
+        // The host is still fine.
+        #expect(try await call("ping", [:]) == .object([:]))
+        await host.close()
+    }
+
+    @Test("ContextHostClient: a dead host fails waiting and later requests with connectionClosed, saying how it ended")
+    func processDeath() async throws {
+        try BuildProducts.checkBuilt()
+        let host = try Self.client()
+        _ = try await host.call(method: "initialize", params: [:])
+        let made = try await host.call(method: "collect/make", params: ["providerId": "com.contexthost.fixture"])
+        var item = try #require(made["item"]?.objectValue)
+        item["content"] = ["hang": true]
+        let hanging = JSONValue.object(item)
+        let waiting = Task { try await host.call(method: "items/detail", params: ["item": hanging]) }
+        try await Task.sleep(for: .milliseconds(100))
+        kill(host.processID, SIGKILL)
+        let outcome = await waiting.result
+        guard case .failure(let error) = outcome, let response = error as? ResponseError else {
+            Issue.record("expected connectionClosed, got \(outcome)")
+            return
+        }
+        #expect(response.code == .connectionClosed)
+        #expect(response.message.contains("killed by signal 9"), "\(response.message)")
+        await #expect(throws: ResponseError.self) { try await host.call(method: "ping", params: [:]) }
+        await host.close()
+    }
+
+    @Test("events: a manifest added while connected arrives as providers/changed", arguments: ["in-process", "client"])
+    func providersChangedEvent(_ mode: String) async throws {
+        try BuildProducts.checkBuilt()
+        let folder = try TemporaryDirectory()
+        let note = try String(contentsOfFile: Self.bundledManifests + "/note.yaml", encoding: .utf8)
+        let manifests = folder.path + "/manifests"
+        try FileManager.default.createDirectory(atPath: manifests, withIntermediateDirectories: true)
+        let host: any ContextHostSession
+        if mode == "client" {
+            host = try ContextHostClient(
+                executable: BuildProducts.hostExecutable,
+                arguments: ["serve", "--manifests", manifests, "--library-path", BuildProducts.directory, "--no-state", "--no-installed"])
+        } else {
+            host = Self.inProcessHost(watch: true, manifests: [manifests])
+        }
+        let events = host.events()
+        let call: @Sendable (String, JSONValue) async throws -> JSONValue = { method, params in
+            if let host = host as? InProcessHost { return try await host.call(method: method, params: params) }
+            return try await (host as! ContextHostClient).call(method: method, params: params)
+        }
+        _ = try await call("initialize", [:])
+        _ = try await call("providers/list", [:])
+        try note.write(toFile: manifests + "/note.yaml", atomically: true, encoding: .utf8)
+        let added = await withTaskGroup(of: [String]?.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .notification("providers/changed", let params) = event,
+                        let added = params["added"]?.arrayValue?.compactMap(\.stringValue), !added.isEmpty
+                    {
+                        return added
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        #expect(added == ["com.contexthost.note"])
+        await host.close()
+    }
+}
