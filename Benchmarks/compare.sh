@@ -3,7 +3,7 @@
 # and in worker processes, against the team bench kit's peer servers (Benchmarks/peers/), in ONE
 # run, printed as one set of tables with the budgets checked.
 #
-# Usage, from a clone (the README's command):
+# Usage, from a clone (the command in Benchmarks/README.md):
 #   Benchmarks/compare.sh              full run, ~4 min on 2 cores after the builds; writes Benchmarks/results/compare.md
 #   QUICK=1 Benchmarks/compare.sh      smoke run, ~1 min; the tables go to the raw folder only
 # On a machine shared with other builds, hold the build lock around it (it takes no lock itself):
