@@ -1,3 +1,4 @@
+import ContextProtocol
 import ContextProviderKit
 import Dispatch
 import Logging
@@ -86,8 +87,8 @@ public final class InProcessHost: ContextHostSession {
             return !closed
         }
         guard first else { return }
-        _ = try? await tracker.call(method: "shutdown", params: .null)
-        tracker.notify(method: "exit", params: nil)
+        _ = try? await tracker.send(ShutdownRequest())
+        tracker.notify(method: ContextProtocol.ExitNotification.method, params: nil)
         // `exit` is handled on the reader; wait for it so the workers are stopped on return.
         while !tracker.isClosed { try? await Task.sleep(for: .milliseconds(1)) }
     }
