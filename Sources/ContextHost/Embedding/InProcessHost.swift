@@ -32,15 +32,18 @@ public final class InProcessHost: ContextHostSession {
     ///   - logger: where the host logs (never standard output).
     public init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) {
         let host = Host(configuration: configuration, logger: logger)
-        let reader = DispatchQueue(label: "context-host.in-process.reader")
         // The server's output (framed answers and notifications) and the tracker's transport point
-        // at each other; the slot is filled right after both exist.
+        // at each other; the slot is filled right after both exist. Messages are handled one at a
+        // time, in the order callers send them, on the caller's thread (as the stdio server's one
+        // reader does; handlers never wait, so the lock is held briefly) — no thread hop.
         let serverSlot = Mutex<RPCServer?>(nil)
         let pendingOutput = Mutex<[UInt8]>([])
         let tracker = RequestTracker(decodeEvent: HostEvent.init(method:params:)) { message in
-            guard let server = serverSlot.withLock({ $0 }) else { return false }
-            reader.async { server.receive(message) }
-            return true
+            serverSlot.withLock { server in
+                guard let server else { return false }
+                server.receive(message)
+                return true
+            }
         }
         let output = OutputChannel(lateFlushMilliseconds: 1) { bytes in
             // Newline-delimited messages; a write may hold several, or (in principle) part of one.
