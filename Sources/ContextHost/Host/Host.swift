@@ -278,9 +278,9 @@ package final class Host: Sendable {
 
     static func timeout(for method: String, in timeouts: Timeouts) -> Int {
         switch method {
-        case "item/preview", "item/describe", "provider/availability": timeouts.preview.milliseconds
-        case "item/detail": timeouts.detail.milliseconds
-        case "item/encode": timeouts.encode.milliseconds
+        case ItemPreviewRequest.method, ItemDescribeRequest.method, ProviderAvailabilityRequest.method: timeouts.preview.milliseconds
+        case ItemDetailRequest.method: timeouts.detail.milliseconds
+        case ItemEncodeRequest.method: timeouts.encode.milliseconds
         default: timeouts.collect.milliseconds
         }
     }
