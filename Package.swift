@@ -95,6 +95,7 @@ let package = Package(
                 "ContextHost",
                 "ContextConformance",
                 "ContextClient",
+                "ContextProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

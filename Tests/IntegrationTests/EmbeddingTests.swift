@@ -17,14 +17,28 @@ struct EmbeddingTests {
     static let bundledManifests = BuildProducts.packageRoot + "/manifests"
     static let fixtureManifests = BuildProducts.packageRoot + "/Tests/Fixtures/manifests"
 
-    static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [bundledManifests, fixtureManifests]) -> InProcessHost {
+    /// Note's and the fixture's manifests with a 10 s `preview` timeout (which also bounds the
+    /// availability check): these providers run inside the test process, whose concurrency pool
+    /// other suites' blocking waits may hold for longer than the bundled 500 ms.
+    static let relaxedManifests: String = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-embedding-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for source in [bundledManifests + "/note.yaml", fixtureManifests + "/fixture.yaml"] {
+            let text = (try? String(contentsOfFile: source, encoding: .utf8)) ?? ""
+            let relaxed = text.replacingOccurrences(of: "preview: 500ms", with: "preview: 10s")
+            try? relaxed.write(toFile: folder + "/" + (source as NSString).lastPathComponent, atomically: true, encoding: .utf8)
+        }
+        return folder
+    }()
+
+    static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [relaxedManifests]) -> InProcessHost {
         var configuration = HostConfiguration(
             manifestDirectories: manifests, libraryDirectories: [BuildProducts.directory], stateDirectory: stateDirectory)
         configuration.watchManifests = watch
         // Strangers' providers run in workers: the embedder names the worker binary, and which
         // manifest folders are trusted to run in the app's own process.
         configuration.isolation.workerExecutable = BuildProducts.hostExecutable
-        configuration.isolation.trustedManifestDirectories = [bundledManifests, fixtureManifests]
+        configuration.isolation.trustedManifestDirectories = manifests
         return InProcessHost(configuration: configuration)
     }
 
@@ -38,7 +52,7 @@ struct EmbeddingTests {
     /// Note end to end through the typed API: list → collect with a field error, then valid →
     /// preview → detail → describe → encode → composer send. Returns the sent envelope.
     static func noteRoundTrip(_ host: some ContextHostSession) async throws -> ComposerSendResult {
-        let hello = try await host.initialize(InitializeRequest(clientInfo: ClientInfo(name: "embedding-test"), locale: "en-US"))
+        let hello = try await host.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test"), locale: "en-US"))
         #expect(hello.serverInfo.name == "context-host")
         let providers = try await host.providers()
         #expect(providers.contains { $0.id == "com.contexthost.note" && $0.available == true })

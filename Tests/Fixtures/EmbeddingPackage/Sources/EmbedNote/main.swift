@@ -21,7 +21,7 @@ struct Failure: Error, CustomStringConvertible {
 
 /// Note end to end, through any session.
 func attachNote(through host: some ContextHostSession) async throws {
-    let hello = try await host.initialize(InitializeRequest(clientInfo: ClientInfo(name: "embed-note", version: "1.0"), locale: "en-US"))
+    let hello = try await host.initialize(InitializeRequest(clientInfo: .init(name: "embed-note", version: "1.0"), locale: "en-US"))
     print("initialize server=\(hello.serverInfo.name) protocol=\(hello.protocolVersion)")
 
     let providers = try await host.providers()
