@@ -74,39 +74,41 @@ public struct InitializeRequest: RequestType, Hashable {
     }
 }
 
-/// `initialize`'s `clientInfo`. The host ignores wrongly typed members, and so does this type.
-public struct ClientInfo: WireValue, Hashable {
-    /// The client's name (the host's default: `unknown`).
-    public var name: String?
-    /// The client's version.
-    public var version: String?
-    /// Members this library does not know, kept as sent.
-    public var extra: JSONObject
+extension InitializeRequest {
+    /// `initialize`'s `clientInfo`. The host ignores wrongly typed members, and so does this type.
+    public struct ClientInfo: WireValue, Hashable {
+        /// The client's name (the host's default: `unknown`).
+        public var name: String?
+        /// The client's version.
+        public var version: String?
+        /// Members this library does not know, kept as sent.
+        public var extra: JSONObject
 
-    /// Creates client info.
-    public init(name: String? = nil, version: String? = nil, extra: JSONObject = JSONObject()) {
-        self.name = name
-        self.version = version
-        self.extra = extra
-    }
+        /// Creates client info.
+        public init(name: String? = nil, version: String? = nil, extra: JSONObject = JSONObject()) {
+            self.name = name
+            self.version = version
+            self.extra = extra
+        }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        name = reader.value("name")?.stringValue
-        version = reader.value("version")?.stringValue
-        extra = reader.object.removing(["name", "version"])
-    }
+        public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+            let reader = try JSONObjectReader(json, path: path)
+            name = reader.value("name")?.stringValue
+            version = reader.value("version")?.stringValue
+            extra = reader.object.removing(["name", "version"])
+        }
 
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.set("name", name)
-        object.set("version", version)
-        object.append(extra)
-        return .object(object)
-    }
+        public var json: JSONValue {
+            var object = JSONObject()
+            object.set("name", name)
+            object.set("version", version)
+            object.append(extra)
+            return .object(object)
+        }
 
-    public static var schema: JSONValue {
-        Schema.object(["name": Schema.string(), "version": Schema.string()], description: "Who the client is; wrongly typed members are ignored.")
+        public static var schema: JSONValue {
+            Schema.object(["name": Schema.string(), "version": Schema.string()], description: "Who the client is; wrongly typed members are ignored.")
+        }
     }
 }
 
