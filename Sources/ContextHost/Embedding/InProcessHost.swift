@@ -86,8 +86,8 @@ public final class InProcessHost: ContextHostSession {
             return !closed
         }
         guard first else { return }
-        _ = try? await tracker.call(method: "shutdown", params: .null)
-        tracker.notify(method: "exit", params: nil)
+        _ = try? await tracker.call(method: ShutdownRequest.method, params: .null)
+        tracker.notify(method: ContextProtocol.ExitNotification.method, params: nil)
         // `exit` is handled on the reader; wait for it so the workers are stopped on return.
         while !tracker.isClosed { try? await Task.sleep(for: .milliseconds(1)) }
     }
