@@ -117,7 +117,7 @@ struct ProviderRequest {
     /// that is read: such a request is read (and checked) in its task, not by `call`.
     static func previewManyID(_ message: UnsafeRawBufferPointer) -> Int? {
         let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
-        let suffix: StaticString = #","method":ItemPreviewManyRequest.method,"params":"#
+        let suffix: StaticString = #","method":"item/previewMany","params":"#
         guard message.count > prefix.utf8CodeUnitCount + suffix.utf8CodeUnitCount + 1,
             memcmp(message.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
         else { return nil }
