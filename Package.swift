@@ -131,6 +131,7 @@ let package = Package(
         .executableTarget(name: "ctxui-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
         .executableTarget(name: "elf-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ELFFuzzer"),
         .executableTarget(name: "signature-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/SignatureFuzzer"),
+        .executableTarget(name: "protocol-fuzzer", dependencies: ["FuzzSupport", "ContextProtocol"], path: "Fuzz/ProtocolFuzzer"),
         .executableTarget(name: "bundle-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/BundleFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
-targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer elf-fuzzer signature-fuzzer bundle-fuzzer"}
+targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer elf-fuzzer signature-fuzzer bundle-fuzzer protocol-fuzzer"}
 build_lock=${BUILD_LOCK:-/tmp/ctxhost-build.lock}
 fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
 flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING)

@@ -14,6 +14,7 @@ struct FuzzCorpusTests {
         ("elf-fuzzer", "elf"),
         ("signature-fuzzer", "signature"),
         ("bundle-fuzzer", "bundle"),
+        ("protocol-fuzzer", "protocol"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
         let executable = BuildProducts.directory + "/" + target
