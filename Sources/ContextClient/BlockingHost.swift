@@ -14,15 +14,8 @@ package final class BlockingHost: Sendable {
         client = try ContextHostClient(executable: executable, arguments: arguments, standardError: standardError)
     }
 
-    /// Sends a request and waits for its result, kept as JSON (the clients render and record the
-    /// host's answers as they came).
-    @discardableResult
-    package func call<Request: RequestType>(_ type: Request.Type, _ params: JSONValue = .object([:])) throws(ResponseError) -> JSONValue {
-        let client = client
-        return try wait { () async throws(ResponseError) -> JSONValue in try await client.call(method: Request.method, params: params) }
-    }
-
-    /// Sends a request by method name (the gallery records each exchange under it).
+    /// Sends a request by method name (`XRequest.method`) and waits for its result, kept as JSON:
+    /// the clients render and record the host's answers as they came.
     @discardableResult
     package func call(_ method: String, _ params: JSONValue = .object([:])) throws(ResponseError) -> JSONValue {
         let client = client
