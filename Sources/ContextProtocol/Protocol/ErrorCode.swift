@@ -50,6 +50,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     /// A host limit on open things was reached: composers or collection sessions
     /// (`data: {limit, current, limitName}`; docs/security.md §6).
     public static let limitExceeded = ErrorCode(rawValue: -32040)
+
+    /// `initialize` named no protocol version the host speaks (`data: {supported, requested}`).
+    public static let protocolVersionUnsupported = ErrorCode(rawValue: -32050)
 }
 
 extension ErrorCode {
