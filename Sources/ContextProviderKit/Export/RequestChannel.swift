@@ -84,3 +84,19 @@ func writeStandardError(_ text: String) {
         _ = write(2, buffer.baseAddress, buffer.count)
     }
 }
+
+/// The progress of one request, to report from any thread or task: for work shared between
+/// requests or run outside the request's task (a background read several requests wait for).
+/// Take it with `ProgressReporter.current` inside the request; after the request's answer,
+/// reports do nothing.
+public struct ProgressReporter: Sendable {
+    let channel: RequestChannel
+
+    /// The reporter of the request the current task handles; nil outside one.
+    public static var current: ProgressReporter? { RequestChannel.current.map(ProgressReporter.init(channel:)) }
+
+    /// As `ProviderContext.reportProgress(done:total:message:)`, for this reporter's request.
+    public func report(done: Double, total: Double? = nil, message: String? = nil) {
+        channel.progress(done: done, total: total, message: message)
+    }
+}
