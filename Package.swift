@@ -95,6 +95,7 @@ let package = Package(
                 "ContextHost",
                 "ContextConformance",
                 "ContextClient",
+                "ContextProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -112,6 +113,7 @@ let package = Package(
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
         .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),
+        .executableTarget(name: "embed-bench", dependencies: ["ContextHost", "ContextHostClient"], path: "Benchmarks/EmbedBench"),
         .executableTarget(name: "composer-bench", dependencies: ["ContextProviderKit"], path: "Benchmarks/ComposerBench"),
         // Fuzz targets (Fuzz/run.sh builds them with -sanitize=fuzzer -DFUZZING; a normal build makes
         // replay drivers that run saved inputs once, without the fuzzer runtime).

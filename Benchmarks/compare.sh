@@ -3,7 +3,7 @@
 # and in worker processes, against the team bench kit's peer servers (Benchmarks/peers/), in ONE
 # run, printed as one set of tables with the budgets checked.
 #
-# Usage, from a clone (the README's command):
+# Usage, from a clone (the command in Benchmarks/README.md):
 #   Benchmarks/compare.sh              full run, ~4 min on 2 cores after the builds; writes Benchmarks/results/compare.md
 #   QUICK=1 Benchmarks/compare.sh      smoke run, ~1 min; the tables go to the raw folder only
 # On a machine shared with other builds, hold the build lock around it (it takes no lock itself):
@@ -35,6 +35,7 @@
 #   AWAKE=0      skip the extra closed-loop ping run with the vCPUs kept awake (see below)
 #   AWAKE_ROWS [host-in-process host-worker limit]
 #   EXTRAS=0     skip the lazy-worker and package benchmarks that follow the tables
+#   EMBED=0      skip the embedding API rows (embed-bench: InProcessHost and ContextHostClient)
 #   OUT          where the tables are written [Benchmarks/results/compare.md; QUICK: the raw folder]
 # Raw key=value lines, server stderr and build logs: Benchmarks/results/raw/compare-<UTC>/ (git-ignored).
 set -euo pipefail
@@ -84,7 +85,7 @@ build_step() { # name command...
 PROVIDER_PRODUCTS=$(sed -n 's/^library: *lib\(.*\)\.so *$/\1/p' "$ROOT"/manifests/*.yaml | sort -u)
 if [[ -z "${NOBUILD:-}" ]]; then
     echo "== build (release; logs in $RAW)" >&2
-    for product in context-host $PROVIDER_PRODUCTS discovery-bench composer-bench; do
+    for product in context-host $PROVIDER_PRODUCTS discovery-bench composer-bench embed-bench; do
         build_step "$product" swift build -c release --product "$product" || exit 1
     done
     mkdir -p "$BIN_TOOLS"
@@ -278,6 +279,30 @@ for id in "${ORDER[@]}"; do ROWS+=("$id=${NAME[$id]}"); done
 mkdir -p "$(dirname "$OUT")"
 "$PY" "$BENCH_DIR/compare/report.py" "$SUM" "$MACHINE" "$SETTINGS" "${ROWS[@]}" | tee "$OUT"
 echo "tables: $OUT; raw results: $RAW" >&2
+
+# The embedding API (issue 26): `ping` and the same `items/preview` through InProcessHost (the host
+# in the benchmark's process, typed Swift calls over the in-memory connection) and through
+# ContextHostClient (typed calls to a spawned host over pipes); the stdio rows above are the
+# baseline. Appended to the tables.
+if [[ "${EMBED:-1}" != 0 && -x "$BIN/embed-bench" ]]; then
+    echo "== embedding API" >&2
+    if [[ -n "${QUICK:-}" ]]; then embed_args=(--n 2000 --reps 1); else embed_args=(--n $((LAT_N / 4)) --reps "$REPS"); fi
+    embed=$("$BIN/embed-bench" "${embed_args[@]}" --window "$THR_W" 2>/dev/null | grep '^embed ') || true
+    echo "$embed" | tee "$RAW/embed.txt" >&2
+    {
+        echo
+        echo "Embedding API (issue 26), same run: typed Swift calls, \`ping\` and the same \`items/preview\` of the ~1 KB note; medians of ${embed_args[-1]} runs (\`embed-bench ${embed_args[*]} --window $THR_W\`). InProcessHost = the host inside the benchmark's process (Note in-process); ContextHostClient = a spawned \`context-host --isolation in-process\` over pipes. Baseline: the \`context-host (in-process)\` row above (rpcload, raw JSON over pipes)."
+        echo
+        echo "| row | ping p50 µs, closed loop | ping req/s, $THR_W in flight | preview p50 µs, closed loop | preview req/s, $THR_W in flight |"
+        echo "|---|---:|---:|---:|---:|"
+        echo "$embed" | while read -r line; do
+            row=$(sed -n 's/.* row=\([^ ]*\).*/\1/p' <<< "$line")
+            get() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<< "$line"; }
+            label=$([[ "$row" == in-process ]] && echo InProcessHost || echo ContextHostClient)
+            printf '| %s | %s | %.0f | %s | %.0f |\n' "$label" "$(get ping_p50_us)" "$(get ping_rps)" "$(get preview_p50_us)" "$(get preview_rps)"
+        done
+    } >> "$OUT"
+fi
 
 # Then, each side by side with its own baseline in one run (EXTRAS=0 skips them; not with QUICK):
 # lazy workers, 300 providers lazy vs eager, from manifests and installed (issue 28,

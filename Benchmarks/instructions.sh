@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per `items/preview` of the ~1 KB note, in-process, counted by valgrind's callgrind:
 # a deterministic figure for comparing two builds on a machine whose speed changes by up to 2×
-# within half an hour (README, Benchmarks). Throughput still needs compare.sh; this tells whether
+# within half an hour (Benchmarks/README.md, "Latest results"). Throughput still needs compare.sh; this tells whether
 # a change made the host do less work.
 #
 # Usage, from a clone (needs valgrind: apt-get install valgrind):

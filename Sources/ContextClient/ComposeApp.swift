@@ -23,13 +23,13 @@ package final class ComposeApp {
 
     /// Runs until the user sends (returns the envelope) or quits (returns nil).
     package func run() throws(ResponseError) -> JSONValue? {
-        try host.call("initialize", [
+        try host.call(InitializeRequest.method, [
             "clientInfo": ["name": "context-host compose", "version": "1.0"],
             "protocolVersion": 1, "locale": "en-US",
             "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
         ])
-        host.notify("initialized")
-        composerId = try host.call("composer/open")["composerId"] ?? .null
+        host.notify(ContextProtocol.InitializedNotification.method)
+        composerId = try host.call(ComposerOpenRequest.method)["composerId"] ?? .null
         while true {
             let items = try attachedItems()
             var screen = header(items)
@@ -54,7 +54,7 @@ package final class ComposeApp {
             case 2: try remove(items)
             case 3: if let envelope = try send() { return envelope }
             default:
-                _ = try? host.call("composer/close", ["composerId": composerId])
+                _ = try? host.call(ComposerCloseRequest.method, ["composerId": composerId])
                 return nil
             }
         }
@@ -71,7 +71,7 @@ package final class ComposeApp {
     }
 
     private func attachedItems() throws(ResponseError) -> [JSONValue] {
-        try host.call("composer/list", ["composerId": composerId])["items"]?.arrayValue ?? []
+        try host.call(ComposerListRequest.method, ["composerId": composerId])["items"]?.arrayValue ?? []
     }
 
     private func report(_ error: ResponseError) {
@@ -81,7 +81,7 @@ package final class ComposeApp {
     // MARK: Attach
 
     private func attach() throws(ResponseError) {
-        let providers = try host.call("providers/list", ["composerId": composerId])["providers"]?.arrayValue ?? []
+        let providers = try host.call(ProvidersListRequest.method, ["composerId": composerId])["providers"]?.arrayValue ?? []
         let lines = providers.map(CtxuiRender.providerLine)
         var options = lines.map { MenuOption($0.label, enabled: $0.enabled, note: $0.note) }
         options.append(MenuOption("(back)"))
@@ -91,14 +91,14 @@ package final class ComposeApp {
         let providerId = provider["id"] ?? .null
         if provider["collection"]?.stringValue == "programmatic" {
             do {
-                let made = try host.call("collect/make", ["providerId": providerId, "composerId": composerId])
+                let made = try host.call(CollectMakeRequest.method, ["providerId": providerId, "composerId": composerId])
                 status.append(made["item"]?.isNull == false ? "Attached \(made["item"]?["displayName"]?.stringValue ?? "an item")." : "\(lines[choice].label) made nothing.")
             } catch { report(error) }
             return
         }
         let started: JSONValue
         do {
-            started = try host.call("collect/start", ["providerId": providerId, "composerId": composerId])
+            started = try host.call(CollectStartRequest.method, ["providerId": providerId, "composerId": composerId])
         } catch {
             report(error)
             return
@@ -114,7 +114,7 @@ package final class ComposeApp {
             let asked = toAsk ?? fields
             for field in asked {
                 guard let value = ask(field, form: form, values: values, errors: fieldErrors, formError: formError, sessionId: sessionId) else {
-                    _ = try? host.call("collect/cancel", ["sessionId": sessionId])
+                    _ = try? host.call(CollectCancelRequest.method, ["sessionId": sessionId])
                     status.append("Cancelled.")
                     return
                 }
@@ -123,7 +123,7 @@ package final class ComposeApp {
             }
             let outcome: JSONValue
             do {
-                outcome = try host.call("collect/submit", ["sessionId": sessionId, "values": .object(values)])
+                outcome = try host.call(CollectSubmitRequest.method, ["sessionId": sessionId, "values": .object(values)])
             } catch {
                 report(error)
                 if [-32030, -32031, -32020].contains(error.code.rawValue) { return }
@@ -179,7 +179,7 @@ package final class ComposeApp {
                 currentValues[id] = nil
                 var labels: [String: String] = [:]
                 let picked = terminal.searchChoice(label, minimumQueryLength: minimum) { query in
-                    let result = try? host.call("collect/query", ["sessionId": sessionId, "fieldId": .string(id), "query": .string(query), "values": .object(currentValues)])
+                    let result = try? host.call(CollectQueryRequest.method, ["sessionId": sessionId, "fieldId": .string(id), "query": .string(query), "values": .object(currentValues)])
                     return (result?["options"]?.arrayValue ?? []).compactMap { option in
                         guard let value = option["value"]?.stringValue else { return nil }
                         let optionLabel = option["label"]?.stringValue ?? value
@@ -237,12 +237,12 @@ package final class ComposeApp {
         guard let entry = pickItem(items, title: "Open which item?"), let item = entry["item"] else { return }
         var lines: [String]
         do {
-            let detail = try host.call("items/detail", ["item": item])
+            let detail = try host.call(ItemsDetailRequest.method, ["item": item])
             lines = CtxuiRender.render(detail: detail, width: width, color: color)
         } catch {
             lines = [CtxuiRender.styled("✗ " + error.message, [.red], color: color), item["displayName"]?.stringValue ?? ""]
         }
-        if let description = try? host.call("items/describe", ["item": item])["text"]?.stringValue {
+        if let description = try? host.call(ItemsDescribeRequest.method, ["item": item])["text"]?.stringValue {
             lines += [""] + CtxuiRender.wrap(description, width: width).map { CtxuiRender.styled($0, [.dim], color: color) }
         }
         terminal.show(lines + [""])
@@ -253,7 +253,7 @@ package final class ComposeApp {
         terminal.show(header(items))
         guard let entry = pickItem(items, title: "Remove which item?"), let itemId = entry["item"]?["id"] else { return }
         do {
-            let removed = try host.call("composer/remove", ["composerId": composerId, "itemId": itemId])
+            let removed = try host.call(ComposerRemoveRequest.method, ["composerId": composerId, "itemId": itemId])
             status.append("Removed “\(removed["removed"]?["displayName"]?.stringValue ?? "item")”.")
         } catch { report(error) }
     }
@@ -262,7 +262,7 @@ package final class ComposeApp {
         terminal.show(header(try attachedItems()))
         guard let text = terminal.readLine("Message", initial: "") else { return nil }
         do {
-            return try host.call("composer/send", ["composerId": composerId, "text": .string(text)])
+            return try host.call(ComposerSendRequest.method, ["composerId": composerId, "text": .string(text)])
         } catch {
             report(error)
             return nil

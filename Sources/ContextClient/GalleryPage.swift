@@ -76,7 +76,7 @@ package enum GalleryPage {
         if !provider.problems.isEmpty {
             html += "<ul class=\"problems\">" + provider.problems.map { "<li>\(HTMLRender.lines($0))</li>" }.joined() + "</ul>"
         }
-        html += pane("Listing", method: "providers/list", rendered: listing(entry), raw: entry)
+        html += pane("Listing", method: ProvidersListRequest.method, rendered: listing(entry), raw: entry)
         for (stepIndex, step) in provider.steps.enumerated() {
             var rendered = HTMLRender.form(step.form, values: step.invalidValues ?? step.acceptedValues ?? [:], fieldErrors: step.fieldErrors, formError: step.formError,
                                          showDefaults: step.invalidValues == nil && step.acceptedValues == nil)
@@ -97,26 +97,26 @@ package enum GalleryPage {
                 raw["fieldErrors"] = GalleryStep.json(step.fieldErrors)
             }
             let title = provider.steps.count > 1 ? "Form, step \(stepIndex + 1)" : "Form"
-            html += pane(title, method: stepIndex == 0 ? "collect/start" : "collect/submit → step", rendered: rendered, raw: .object(raw))
+            html += pane(title, method: stepIndex == 0 ? CollectStartRequest.method : "collect/submit → step", rendered: rendered, raw: .object(raw))
         }
         if let item = provider.item {
-            html += pane("Item", method: provider.steps.isEmpty ? "collect/make" : "collect/submit → item",
+            html += pane("Item", method: provider.steps.isEmpty ? CollectMakeRequest.method : "collect/submit → item",
                          rendered: "<p>\(HTMLRender.escape(item["displayName"]?.stringValue ?? "?")) <span class=\"muted\">type <code>\(HTMLRender.escape(item["type"]?.stringValue ?? "?"))</code></span></p>",
                          raw: item)
         }
         if let chip = provider.chip {
             var rendered = "<div class=\"composer\">" + HTMLRender.chip(chip) + "</div>"
             if let label = chip["accessibilityLabel"]?.stringValue { rendered += "<p class=\"caption\">Screen reader: “\(HTMLRender.escape(label))”</p>" }
-            html += pane("Chip", method: "items/preview", rendered: rendered, raw: chip)
+            html += pane("Chip", method: ItemsPreviewRequest.method, rendered: rendered, raw: chip)
         }
         if let detail = provider.detail {
-            html += pane("Detail", method: "items/detail", rendered: HTMLRender.detail(detail), raw: detail)
+            html += pane("Detail", method: ItemsDetailRequest.method, rendered: HTMLRender.detail(detail), raw: detail)
         }
         if let description = provider.description {
-            html += pane("Description", method: "items/describe", rendered: "<p>\(HTMLRender.escape(description))</p>", raw: ["text": .string(description)])
+            html += pane("Description", method: ItemsDescribeRequest.method, rendered: "<p>\(HTMLRender.escape(description))</p>", raw: ["text": .string(description)])
         }
         if let encoding = provider.encoding {
-            html += pane("Encoding", method: "items/encode", rendered: HTMLRender.encoding(encoding), raw: encoding)
+            html += pane("Encoding", method: ItemsEncodeRequest.method, rendered: HTMLRender.encoding(encoding), raw: encoding)
         }
         let failed = provider.exchanges.filter { $0.error != nil }
         if !failed.isEmpty {

@@ -203,13 +203,13 @@ package final class GalleryRunner {
     /// Initializes the host and walks every provider. Throws only when the host itself fails
     /// (cannot initialize or list), or a requested provider id is unknown.
     package func run(generatedAt: String) throws -> GalleryData {
-        let initialized = try host.call("initialize", [
+        let initialized = try host.call(InitializeRequest.method, [
             "clientInfo": ["name": "context-host gallery", "version": "1.0"],
             "protocolVersion": 1, "locale": "en-US",
             "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
         ])
-        host.notify("initialized")
-        var entries = try host.call("providers/list")["providers"]?.arrayValue ?? []
+        host.notify(ContextProtocol.InitializedNotification.method)
+        var entries = try host.call(ProvidersListRequest.method)["providers"]?.arrayValue ?? []
         if !providerIDs.isEmpty || !manifestPaths.isEmpty {
             let known = entries.compactMap { $0["id"]?.stringValue }
             let unknown = providerIDs.filter { !known.contains($0) }
@@ -234,7 +234,7 @@ package final class GalleryRunner {
             collectWithForm(id, into: &provider)
         }
         if provider.item == nil, collection != "form" {
-            if let made = call("collect/make", ["providerId": .string(id)], into: &provider) {
+            if let made = call(CollectMakeRequest.method, ["providerId": .string(id)], into: &provider) {
                 if let item = made["item"], !item.isNull {
                     provider.item = item
                 } else {
@@ -246,10 +246,10 @@ package final class GalleryRunner {
             if provider.problems.isEmpty { provider.problems.append("No item was made, so there is no chip, detail or encoding to show.") }
             return provider
         }
-        provider.chip = call("items/preview", ["item": item], into: &provider)
-        provider.detail = call("items/detail", ["item": item], into: &provider)
-        provider.description = call("items/describe", ["item": item], into: &provider)?["text"]?.stringValue
-        provider.encoding = call("items/encode", ["item": item], into: &provider)
+        provider.chip = call(ItemsPreviewRequest.method, ["item": item], into: &provider)
+        provider.detail = call(ItemsDetailRequest.method, ["item": item], into: &provider)
+        provider.description = call(ItemsDescribeRequest.method, ["item": item], into: &provider)?["text"]?.stringValue
+        provider.encoding = call(ItemsEncodeRequest.method, ["item": item], into: &provider)
         return provider
     }
 
@@ -268,11 +268,11 @@ package final class GalleryRunner {
     }
 
     private func collectWithForm(_ id: String, into provider: inout GalleryProvider) {
-        guard let started = call("collect/start", ["providerId": .string(id)], into: &provider),
+        guard let started = call(CollectStartRequest.method, ["providerId": .string(id)], into: &provider),
               let sessionId = started["sessionId"], var form = started["form"] else { return }
         var finished = false
         defer {
-            if !finished { _ = call("collect/cancel", ["sessionId": sessionId], into: &provider) }
+            if !finished { _ = call(CollectCancelRequest.method, ["sessionId": sessionId], into: &provider) }
         }
         for stepIndex in 0..<Self.maximumSteps {
             var step = GalleryStep(form: form)
@@ -287,7 +287,7 @@ package final class GalleryRunner {
             var searchOptions: [String: String] = [:]
             for field in parsed.fields where field.kind == .choice && field.search != nil {
                 for query in SampleValues.searchQueries(minimumLength: field.search?.minQueryLength ?? 0) {
-                    guard let answer = call("collect/query", [
+                    guard let answer = call(CollectQueryRequest.method, [
                         "sessionId": sessionId, "fieldId": .string(field.id), "query": .string(query), "values": [:],
                     ], into: &provider) else { break }
                     let options = answer["options"]?.arrayValue ?? []
@@ -306,7 +306,7 @@ package final class GalleryRunner {
                }) {
                 step.invalidValues = invalid.values
                 step.invalidWhat = invalid.what
-                guard let outcome = call("collect/submit", ["sessionId": sessionId, "values": .object(invalid.values)], into: &provider) else { return }
+                guard let outcome = call(CollectSubmitRequest.method, ["sessionId": sessionId, "values": .object(invalid.values)], into: &provider) else { return }
                 switch outcome["outcome"]?.stringValue {
                 case "invalid":
                     step.fieldErrors = [:]
@@ -322,7 +322,7 @@ package final class GalleryRunner {
                     return
                 default:
                     provider.problems.append("The collector accepted an invalid value (\(invalid.what)) and went on to the next step; the gallery stopped this flow there.")
-                    _ = call("collect/cancel", ["sessionId": sessionId], into: &provider)
+                    _ = call(CollectCancelRequest.method, ["sessionId": sessionId], into: &provider)
                     finished = true
                     return
                 }
@@ -330,7 +330,7 @@ package final class GalleryRunner {
             var next: JSONValue?
             var refusals: [String] = []
             for values in candidates {
-                guard let outcome = call("collect/submit", ["sessionId": sessionId, "values": .object(values)], into: &provider) else {
+                guard let outcome = call(CollectSubmitRequest.method, ["sessionId": sessionId, "values": .object(values)], into: &provider) else {
                     if provider.exchanges.last?.error?.code.rawValue == -32020 { finished = true }
                     return
                 }

@@ -17,7 +17,7 @@ extension ProviderRun {
     func checkMetadata(_ session: ProviderSession) async {
         guard let manifest else { return }
         await check("metadata.matches-manifest") {
-            let outcome = await session.call("provider/info")
+            let outcome = await session.call(ProviderInfoRequest.method)
             guard let result = outcome.result else { return .fail("provider/info failed: \(outcome.errorText)") }
             let metadata: ProviderMetadata
             do {
@@ -43,7 +43,7 @@ extension ProviderRun {
     }
 
     func checkAvailability(_ session: ProviderSession) async {
-        let outcome = await session.call("provider/availability")
+        let outcome = await session.call(ProviderAvailabilityRequest.method)
         var verdict: Verdict
         if let result = outcome.result {
             do {
@@ -80,7 +80,7 @@ extension ProviderRun {
             }
         }
         await check("collect.make-context", always: true) {
-            let outcome = await session.call("provider/makeContext")
+            let outcome = await session.call(ProviderMakeContextRequest.method)
             if manifest.collection == .form {
                 if outcome.error?.code.rawValue == -32601 || outcome.result?["item"]?.isNull == true {
                     return .skip("not applicable: the manifest says collection: form")
@@ -115,18 +115,18 @@ extension ProviderRun {
     private func collectWithForm(_ session: ProviderSession) async {
         var formProblems: [String] = []
         // collect/start
-        let start = await session.call("collect/start", ["sessionId": "conformance-start"])
+        let start = await session.call(ProviderCollectStartRequest.method, ["sessionId": "conformance-start"])
         if let result = start.result {
             if let problem = shapeProblem(result, as: .form) {
                 formProblems.append("collect/start: \(problem)")
             } else if let form = try? ContextForm(json: result, path: "form") {
                 startForm = form
-                formProblems += Self.formRemarks(form, step: "collect/start")
+                formProblems += Self.formRemarks(form, step: ProviderCollectStartRequest.method)
             }
         } else {
             formProblems.append("collect/start failed: \(start.errorText)")
         }
-        _ = await session.call("collect/cancel", ["sessionId": "conformance-start"])
+        _ = await session.call(ProviderCollectCancelRequest.method, ["sessionId": "conformance-start"])
         // collect.query
         await check("collect.query", always: true) {
             guard let form = startForm else { return .skip("blocked: no valid start form (collect.form-valid)") }
@@ -136,7 +136,7 @@ extension ProviderRun {
             for field in searchFields {
                 var found: String?
                 for query in SampleValues.searchQueries(minimumLength: field.search?.minQueryLength ?? 0) {
-                    let outcome = await session.call("collect/query", [
+                    let outcome = await session.call(ProviderCollectQueryRequest.method, [
                         "sessionId": "conformance-query", "stepId": .string(form.stepId), "fieldId": .string(field.id),
                         "query": .string(query), "values": [:],
                     ])
@@ -165,7 +165,7 @@ extension ProviderRun {
         // Samples.
         var samples: [CollectorSample] = []
         var declared = false
-        let answer = await session.call("conformance/samples")
+        let answer = await session.call(ConformanceSamplesRequest.method)
         if let result = answer.result, let list = result["samples"]?.arrayValue {
             declared = true
             for (index, raw) in list.enumerated() {
@@ -242,9 +242,9 @@ extension ProviderRun {
             var remarks: [String] = []
             for (index, variant) in variants.prefix(16).enumerated() {
                 let sessionId = JSONValue.string("conformance-invalid-\(index)")
-                _ = await session.call("collect/start", ["sessionId": sessionId])
-                let outcome = await session.call("collect/submit", ["sessionId": sessionId, "stepId": .string(form.stepId), "values": .object(variant.values)])
-                _ = await session.call("collect/cancel", ["sessionId": sessionId])
+                _ = await session.call(ProviderCollectStartRequest.method, ["sessionId": sessionId])
+                let outcome = await session.call(ProviderCollectSubmitRequest.method, ["sessionId": sessionId, "stepId": .string(form.stepId), "values": .object(variant.values)])
+                _ = await session.call(ProviderCollectCancelRequest.method, ["sessionId": sessionId])
                 if let error = outcome.error {
                     if error.code.rawValue == -32602 {
                         remarks.append("\(variant.what): answered error -32602 instead of an 'invalid' outcome")
@@ -271,8 +271,8 @@ extension ProviderRun {
         }
         // collect.cancel
         await check("collect.cancel") {
-            _ = await session.call("collect/start", ["sessionId": "conformance-cancel"])
-            let outcome = await session.call("collect/cancel", ["sessionId": "conformance-cancel"])
+            _ = await session.call(ProviderCollectStartRequest.method, ["sessionId": "conformance-cancel"])
+            let outcome = await session.call(ProviderCollectCancelRequest.method, ["sessionId": "conformance-cancel"])
             if outcome.result != nil { return .pass("collect/cancel answered.") }
             return .fail("collect/cancel failed: \(outcome.errorText)", ["fix: answer {} (the SDK's default cancelCollection does)"])
         }
@@ -287,7 +287,7 @@ extension ProviderRun {
     /// Starts a session and submits each step of `sample` (deriving values for steps it lacks when
     /// `derive`), following `step` outcomes.
     private func walk(_ session: ProviderSession, sample: CollectorSample, sessionId: String, derive: Bool, formProblems: inout [String]) async -> WalkOutcome {
-        let start = await session.call("collect/start", ["sessionId": .string(sessionId)])
+        let start = await session.call(ProviderCollectStartRequest.method, ["sessionId": .string(sessionId)])
         guard let first = start.result, let firstForm = try? ContextForm(json: first, path: "form") else {
             return .failed("collect/start: \(start.errorText)")
         }
@@ -298,18 +298,18 @@ extension ProviderRun {
             if stepIndex < sample.steps.count {
                 let expected = sample.steps[stepIndex].stepId
                 if !expected.isEmpty, expected != form.stepId {
-                    _ = await session.call("collect/cancel", ["sessionId": .string(sessionId)])
+                    _ = await session.call(ProviderCollectCancelRequest.method, ["sessionId": .string(sessionId)])
                     return .failed("the sample's step \(stepIndex + 1) is for '\(expected)', but the collector shows '\(form.stepId)'")
                 }
                 values = sample.steps[stepIndex].values
             } else if derive {
                 values = SampleValues.valid(for: form, searchOptions: [:])
             } else {
-                _ = await session.call("collect/cancel", ["sessionId": .string(sessionId)])
+                _ = await session.call(ProviderCollectCancelRequest.method, ["sessionId": .string(sessionId)])
                 return .failed("the collector asked for step '\(form.stepId)' after the sample's \(sample.steps.count) step(s)")
             }
             stepIndex += 1
-            let outcome = await session.call("collect/submit", ["sessionId": .string(sessionId), "stepId": .string(form.stepId), "values": .object(values)])
+            let outcome = await session.call(ProviderCollectSubmitRequest.method, ["sessionId": .string(sessionId), "stepId": .string(form.stepId), "values": .object(values)])
             guard let result = outcome.result else { return .failed("collect/submit (step '\(form.stepId)'): \(outcome.errorText)") }
             if let problem = shapeProblem(result, as: .submitOutcome) {
                 if result["outcome"]?.stringValue == "step" {
@@ -334,7 +334,7 @@ extension ProviderRun {
                     for (key, value) in errors { parts.append("\(key): \(value.stringValue ?? "")") }
                 }
                 if let formError = result["formError"]?.stringValue { parts.append(formError) }
-                _ = await session.call("collect/cancel", ["sessionId": .string(sessionId)])
+                _ = await session.call(ProviderCollectCancelRequest.method, ["sessionId": .string(sessionId)])
                 return .invalid(parts.joined(separator: "; "))
             default:
                 return .failed("collect/submit answered outcome '\(result["outcome"]?.stringValue ?? "?")'")

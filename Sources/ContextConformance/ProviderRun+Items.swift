@@ -37,15 +37,15 @@ extension ProviderRun {
             return .pass("\(items.count) item(s) carry '\(manifest.id)', unique UUIDs, a type, a display name and content.")
         }
         await check("chip.schema", always: true) {
-            await viewCheck(session, method: "item/preview", kind: .chip) { index, value in self.chips[index] = value }
+            await viewCheck(session, method: ItemPreviewRequest.method, kind: .chip) { index, value in self.chips[index] = value }
         }
         await check("detail.schema") {
-            await viewCheck(session, method: "item/detail", kind: .detail) { _, _ in }
+            await viewCheck(session, method: ItemDetailRequest.method, kind: .detail) { _, _ in }
         }
         await check("describe.text") {
             var problems: [String] = []
             for collected in items {
-                let outcome = await session.call("item/describe", Self.itemParams(collected.json))
+                let outcome = await session.call(ItemDescribeRequest.method, Self.itemParams(collected.json))
                 guard let result = outcome.result else {
                     problems.append("\(collected.source): \(outcome.errorText)")
                     continue
@@ -63,7 +63,7 @@ extension ProviderRun {
             var problems: [String] = []
             var supported: Set<String> = []
             for (index, collected) in items.enumerated() {
-                let outcome = await session.call("item/encode", Self.itemParams(collected.json))
+                let outcome = await session.call(ItemEncodeRequest.method, Self.itemParams(collected.json))
                 guard let result = outcome.result else {
                     problems.append("\(collected.source), default representation: \(outcome.errorText)")
                     continue
@@ -74,7 +74,7 @@ extension ProviderRun {
                 }
                 encodings[index] = result
                 for representation in EncodingRepresentation.allCases.map(\.rawValue) {
-                    let asked = await session.call("item/encode", ["item": collected.json, "representation": .string(representation)])
+                    let asked = await session.call(ItemEncodeRequest.method, ["item": collected.json, "representation": .string(representation)])
                     if let error = asked.error {
                         if error.code.rawValue != -32602 {
                             problems.append("\(collected.source), '\(representation)': expected the encoding or error -32602 naming the allowed values, got \(asked.errorText)")
@@ -98,7 +98,7 @@ extension ProviderRun {
             var problems: [String] = []
             for (index, collected) in items.enumerated() {
                 guard let first = encodings[index] else { continue }
-                let again = await session.call("item/encode", Self.itemParams(collected.json))
+                let again = await session.call(ItemEncodeRequest.method, Self.itemParams(collected.json))
                 guard let second = again.result else {
                     problems.append("\(collected.source): the second encode failed: \(again.errorText)")
                     continue
@@ -196,7 +196,7 @@ extension ProviderRun {
             }
             var problems: [String] = []
             for (index, collected) in items.enumerated() {
-                let chip = await fresh.call("item/preview", Self.itemParams(collected.json), record: false)
+                let chip = await fresh.call(ItemPreviewRequest.method, Self.itemParams(collected.json), record: false)
                 if let result = chip.result {
                     if let before = chips[index], result["title"] != before["title"] || result["subtitle"] != before["subtitle"] {
                         problems.append("\(collected.source): the chip changed: \(before["title"]?.jsonString ?? "") → \(result["title"]?.jsonString ?? "")")
@@ -204,9 +204,9 @@ extension ProviderRun {
                 } else {
                     problems.append("\(collected.source): item/preview: \(chip.errorText)")
                 }
-                let detail = await fresh.call("item/detail", Self.itemParams(collected.json), record: false)
+                let detail = await fresh.call(ItemDetailRequest.method, Self.itemParams(collected.json), record: false)
                 if detail.result == nil { problems.append("\(collected.source): item/detail: \(detail.errorText)") }
-                let encoded = await fresh.call("item/encode", Self.itemParams(collected.json), record: false)
+                let encoded = await fresh.call(ItemEncodeRequest.method, Self.itemParams(collected.json), record: false)
                 if let result = encoded.result {
                     if let before = encodings[index], before != result {
                         problems.append("\(collected.source): the encoding changed: \(Self.difference(before, result))")
@@ -228,9 +228,9 @@ extension ProviderRun {
     func timingChecks(_ session: ProviderSession) async {
         guard let manifest else { return }
         for (id, method, timeout) in [
-            ("timing.preview", "item/preview", manifest.timeouts.preview),
-            ("timing.detail", "item/detail", manifest.timeouts.detail),
-            ("timing.encode", "item/encode", manifest.timeouts.encode),
+            ("timing.preview", ItemPreviewRequest.method, manifest.timeouts.preview),
+            ("timing.detail", ItemDetailRequest.method, manifest.timeouts.detail),
+            ("timing.encode", ItemEncodeRequest.method, manifest.timeouts.encode),
         ] {
             await check(id) {
                 let budgetMs = Double(timeout.milliseconds) * options.timingBudgetFraction
@@ -267,7 +267,7 @@ extension ProviderRun {
     func concurrencyCheck(_ session: ProviderSession) async {
         await check("concurrency.parallel-calls") {
             let count = max(options.parallelCalls, 2)
-            let jobs: [(Int, String)] = (0..<count).map { ($0 % items.count, $0 % 2 == 0 ? "item/preview" : "item/encode") }
+            let jobs: [(Int, String)] = (0..<count).map { ($0 % items.count, $0 % 2 == 0 ? ItemPreviewRequest.method : ItemEncodeRequest.method) }
             let itemsJSON = items.map(\.json)
             let outcomes = await withTaskGroup(of: (Int, CallOutcome).self) { group in
                 for (job, (index, method)) in jobs.enumerated() {
@@ -284,12 +284,12 @@ extension ProviderRun {
                     problems.append("call \(job) (\(method) of \(items[index].source)): \(outcome.errorText)")
                     continue
                 }
-                if method == "item/preview", let before = chips[index],
+                if method == ItemPreviewRequest.method, let before = chips[index],
                     result["title"] != before["title"] || result["subtitle"] != before["subtitle"]
                 {
                     problems.append("call \(job) (item/preview of \(items[index].source)): got the chip \(result["title"]?.jsonString ?? "?"), expected \(before["title"]?.jsonString ?? "?")")
                 }
-                if method == "item/encode", let before = encodings[index], before != result {
+                if method == ItemEncodeRequest.method, let before = encodings[index], before != result {
                     problems.append("call \(job) (item/encode of \(items[index].source)): \(Self.difference(before, result))")
                 }
             }

@@ -34,7 +34,7 @@ extension ProviderRun {
             ]
             var problems: [String] = []
             var calls = 0
-            for method in ["item/preview", "item/detail", "item/describe", "item/encode"] {
+            for method in [ItemPreviewRequest.method, ItemDetailRequest.method, ItemDescribeRequest.method, ItemEncodeRequest.method] {
                 for (what, params) in variants {
                     calls += 1
                     let outcome = await session.call(method, params, record: false)
@@ -60,7 +60,7 @@ extension ProviderRun {
             }
             // Still alive and unchanged?
             if !items.isEmpty {
-                let after = await session.call("item/preview", Self.itemParams(items[0].json), record: false)
+                let after = await session.call(ItemPreviewRequest.method, Self.itemParams(items[0].json), record: false)
                 if after.result == nil {
                     problems.append("after the malformed calls, a valid item/preview failed: \(after.errorText)")
                 } else if let before = chips[0], after.result?["title"] != before["title"] {
@@ -85,11 +85,11 @@ extension ProviderRun {
             if let form = startForm, blocked == nil {
                 let values = SampleValues.maximum(for: form, searchOptions: searchOptions, base: acceptedValues)
                 let sessionId = JSONValue.string("conformance-maximum")
-                _ = await session.call("collect/start", ["sessionId": sessionId])
+                _ = await session.call(ProviderCollectStartRequest.method, ["sessionId": sessionId])
                 var current = form
                 var submitted = values
                 for _ in 0..<8 {
-                    let outcome = await session.call("collect/submit", ["sessionId": sessionId, "stepId": .string(current.stepId), "values": .object(submitted)])
+                    let outcome = await session.call(ProviderCollectSubmitRequest.method, ["sessionId": sessionId, "stepId": .string(current.stepId), "values": .object(submitted)])
                     guard let result = outcome.result else {
                         if outcome.isFatal { problems.append("collect/submit with every field at its maximum: \(outcome.errorText)") }
                         else { remarks.append("collect/submit with every field at its maximum: \(outcome.errorText)") }
@@ -102,7 +102,7 @@ extension ProviderRun {
                     }
                     if result["outcome"]?.stringValue == "item", let item = result["item"] {
                         made = true
-                        for method in ["item/preview", "item/detail", "item/describe", "item/encode"] {
+                        for method in [ItemPreviewRequest.method, ItemDetailRequest.method, ItemDescribeRequest.method, ItemEncodeRequest.method] {
                             let view = await session.call(method, Self.itemParams(item), record: false)
                             if let error = view.error {
                                 problems.append("\(method) of the maximal item: error \(error.code.rawValue): \(error.message)")
@@ -114,7 +114,7 @@ extension ProviderRun {
                     }
                     break
                 }
-                _ = await session.call("collect/cancel", ["sessionId": sessionId], record: false)
+                _ = await session.call(ProviderCollectCancelRequest.method, ["sessionId": sessionId], record: false)
             }
             if !problems.isEmpty {
                 return .fail("\(problems.count) result(s) broke the host's limits.", problems + ["fix: bound what a view shows (shorten text, cap list and chart sizes) so the largest input the form allows still fits; the host refuses larger results with -32014"])

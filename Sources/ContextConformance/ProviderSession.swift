@@ -162,10 +162,10 @@ final class ProviderSession: Sendable {
     func timeoutMs(for method: String) -> Int {
         let timeouts = manifest.timeouts
         switch method {
-        case "item/preview", "item/describe", "provider/availability", "provider/info", "conformance/samples":
+        case ItemPreviewRequest.method, ItemDescribeRequest.method, ProviderAvailabilityRequest.method, ProviderInfoRequest.method, ConformanceSamplesRequest.method:
             return timeouts.preview.milliseconds
-        case "item/detail": return timeouts.detail.milliseconds
-        case "item/encode": return timeouts.encode.milliseconds
+        case ItemDetailRequest.method: return timeouts.detail.milliseconds
+        case ItemEncodeRequest.method: return timeouts.encode.milliseconds
         default: return timeouts.collect.milliseconds
         }
     }

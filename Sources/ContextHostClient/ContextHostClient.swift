@@ -154,8 +154,8 @@ public final class ContextHostClient: ContextHostSession {
         }
         guard first else { return }
         if !tracker.isClosed {
-            _ = try? await tracker.call(method: "shutdown", params: .null)
-            tracker.notify(method: "exit", params: nil)
+            _ = try? await tracker.send(ShutdownRequest())
+            tracker.notify(method: ContextProtocol.ExitNotification.method, params: nil)
         }
         input.close()
         var waited = 0

@@ -305,11 +305,11 @@ struct RegistryConfigurationTests {
             ])
         let low = try #require(configured.entry(id: "com.example.low"))
         #expect(low.effectivePriority == 95)
-        let description = ProviderDescription.json(for: low, locale: nil)
+        let description = ProviderEntryJSON.json(for: low, locale: nil)
         #expect(description["priority"] == 95)
         #expect(description["manifestPriority"] == 1)
         let apple = try #require(configured.entry(id: "com.example.apple"))
-        #expect(ProviderDescription.json(for: apple, locale: nil)["manifestPriority"] == nil)
+        #expect(ProviderEntryJSON.json(for: apple, locale: nil)["manifestPriority"] == nil)
     }
 
     @Test("enabled: false hides a provider with reason 'disabled'; unknown ids are catalog warnings")
@@ -329,7 +329,7 @@ struct RegistryConfigurationTests {
         let entry = try #require(registry.entry(id: "com.example.off"))
         #expect(entry.status == .disabled)
         #expect(entry.connection == nil)
-        let description = ProviderDescription.json(for: entry, locale: nil)
+        let description = ProviderEntryJSON.json(for: entry, locale: nil)
         #expect(description["status"] == "disabled")
         #expect(description["available"] == false)
         #expect(description["unavailableReason"]?["code"] == "disabled")

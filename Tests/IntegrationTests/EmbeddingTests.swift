@@ -17,14 +17,28 @@ struct EmbeddingTests {
     static let bundledManifests = BuildProducts.packageRoot + "/manifests"
     static let fixtureManifests = BuildProducts.packageRoot + "/Tests/Fixtures/manifests"
 
-    static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [bundledManifests, fixtureManifests]) -> InProcessHost {
+    /// Note's and the fixture's manifests with a 10 s `preview` timeout (which also bounds the
+    /// availability check): these providers run inside the test process, whose concurrency pool
+    /// other suites' blocking waits may hold for longer than the bundled 500 ms.
+    static let relaxedManifests: String = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-embedding-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for source in [bundledManifests + "/note.yaml", fixtureManifests + "/fixture.yaml"] {
+            let text = (try? String(contentsOfFile: source, encoding: .utf8)) ?? ""
+            let relaxed = text.replacingOccurrences(of: "preview: 500ms", with: "preview: 10s")
+            try? relaxed.write(toFile: folder + "/" + (source as NSString).lastPathComponent, atomically: true, encoding: .utf8)
+        }
+        return folder
+    }()
+
+    static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [relaxedManifests]) -> InProcessHost {
         var configuration = HostConfiguration(
             manifestDirectories: manifests, libraryDirectories: [BuildProducts.directory], stateDirectory: stateDirectory)
         configuration.watchManifests = watch
         // Strangers' providers run in workers: the embedder names the worker binary, and which
         // manifest folders are trusted to run in the app's own process.
         configuration.isolation.workerExecutable = BuildProducts.hostExecutable
-        configuration.isolation.trustedManifestDirectories = [bundledManifests, fixtureManifests]
+        configuration.isolation.trustedManifestDirectories = manifests
         return InProcessHost(configuration: configuration)
     }
 
@@ -35,50 +49,59 @@ struct EmbeddingTests {
                         "--no-state", "--no-installed"] + extra)
     }
 
-    /// Note end to end: list → collect with a field error, then valid → preview → detail →
-    /// encode → composer send. Returns the chip's title.
-    static func noteRoundTrip(_ host: some ContextHostSession, call: (String, JSONValue) async throws -> JSONValue) async throws -> String {
-        _ = try await call("initialize", ["clientInfo": ["name": "embedding-test"], "locale": "en-US"])
-        let providers = try await call("providers/list", [:])["providers"]?.arrayValue ?? []
-        #expect(providers.contains { $0["id"]?.stringValue == "com.contexthost.note" && $0["available"]?.boolValue == true })
-        let composer = try #require(try await call("composer/open", [:])["composerId"])
-        let started = try await call("collect/start", ["providerId": "com.contexthost.note", "composerId": composer])
-        let session = try #require(started["sessionId"])
-        let invalid = try await call("collect/submit", ["sessionId": session, "values": ["title": "", "body": "Milk"]])
-        #expect(invalid["outcome"] == "invalid")
-        #expect(invalid["fieldErrors"]?["title"]?.stringValue == "Title is required.")
-        let done = try await call("collect/submit", ["sessionId": session, "values": ["title": "Groceries", "body": "Milk, eggs and bread."]])
-        let itemJSON = try #require(done["item"])
-        let item = try ContextItem(json: itemJSON)
-        // The typed request: the chip comes back as a ContextChip.
-        let chip = try await host.send(ItemsPreviewRequest(item: item))
+    /// Note end to end through the typed API: list → collect with a field error, then valid →
+    /// preview → detail → describe → encode → composer send. Returns the sent envelope.
+    static func noteRoundTrip(_ host: some ContextHostSession) async throws -> ComposerSendResult {
+        let hello = try await host.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test"), locale: "en-US"))
+        #expect(hello.serverInfo.name == "context-host")
+        let providers = try await host.providers()
+        #expect(providers.contains { $0.id == "com.contexthost.note" && $0.available == true })
+        let composer = try await host.openComposer()
+        let started = try await host.startCollection(providerId: "com.contexthost.note", composerId: composer.composerId)
+        #expect(started.form.fields.map(\.id) == ["title", "body"])
+        let invalid = try await host.submit(sessionId: started.sessionId, values: ["title": "", "body": "Milk"])
+        guard case .invalid(let fieldErrors, _) = invalid.outcome else {
+            Issue.record("expected field errors, got \(invalid.outcome)")
+            throw ResponseError(code: .internalError, message: "no field error")
+        }
+        #expect(fieldErrors["title"] == "Title is required.")
+        let done = try await host.submit(sessionId: started.sessionId, values: ["title": "Groceries", "body": "Milk, eggs and bread."])
+        guard case .item(let item) = done.outcome else {
+            Issue.record("expected an item, got \(done.outcome)")
+            throw ResponseError(code: .internalError, message: "no item")
+        }
+        #expect(done.composer?.itemCount == 1)
+        let chip = try await host.preview(item)
         #expect(chip.title == "Groceries")
-        let detail = try await call("items/detail", ["item": itemJSON])
-        #expect(detail["title"]?.stringValue == "Groceries")
-        let encoded = try await call("items/encode", ["item": itemJSON])
-        #expect(encoded["representation"]?.stringValue?.isEmpty == false)
-        let sent = try await call("composer/send", ["composerId": composer, "text": "See the list"])
-        #expect(sent["message"]?["contextItems"]?.arrayValue?.count == 1)
-        return chip.title
+        let detail = try await host.detail(item)
+        #expect(detail.title == "Groceries")
+        #expect(try await host.describe(item).contains("Groceries"))
+        let encoded = try await host.encode(item)
+        #expect(!encoded.data.isEmpty)
+        let listed = try await host.composer(composer.composerId)
+        #expect(listed.items?.map(\.item.id) == [item.id])
+        let sent = try await host.sendMessage(composerId: composer.composerId, text: "See the list")
+        #expect(sent.message.contextItems.map(\.displayName) == ["Groceries"])
+        #expect(sent.message.text == "See the list")
+        return sent
     }
 
     @Test("in-process: Note end to end through the typed session")
     func inProcessNote() async throws {
         try BuildProducts.checkBuilt()
         let host = Self.inProcessHost()
-        let title = try await Self.noteRoundTrip(host) { method, params in try await host.call(method: method, params: params) }
-        #expect(title == "Groceries")
+        _ = try await Self.noteRoundTrip(host)
         await host.close()
         // After close every request fails at once with connectionClosed.
-        await #expect(throws: ResponseError.self) { try await host.call(method: "ping", params: [:]) }
+        let error = await #expect(throws: ResponseError.self) { try await host.ping() }
+        #expect(error?.code == .connectionClosed)
     }
 
     @Test("ContextHostClient: Note end to end against the real binary")
     func clientNote() async throws {
         try BuildProducts.checkBuilt()
         let host = try Self.client()
-        let title = try await Self.noteRoundTrip(host) { method, params in try await host.call(method: method, params: params) }
-        #expect(title == "Groceries")
+        _ = try await Self.noteRoundTrip(host)
         await host.close()
     }
 
@@ -87,13 +110,12 @@ struct EmbeddingTests {
         try BuildProducts.checkBuilt()
         let first = Self.inProcessHost()
         let second = Self.inProcessHost()
-        async let one = Self.noteRoundTrip(first) { method, params in try await first.call(method: method, params: params) }
-        async let two = Self.noteRoundTrip(second) { method, params in try await second.call(method: method, params: params) }
+        async let one = Self.noteRoundTrip(first)
+        async let two = Self.noteRoundTrip(second)
         _ = try await (one, two)
         await first.close()
         // The second still answers after the first closed.
-        let pong = try await second.call(method: "ping", params: [:])
-        #expect(pong == .object([:]))
+        try await second.ping()
         await second.close()
     }
 
@@ -203,11 +225,7 @@ struct EmbeddingTests {
         let added = await withTaskGroup(of: [String]?.self) { group in
             group.addTask {
                 for await event in events {
-                    if case .notification("providers/changed", let params) = event,
-                        let added = params["added"]?.arrayValue?.compactMap(\.stringValue), !added.isEmpty
-                    {
-                        return added
-                    }
+                    if case .providersChanged(let changed) = event, !changed.added.isEmpty { return changed.added }
                 }
                 return nil
             }

@@ -8,34 +8,8 @@ import Testing
 /// ends with a loaded, conformant provider.
 @Suite("Scaffolding new providers", .serialized)
 struct ScaffoldTests {
-    /// Runs a shell command line in `directory`; output goes to a log file (no pipe deadlocks).
-    private struct ShellResult {
-        var status: Int32
-        var output: String
-    }
-
-    private struct ShellTimeout: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    private func shell(_ command: String, in directory: String, timeout: Double = 600) throws -> ShellResult {
-        let log = directory + "/.scaffold-test-\(UUID().uuidString).log"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(command) > '\(log)' 2>&1"]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            if Date() > deadline {
-                process.terminate()
-                throw ShellTimeout(description: "'\(command)' did not finish in \(timeout) s")
-            }
-            usleep(50_000)
-        }
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(atPath: log)
-        return ShellResult(status: process.terminationStatus, output: output)
+    private func shell(_ command: String, in directory: String, timeout: Double = 600) throws -> Shell.Result {
+        try Shell.run(command, in: directory, timeout: timeout)
     }
 
     /// The command lines of the README's first ```sh block, comments removed.

@@ -135,7 +135,7 @@ final class ChipListing: Sendable {
         for slot in slots {
             let itemJSON = items[slot].itemJSON
             let call = Call()
-            let request = connection.send(method: "item/preview", params: { params in
+            let request = connection.send(method: ItemPreviewRequest.method, params: { params in
                 params.append(contentsOf: #"{"item":"#.utf8)
                 params.append(contentsOf: itemJSON)
                 params.append(UInt8(ascii: "}"))
@@ -145,7 +145,7 @@ final class ChipListing: Sendable {
             }
             pending.append((slot, request, call))
         }
-        arm(live: live, method: "item/preview") { [self, pending] timeoutError in
+        arm(live: live, method: ItemPreviewRequest.method) { [self, pending] timeoutError in
             for (slot, request, call) in pending where call.end() {
                 results.finish(slot, .failure(timeoutError))
                 connection.timedOut(request)  // (timer actions run on a global queue)
@@ -157,7 +157,7 @@ final class ChipListing: Sendable {
     private func previewMany(_ slots: [Int], live: Host.LiveProvider) {
         let connection = live.connection
         let call = Call()
-        let request = connection.send(method: "item/previewMany", params: { [items] params in
+        let request = connection.send(method: ItemPreviewManyRequest.method, params: { [items] params in
             // (16: the 12 bytes around the items and the message's closing brace, with room to spare.)
             params.reserveCapacity(params.count + 16 + slots.reduce(0) { $0 + items[$1].itemJSON.count + 1 })
             params.append(contentsOf: #"{"items":["#.utf8)
@@ -170,7 +170,7 @@ final class ChipListing: Sendable {
             guard call.end() else { return }  // timed out already
             receive(response, for: slots, live: live)
         }
-        arm(live: live, method: "item/previewMany") { [self] timeoutError in
+        arm(live: live, method: ItemPreviewManyRequest.method) { [self] timeoutError in
             guard call.end() else { return }  // answered meanwhile
             // A provider that does not answer the method at all gets item/preview from now on
             // (recorded before the listing is answered, so the next one already knows).
@@ -189,7 +189,7 @@ final class ChipListing: Sendable {
         if let error = response.error {
             // Timed out, cancelled, crashed, unreadable: the same for every item.
             if response.errorIsFromHost || error.code == .requestCancelled {
-                let error = Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: "item/preview")
+                let error = Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: ItemPreviewRequest.method)
                 for slot in slots { results.finish(slot, .failure(error)) }
                 return
             }
@@ -219,11 +219,11 @@ final class ChipListing: Sendable {
                     results.finish(slot, Host.checkedChip(response, providerID: providerID, limits: limits, messageLimit: messageLimit))
                 }
             case .error(let error):
-                results.finish(slot, .failure(Host.hostError(error, fromHost: false, providerID: providerID, method: "item/preview")))
+                results.finish(slot, .failure(Host.hostError(error, fromHost: false, providerID: providerID, method: ItemPreviewRequest.method)))
             case .invalidError(let problem):
                 results.finish(slot, .failure(RPCError(
                     .providerBadReply, "Provider '\(providerID)' sent an invalid error for an item in item/previewMany: \(problem).",
-                    data: ["providerId": .string(providerID), "method": "item/previewMany"])))
+                    data: ["providerId": .string(providerID), "method": .string(ItemPreviewManyRequest.method)])))
             }
         }
     }
@@ -242,7 +242,7 @@ final class ChipListing: Sendable {
     /// Arms the provider's preview timeout for a call; `action` gets the error to answer with.
     private func arm(live: Host.LiveProvider, method: String, _ action: @escaping @Sendable (RPCError) -> Void) {
         let providerID = live.id
-        let timeout = Host.timeout(for: "item/preview", in: live.timeouts)
+        let timeout = Host.timeout(for: ItemPreviewRequest.method, in: live.timeouts)
         let error = RPCError(
             .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
             data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])

@@ -16,11 +16,11 @@ extension Host {
         guard case .object(let object) = item else {
             throw RPCError(.providerBadReply, "Provider '\(provider.id)' produced an item that is not an object.")
         }
-        let encoded = try await request(provider, method: "item/encode", params: ["item": item])
+        let encoded = try await request(provider, method: ItemEncodeRequest.method, params: ["item": item])
         guard case .object(let encoding) = encoded, encoding["data"]?.stringValue != nil else {
             throw RPCError(
                 .providerBadReply, "Provider '\(provider.id)' answered item/encode without base64 'data'.",
-                data: ["providerId": .string(provider.id), "method": "item/encode"])
+                data: ["providerId": .string(provider.id), "method": .string(ItemEncodeRequest.method)])
         }
         do {
             return try composers.attach(
@@ -117,16 +117,16 @@ extension Host {
         _ response: ProviderResponse, providerID: String, limits: OutputLimits, messageLimit: Int
     ) -> ChipOutcome {
         if let error = response.error {
-            return .failure(hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: "item/preview"))
+            return .failure(hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: ItemPreviewRequest.method))
         }
         guard let bytes = response.resultBytes else {
             return .failure(RPCError(
                 .providerBadReply, "Provider '\(providerID)' answered item/preview without a result.",
-                data: ["providerId": .string(providerID), "method": "item/preview"]))
+                data: ["providerId": .string(providerID), "method": .string(ItemPreviewRequest.method)]))
         }
         do throws(RPCError) {
             try OutputValidation.validate(
-                bytes, as: .chip, providerID: providerID, method: "item/preview", limits: limits, messageLimit: messageLimit)
+                bytes, as: .chip, providerID: providerID, method: ItemPreviewRequest.method, limits: limits, messageLimit: messageLimit)
         } catch {
             return .failure(error)
         }
@@ -157,12 +157,12 @@ extension Host {
             var description = attached.displayName
             if let provider = try? provider(attached.providerID, for: .item) {
                 let item = JSONValue.object(attached.item)
-                if let fresh = try? await request(provider, method: "item/encode", params: ["item": item]),
+                if let fresh = try? await request(provider, method: ItemEncodeRequest.method, params: ["item": item]),
                     case .object(let object) = fresh, object["data"]?.stringValue != nil
                 {
                     encoding = object
                 }
-                if let described = try? await request(provider, method: "item/describe", params: ["item": item]),
+                if let described = try? await request(provider, method: ItemDescribeRequest.method, params: ["item": item]),
                     let text = described["text"]?.stringValue
                 {
                     description = text

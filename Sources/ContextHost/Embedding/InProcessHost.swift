@@ -1,3 +1,4 @@
+import ContextProtocol
 import ContextProviderKit
 import Dispatch
 import Logging
@@ -31,15 +32,18 @@ public final class InProcessHost: ContextHostSession {
     ///   - logger: where the host logs (never standard output).
     public init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) {
         let host = Host(configuration: configuration, logger: logger)
-        let reader = DispatchQueue(label: "context-host.in-process.reader")
         // The server's output (framed answers and notifications) and the tracker's transport point
-        // at each other; the slot is filled right after both exist.
+        // at each other; the slot is filled right after both exist. Messages are handled one at a
+        // time, in the order callers send them, on the caller's thread (as the stdio server's one
+        // reader does; handlers never wait, so the lock is held briefly) — no thread hop.
         let serverSlot = Mutex<RPCServer?>(nil)
         let pendingOutput = Mutex<[UInt8]>([])
         let tracker = RequestTracker(decodeEvent: HostEvent.init(method:params:)) { message in
-            guard let server = serverSlot.withLock({ $0 }) else { return false }
-            reader.async { server.receive(message) }
-            return true
+            serverSlot.withLock { server in
+                guard let server else { return false }
+                server.receive(message)
+                return true
+            }
         }
         let output = OutputChannel(lateFlushMilliseconds: 1) { bytes in
             // Newline-delimited messages; a write may hold several, or (in principle) part of one.
@@ -86,8 +90,8 @@ public final class InProcessHost: ContextHostSession {
             return !closed
         }
         guard first else { return }
-        _ = try? await tracker.call(method: "shutdown", params: .null)
-        tracker.notify(method: "exit", params: nil)
+        _ = try? await tracker.send(ShutdownRequest())
+        tracker.notify(method: ContextProtocol.ExitNotification.method, params: nil)
         // `exit` is handled on the reader; wait for it so the workers are stopped on return.
         while !tracker.isClosed { try? await Task.sleep(for: .milliseconds(1)) }
     }

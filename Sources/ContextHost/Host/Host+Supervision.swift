@@ -64,7 +64,7 @@ extension Host {
     private static func providerInfo(_ connection: WorkerConnection, manifest: Manifest) -> JSONValue? {
         let answer = Mutex<JSONValue?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let id = connection.send(method: "provider/info", params: { $0.append(contentsOf: "{}".utf8) }) { response in
+        let id = connection.send(method: ProviderInfoRequest.method, params: { $0.append(contentsOf: "{}".utf8) }) { response in
             if response.error == nil, let bytes = response.resultBytes, let value = try? JSONReader.parse(bytes), case .object = value {
                 answer.withLock { $0 = value }
             }
@@ -101,7 +101,7 @@ extension Host {
         }
         let locale = client?.locale
         let current = registry.entry(id: id) ?? entry
-        return ["provider": ProviderDescription.json(for: current, locale: locale)]
+        return ["provider": ProviderEntryJSON.json(for: current, locale: locale)]
     }
 
     /// Timeouts capped by the host's maximum call timeout.

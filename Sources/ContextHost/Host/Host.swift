@@ -222,7 +222,7 @@ package final class Host: Sendable {
     package func providersList(composer: Composer? = nil) -> JSONValue {
         let locale = client?.locale
         return ["providers": .array(registry.entries(locale: locale).map { entry in
-            var description = ProviderDescription.json(for: entry, locale: locale)
+            var description = ProviderEntryJSON.json(for: entry, locale: locale)
             if let composer, case .object(var object) = description {
                 object["canAttach"] = .bool(false)
                 if !entry.isAvailable {
@@ -285,9 +285,9 @@ package final class Host: Sendable {
 
     static func timeout(for method: String, in timeouts: Timeouts) -> Int {
         switch method {
-        case "item/preview", "item/describe", "provider/availability": timeouts.preview.milliseconds
-        case "item/detail": timeouts.detail.milliseconds
-        case "item/encode": timeouts.encode.milliseconds
+        case ItemPreviewRequest.method, ItemDescribeRequest.method, ProviderAvailabilityRequest.method: timeouts.preview.milliseconds
+        case ItemDetailRequest.method: timeouts.detail.milliseconds
+        case ItemEncodeRequest.method: timeouts.encode.milliseconds
         default: timeouts.collect.milliseconds
         }
     }

@@ -114,8 +114,8 @@ package enum ReplyRouter {
 
         init(method: String) {
             switch method {
-            case "item/preview": self = .chip
-            case "item/previewMany": self = .previews
+            case ItemPreviewRequest.method: self = .chip
+            case ItemPreviewManyRequest.method: self = .previews
             default: self = .any
             }
         }

@@ -28,6 +28,6 @@ extension Host {
             "removed": .array(removed.map(JSONValue.string)),
         ]
         params["providers"] = providersList()["providers"] ?? .array([])
-        notify("providers/changed", params: .object(params))
+        notify(ProvidersChangedNotification.method, params: .object(params))
     }
 }

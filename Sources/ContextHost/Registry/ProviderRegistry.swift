@@ -447,7 +447,7 @@ package final class ProviderRegistry: Sendable {
     static func availabilityAnswer(_ connection: any ProviderConnection, manifest: Manifest) -> AvailabilityAnswer {
         let answer = Mutex<AvailabilityAnswer?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let id = connection.send(method: "provider/availability", params: { $0.append(contentsOf: "{}".utf8) }) { response in
+        let id = connection.send(method: ProviderAvailabilityRequest.method, params: { $0.append(contentsOf: "{}".utf8) }) { response in
             var result: AvailabilityAnswer
             if let error = response.error, response.errorIsFromHost, error.code != .providerBadReply {
                 result = .lost(error)

@@ -60,14 +60,14 @@ package enum ProviderOutput: Sendable, Equatable {
     /// not pass on (`collect/cancel`) or checks itself (`provider/availability`).
     package static func expected(for providerMethod: String) -> ProviderOutput? {
         switch providerMethod {
-        case "item/preview": .chip
-        case "item/detail": .detail
-        case "item/describe": .description
-        case "item/encode": .encodedItem
-        case "collect/start": .form
-        case "collect/submit": .submitOutcome
-        case "collect/query": .options
-        case "provider/makeContext": .madeItem
+        case ItemPreviewRequest.method: .chip
+        case ItemDetailRequest.method: .detail
+        case ItemDescribeRequest.method: .description
+        case ItemEncodeRequest.method: .encodedItem
+        case ProviderCollectStartRequest.method: .form
+        case ProviderCollectSubmitRequest.method: .submitOutcome
+        case ProviderCollectQueryRequest.method: .options
+        case ProviderMakeContextRequest.method: .madeItem
         default: nil
         }
     }

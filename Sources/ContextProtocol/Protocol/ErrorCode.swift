@@ -51,7 +51,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     /// (`data: {limit, current, limitName}`; docs/security.md §6).
     public static let limitExceeded = ErrorCode(rawValue: -32040)
 
-    /// `initialize` named no protocol version the host speaks (`data: {supported, requested}`).
+    /// `initialize` named no protocol version the host speaks
+    /// (`data: {supported: [Int], requested: [Int]}`).
     public static let protocolVersionUnsupported = ErrorCode(rawValue: -32050)
 }
 

@@ -73,13 +73,25 @@ extension ErrorCode {
 
 /// A notification from the host.
 public enum HostEvent: Sendable {
-    /// A notification this library has no type for (a newer host's): its method and params.
+    /// `providers/changed`: providers were added, changed or removed; carries the whole new list.
+    case providersChanged(ProvidersChangedNotification)
+    /// A notification this library has no type for (a newer host's, or one that did not decode):
+    /// its method and params.
     case notification(method: String, params: JSONValue)
 }
 
 extension HostEvent {
     /// The event for a notification: typed when this library knows the method.
     package init(method: String, params: JSONValue) {
+        switch method {
+        case ProvidersChangedNotification.method:
+            if let changed = try? ProvidersChangedNotification(json: params) {
+                self = .providersChanged(changed)
+                return
+            }
+        default:
+            break
+        }
         self = .notification(method: method, params: params)
     }
 }

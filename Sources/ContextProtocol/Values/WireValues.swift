@@ -19,3 +19,26 @@ extension ContextForm: WireValue {
 extension EncodedItem: WireValue {
     public static var schema: JSONValue { Schema.ctxui("encodedItem") }
 }
+
+extension SubmitOutcome: WireValue {
+    public static var schema: JSONValue { Schema.ctxui("submitOutcome") }
+}
+
+extension FormOption: WireValue {
+    public static var schema: JSONValue { Schema.ctxui("option") }
+}
+
+extension Availability: WireValue {
+    public static var schema: JSONValue {
+        Schema.object(["available": Schema.boolean(), "reason": Schema.string("Why not, in words a user can act on.")], required: ["available"])
+    }
+}
+
+extension ProviderMetadata: WireValue {
+    public static var schema: JSONValue {
+        Schema.object([
+            "id": Schema.string(), "title": Schema.string(), "version": Schema.string(), "iconName": Schema.string(),
+            "ctxui": Schema.integer("The ctxui version the provider writes (1)."),
+        ], required: ["id", "title", "version"])
+    }
+}

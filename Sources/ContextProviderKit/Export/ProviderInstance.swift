@@ -250,7 +250,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     ) throws(JSONDecodeError) {
         let provider = self.provider
         switch method {
-        case "item/preview":
+        case ItemPreviewRequest.method:
             // (The item is moved, not copied, and the provider reached through `self`: a preview
             // is the most frequent request, and each copy costs a reference count per string.)
             let item = try params.takeItem()
@@ -269,7 +269,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 return
             }
             run(id, target, .preview, accepted: serial, writing: { [self] in try await self.provider.preview(item).adapted(to: self.context.ui) })
-        case "item/previewMany":
+        case ItemPreviewManyRequest.method:
             // Only for previews computed from the item alone (declared immediate): those are made
             // one after another in one task. Other providers' previews may be slow, and each is
             // better off as its own item/preview with its own timeout: -32601 tells the host so.
@@ -281,36 +281,36 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             let items = try Self.items(previewItems, params: params)
             let ui = context.ui
             run(id, target, writing: { try await Self.previews(of: items, provider: provider, ui: ui) })
-        case "item/detail":
+        case ItemDetailRequest.method:
             let item = try params.takeItem()
             let ui = self.context.ui
             run(id, target, .detail) { try await provider.detail(item).adapted(to: ui).json }
-        case "item/describe":
+        case ItemDescribeRequest.method:
             let item = try params.takeItem()
             run(id, target, .describe) { ["text": .string(try await provider.describe(item))] }
-        case "item/encode":
+        case ItemEncodeRequest.method:
             let reader = try JSONObjectReader(params, path: "params")
             let item = try reader.decode("item", as: ContextItem.self)
             let representation = try reader.optionalString("representation")
             run(id, target, .encode) { try await provider.encode(item, representation: representation).json }
-        case "provider/info":
+        case ProviderInfoRequest.method:
             target.send(Wire.result(id: id, infoResult))
-        case "conformance/samples":
+        case ConformanceSamplesRequest.method:
             let samples = P.conformanceSamples
             if samples.isEmpty {
                 target.send(Wire.error(id: id, ProviderError(code: ProviderError.Code.methodNotFound, message: "Method not found: \(method)")))
             } else {
                 target.send(Wire.result(id: id, ["samples": .array(samples.map(\.json))]))
             }
-        case "provider/availability":
+        case ProviderAvailabilityRequest.method:
             run(id, target, .availability) { try await provider.availability().json }
-        case "provider/makeContext":
+        case ProviderMakeContextRequest.method:
             run(id, target) { ["item": try await provider.makeContext()?.json ?? .null] }
-        case "collect/start":
+        case ProviderCollectStartRequest.method:
             let reader = try JSONObjectReader(params, path: "params")
             let sessionId = try reader.string("sessionId")
             run(id, target) { try await provider.startCollection(sessionId: sessionId).json }
-        case "collect/query":
+        case ProviderCollectQueryRequest.method:
             let reader = try JSONObjectReader(params, path: "params")
             let sessionId = try reader.string("sessionId")
             let stepId = try reader.string("stepId")
@@ -322,7 +322,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                     query, fieldId: fieldId, stepId: stepId, sessionId: sessionId, values: values)
                 return ["options": .array(options.map(\.json))]
             }
-        case "collect/submit":
+        case ProviderCollectSubmitRequest.method:
             let reader = try JSONObjectReader(params, path: "params")
             let sessionId = try reader.string("sessionId")
             let stepId = try reader.string("stepId")
@@ -335,7 +335,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 try Task.checkCancellation()
                 return try await provider.submit(stepId: stepId, values: values, sessionId: sessionId).json
             }
-        case "collect/cancel":
+        case ProviderCollectCancelRequest.method:
             let reader = try JSONObjectReader(params, path: "params")
             let sessionId = try reader.string("sessionId")
             run(id, target) {
@@ -416,7 +416,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                     written += 1
                 }
                 guard let request, request.streamedPreviewItems, request.jsonrpc == .string("2.0"),
-                    request.id?.intValue == id, request.method == .string("item/previewMany"),
+                    request.id?.intValue == id, request.method == .string(ItemPreviewManyRequest.method),
                     let items = request.previewItems, items.count <= PreviewItems.maximumPreviewBatch
                 else { return false }
                 return true

@@ -28,7 +28,7 @@ struct ProviderRequest {
     /// them). A `switch`, not a `Set`: comparing a short string costs a fraction of hashing it.
     static func isItemMethod(_ name: String) -> Bool {
         switch name {
-        case "item/preview", "item/detail", "item/describe": true
+        case ItemPreviewRequest.method, ItemDetailRequest.method, ItemDescribeRequest.method: true
         default: false
         }
     }
@@ -78,7 +78,7 @@ struct ProviderRequest {
                     previewItems = nil
                     if case .string(let name)? = method, Self.isItemMethod(name) {
                         item = try RequestParams.readItem(&reader)
-                    } else if case .string("item/previewMany")? = method {
+                    } else if case .string(ItemPreviewManyRequest.method)? = method {
                         previewItems = try RequestParams.readPreviewItems(&reader, arrays: &itemArrays, each: eachPreviewItem)
                     } else {
                         try reader.skipValue()
@@ -101,7 +101,7 @@ struct ProviderRequest {
         self.method = method
         // An item read for another method (a later `method` member replaced the first) is not used.
         if case .string(let name)? = method, !Self.isItemMethod(name) { item = nil }
-        if method != .string("item/previewMany") { previewItems = nil }
+        if method != .string(ItemPreviewManyRequest.method) { previewItems = nil }
         self.params = RequestParams(message: message, range: params, item: item)
         self.previewItems = previewItems
         // (A repeated `params` or `items` keeps the last, and what came before it was handed out too.)
@@ -117,7 +117,7 @@ struct ProviderRequest {
     /// that is read: such a request is read (and checked) in its task, not by `call`.
     static func previewManyID(_ message: UnsafeRawBufferPointer) -> Int? {
         let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
-        let suffix: StaticString = #","method":"item/previewMany","params":"#
+        let suffix: StaticString = #","method":ItemPreviewManyRequest.method,"params":"#
         guard message.count > prefix.utf8CodeUnitCount + suffix.utf8CodeUnitCount + 1,
             memcmp(message.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
         else { return nil }

@@ -46,7 +46,7 @@ package enum InstallProbe {
         }
         let answer = Mutex<Outcome?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let id = connection.send(method: "provider/info", params: { $0.append(contentsOf: "{}".utf8) }) { response in
+        let id = connection.send(method: ProviderInfoRequest.method, params: { $0.append(contentsOf: "{}".utf8) }) { response in
             let outcome: Outcome
             if let error = response.error {
                 outcome = .failed("[\(error.code)] \(error.message)")

@@ -3,7 +3,7 @@ import ContextProviderKit
 /// `collect/start`: opens a collection session with a provider and answers its first form step.
 /// With `composerId`, the limits are checked first and the finished item is attached there.
 package enum CollectStartMethod: MethodHandler {
-    package static let method = "collect/start"
+    package static let method = CollectStartRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -19,7 +19,7 @@ package enum CollectStartMethod: MethodHandler {
             let session = host.sessions.open(providerID: providerID, composerID: composerID)
             host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
                 do throws(RPCError) {
-                    let form = try await host.request(provider, method: "collect/start", params: ["sessionId": .string(session.id)], progressToken: token)
+                    let form = try await host.request(provider, method: ProviderCollectStartRequest.method, params: ["sessionId": .string(session.id)], progressToken: token)
                     guard let stepID = form["stepId"]?.stringValue else {
                         throw RPCError(.providerBadReply, "Provider '\(providerID)' answered collect/start without a form (an object with a 'stepId').")
                     }
@@ -41,7 +41,7 @@ package enum CollectStartMethod: MethodHandler {
 
 /// `collect/query`: answers options for a `choice` field with a search source.
 package enum CollectQueryMethod: MethodHandler {
-    package static let method = "collect/query"
+    package static let method = CollectQueryRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -58,7 +58,7 @@ package enum CollectQueryMethod: MethodHandler {
         ]
         let token = try Host.progressToken(request)
         server.host.forward(
-            reply: reply, server: server, provider: provider, method: "collect/query",
+            reply: reply, server: server, provider: provider, method: ProviderCollectQueryRequest.method,
             params: { out in JSONWriter.append(providerParams, to: &out) }, progressToken: token)
     }
 }
@@ -66,7 +66,7 @@ package enum CollectQueryMethod: MethodHandler {
 /// `collect/submit`: submits the current step's values; answers an item, the next step, or
 /// per-field errors. In a composer session the item is attached before the answer.
 package enum CollectSubmitMethod: MethodHandler {
-    package static let method = "collect/submit"
+    package static let method = CollectSubmitRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -79,7 +79,7 @@ package enum CollectSubmitMethod: MethodHandler {
         let providerParams: JSONValue = ["sessionId": .string(session.id), "stepId": .string(session.stepID), "values": .object(values)]
         let token = try Host.progressToken(request)
         host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-            let result = try await host.request(provider, method: "collect/submit", params: providerParams, progressToken: token)
+            let result = try await host.request(provider, method: ProviderCollectSubmitRequest.method, params: providerParams, progressToken: token)
             switch result["outcome"]?.stringValue {
             case "item":
                 guard let item = result["item"] else {
@@ -107,7 +107,7 @@ package enum CollectSubmitMethod: MethodHandler {
 
 /// `collect/cancel`: ends a session without an item.
 package enum CollectCancelMethod: MethodHandler {
-    package static let method = "collect/cancel"
+    package static let method = CollectCancelRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -119,7 +119,7 @@ package enum CollectCancelMethod: MethodHandler {
             return
         }
         server.host.forward(
-            reply: reply, server: server, provider: provider, method: "collect/cancel",
+            reply: reply, server: server, provider: provider, method: ProviderCollectCancelRequest.method,
             params: { out in JSONWriter.append(["sessionId": .string(session.id)], to: &out) },
             transform: { _ in [:] })
     }
@@ -128,7 +128,7 @@ package enum CollectCancelMethod: MethodHandler {
 /// `collect/make`: asks a provider for an item without any form (the seed's `makeContext`).
 /// With `composerId`, the item is attached.
 package enum CollectMakeMethod: MethodHandler {
-    package static let method = "collect/make"
+    package static let method = CollectMakeRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -141,7 +141,7 @@ package enum CollectMakeMethod: MethodHandler {
             let provider = try host.provider(providerID, for: .programmatic)
             if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
             host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-                let result = try await host.request(provider, method: "provider/makeContext", params: [:], progressToken: token)
+                let result = try await host.request(provider, method: ProviderMakeContextRequest.method, params: [:], progressToken: token)
                 guard let item = result["item"], !item.isNull else { return ["item": nil] }
                 try host.checkItem(item, from: providerID)
                 guard let composerID else { return ["item": item] }

@@ -2,7 +2,7 @@ import ContextProviderKit
 
 /// `composer/open`: a new draft message with its limits.
 package enum ComposerOpenMethod: MethodHandler {
-    package static let method = "composer/open"
+    package static let method = ComposerOpenRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -24,7 +24,7 @@ package enum ComposerOpenMethod: MethodHandler {
 /// `composer/list`: with `composerId`, its items and their chips; without, every open composer
 /// (drafts restored after a restart included).
 package enum ComposerListMethod: MethodHandler {
-    package static let method = "composer/list"
+    package static let method = ComposerListRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -48,7 +48,7 @@ package enum ComposerListMethod: MethodHandler {
 
 /// `composer/remove`: takes one item out of a composer.
 package enum ComposerRemoveMethod: MethodHandler {
-    package static let method = "composer/remove"
+    package static let method = ComposerRemoveRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -63,7 +63,7 @@ package enum ComposerRemoveMethod: MethodHandler {
 
 /// `composer/send`: the envelope a backend receives; the composer is emptied once it is built.
 package enum ComposerSendMethod: MethodHandler {
-    package static let method = "composer/send"
+    package static let method = ComposerSendRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }
@@ -84,7 +84,7 @@ package enum ComposerSendMethod: MethodHandler {
 
 /// `composer/close`: discards a composer and its draft.
 package enum ComposerCloseMethod: MethodHandler {
-    package static let method = "composer/close"
+    package static let method = ComposerCloseRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }

@@ -91,25 +91,25 @@ extension ItemMethod {
 
 /// `items/preview`: the item's chip.
 package enum ItemsPreviewMethod: ItemMethod {
-    package static let method = "items/preview"
-    static let providerMethod = "item/preview"
+    package static let method = ItemsPreviewRequest.method
+    static let providerMethod = ItemPreviewRequest.method
 }
 
 /// `items/detail`: the item's detail document.
 package enum ItemsDetailMethod: ItemMethod {
-    package static let method = "items/detail"
-    static let providerMethod = "item/detail"
+    package static let method = ItemsDetailRequest.method
+    static let providerMethod = ItemDetailRequest.method
 }
 
 /// `items/describe`: a localized one-line description of the item.
 package enum ItemsDescribeMethod: ItemMethod {
-    package static let method = "items/describe"
-    static let providerMethod = "item/describe"
+    package static let method = ItemsDescribeRequest.method
+    static let providerMethod = ItemDescribeRequest.method
 }
 
 /// `items/encode`: the item encoded for transport (base64 data, representation, metadata).
 package enum ItemsEncodeMethod: ItemMethod {
-    package static let method = "items/encode"
-    static let providerMethod = "item/encode"
+    package static let method = ItemsEncodeRequest.method
+    static let providerMethod = ItemEncodeRequest.method
     static var forwardedMembers: [String] { ["representation"] }
 }

@@ -4,7 +4,7 @@ import ContextProviderKit
 /// answers its capabilities and starts loading the providers in the background (requests that
 /// need a provider wait for its load).
 package enum InitializeMethod: MethodHandler {
-    package static let method = "initialize"
+    package static let method = InitializeRequest.method
     package static var allowedBeforeInitialize: Bool { true }
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
@@ -25,7 +25,7 @@ package enum InitializeMethod: MethodHandler {
 
 /// `initialized`: a notification the client sends after the `initialize` reply. Nothing to do.
 package enum InitializedNotification: MethodHandler {
-    package static let method = "initialized"
+    package static let method = ContextProtocol.InitializedNotification.method
     package static var allowedBeforeInitialize: Bool { true }
     package static var isNotification: Bool { true }
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {}
@@ -33,7 +33,7 @@ package enum InitializedNotification: MethodHandler {
 
 /// `shutdown`: stop accepting requests; `exit` follows.
 package enum ShutdownMethod: MethodHandler {
-    package static let method = "shutdown"
+    package static let method = ShutdownRequest.method
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         server.transition(to: .shutdown)
         request.reply?.sendResult(.null)
@@ -42,7 +42,7 @@ package enum ShutdownMethod: MethodHandler {
 
 /// `exit`: leave with status 0 after `shutdown`, 1 otherwise (as in LSP).
 package enum ExitNotification: MethodHandler {
-    package static let method = "exit"
+    package static let method = ContextProtocol.ExitNotification.method
     package static var allowedBeforeInitialize: Bool { true }
     package static var isNotification: Bool { true }
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
@@ -52,7 +52,7 @@ package enum ExitNotification: MethodHandler {
 
 /// `$/cancelRequest`: answers the named request with -32800 and tells its provider to stop.
 package enum CancelRequestNotification: MethodHandler {
-    package static let method = "$/cancelRequest"
+    package static let method = ContextProtocol.CancelRequestNotification.method
     package static var allowedBeforeInitialize: Bool { true }
     package static var isNotification: Bool { true }
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
@@ -67,7 +67,7 @@ package enum CancelRequestNotification: MethodHandler {
 
 /// `ping`: answers `{}`. The cheapest round trip, used to measure host overhead.
 package enum PingMethod: MethodHandler {
-    package static let method = "ping"
+    package static let method = PingRequest.method
     package static var allowedBeforeInitialize: Bool { true }
     private static let empty: [UInt8] = Array("{}".utf8)
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {

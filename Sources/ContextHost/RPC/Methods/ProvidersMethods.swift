@@ -1,8 +1,10 @@
+import ContextProviderKit
+
 /// `providers/list`: every provider, in the order a client should offer them, with availability;
 /// with `composerId`, also whether each can still be attached to that composer and why not.
 /// Answers once every provider has finished loading (at start-up, loads run after `initialize`).
 package enum ProvidersListMethod: MethodHandler {
-    package static let method = "providers/list"
+    package static let method = ProvidersListRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         let params = try request.params()

@@ -1,8 +1,10 @@
+import ContextProviderKit
+
 /// `providers/retry {providerId}`: ends a provider's quarantine (after repeated worker crashes),
 /// forgets its crash history and starts a new worker. Answers `{"provider": …}` as in
 /// `providers/list`; the client also gets `providers/changed`.
 package enum ProvidersRetryMethod: MethodHandler {
-    package static let method = "providers/retry"
+    package static let method = ProvidersRetryRequest.method
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         let params = try request.params()

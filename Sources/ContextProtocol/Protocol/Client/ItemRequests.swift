@@ -1,21 +1,164 @@
+/// Members shared by the `items/*` requests: the item as its provider made it and an optional
+/// progress token. The host passes the item to its provider untouched.
+public protocol ItemRequest: RequestType {
+    /// The item, as its provider made it.
+    var item: ContextItem { get }
+    /// Receives `$/progress` for this request.
+    var progressToken: ProgressToken? { get }
+}
+
+extension ItemRequest {
+    public static var errors: [ErrorCode] { ErrorCode.providerCallErrors }
+
+    static func itemSchema(_ extra: KeyValuePairs<String, JSONValue> = [:]) -> JSONValue {
+        var properties: JSONObject = ["item": ContextItem.schema]
+        for (key, value) in extra { properties[key] = value }
+        properties["progressToken"] = ProgressToken.schema
+        return ["type": "object", "properties": .object(properties), "required": ["item"]]
+    }
+}
+
 /// `items/preview`: the item's chip (its provider's `item/preview`).
-public struct ItemsPreviewRequest: RequestType, Hashable {
+public struct ItemsPreviewRequest: ItemRequest, Hashable {
     public typealias Response = ContextChip
     public static let method = "items/preview"
     public static let summary = "The chip that shows an item in the composer."
-    public static var errors: [ErrorCode] { ErrorCode.providerCallErrors }
 
-    /// The item, as its provider made it.
     public var item: ContextItem
+    public var progressToken: ProgressToken?
 
-    public init(item: ContextItem) { self.item = item }
+    /// Creates the params.
+    public init(item: ContextItem, progressToken: ProgressToken? = nil) {
+        self.item = item
+        self.progressToken = progressToken
+    }
 
     public init(json: JSONValue, path: String) throws(JSONDecodeError) {
         let reader = try JSONObjectReader(json, path: path)
         item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
+        progressToken = try reader.optionalDecode("progressToken")
     }
 
-    public var json: JSONValue { ["item": item.json] }
+    public var json: JSONValue {
+        var object: JSONObject = ["item": item.json]
+        object.set("progressToken", progressToken)
+        return .object(object)
+    }
 
-    public static var schema: JSONValue { Schema.object(["item": ContextItem.schema], required: ["item"]) }
+    public static var schema: JSONValue { itemSchema() }
+}
+
+/// `items/detail`: the item's full-screen detail document (its provider's `item/detail`).
+public struct ItemsDetailRequest: ItemRequest, Hashable {
+    public typealias Response = ContextDetail
+    public static let method = "items/detail"
+    public static let summary = "The item's full-screen detail document."
+
+    public var item: ContextItem
+    public var progressToken: ProgressToken?
+
+    /// Creates the params.
+    public init(item: ContextItem, progressToken: ProgressToken? = nil) {
+        self.item = item
+        self.progressToken = progressToken
+    }
+
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
+        progressToken = try reader.optionalDecode("progressToken")
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["item": item.json]
+        object.set("progressToken", progressToken)
+        return .object(object)
+    }
+
+    public static var schema: JSONValue { itemSchema() }
+}
+
+/// `items/describe`: a localized one-line description (its provider's `item/describe`).
+public struct ItemsDescribeRequest: ItemRequest, Hashable {
+    public typealias Response = ItemDescription
+    public static let method = "items/describe"
+    public static let summary = "A localized one-line description of an item, for summaries and accessibility."
+
+    public var item: ContextItem
+    public var progressToken: ProgressToken?
+
+    /// Creates the params.
+    public init(item: ContextItem, progressToken: ProgressToken? = nil) {
+        self.item = item
+        self.progressToken = progressToken
+    }
+
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
+        progressToken = try reader.optionalDecode("progressToken")
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["item": item.json]
+        object.set("progressToken", progressToken)
+        return .object(object)
+    }
+
+    public static var schema: JSONValue { itemSchema() }
+}
+
+/// `items/describe`'s (and `item/describe`'s) answer: `{text}`.
+public struct ItemDescription: WireValue, Hashable {
+    /// The description.
+    public var text: String
+
+    /// Creates a description.
+    public init(text: String) { self.text = text }
+
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        text = try reader.string("text")
+    }
+
+    public var json: JSONValue { ["text": .string(text)] }
+
+    public static var schema: JSONValue { Schema.object(["text": Schema.string()], required: ["text"]) }
+}
+
+/// `items/encode`: the item encoded for a chat backend (its provider's `item/encode`).
+public struct ItemsEncodeRequest: ItemRequest, Hashable {
+    public typealias Response = EncodedItem
+    public static let method = "items/encode"
+    public static let summary = "The item encoded for transport to a chat backend."
+
+    public var item: ContextItem
+    /// `json`, `text` or `binary` as the provider supports; absent: the provider's default.
+    public var representation: String?
+    public var progressToken: ProgressToken?
+
+    /// Creates the params.
+    public init(item: ContextItem, representation: String? = nil, progressToken: ProgressToken? = nil) {
+        self.item = item
+        self.representation = representation
+        self.progressToken = progressToken
+    }
+
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
+        representation = try reader.optionalString("representation")
+        progressToken = try reader.optionalDecode("progressToken")
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["item": item.json]
+        object.set("representation", representation)
+        object.set("progressToken", progressToken)
+        return .object(object)
+    }
+
+    public static var schema: JSONValue {
+        itemSchema(["representation": Schema.string("json, text or binary as the provider supports; absent: its default.")])
+    }
 }

@@ -1,7 +1,7 @@
 import ContextProviderKit
 
 /// How a provider is described to clients (`providers/list`) and in `context-host list --json`.
-package enum ProviderDescription {
+package enum ProviderEntryJSON {
     package static func json(for entry: ProviderEntry, locale: String?) -> JSONValue {
         var object = JSONObject()
         if let manifest = entry.manifest {

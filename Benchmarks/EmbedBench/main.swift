@@ -1,0 +1,157 @@
+// The embedding API's cost (issue 26): `ping` and `items/preview` of the ~1 KB note
+// (Benchmarks/requests/preview-note.jsonl) through `InProcessHost` (the host in this process, over
+// the in-memory connection) and through `ContextHostClient` (a spawned `context-host`), closed
+// loop (one in flight) and with W in flight, with the Note provider in-process.
+//
+//     swift build -c release --product embed-bench --product context-host --product NoteProvider
+//     .build/release/embed-bench [--n 20000] [--window 64] [--reps 3]
+//
+// Prints one `key=value` line per measure (medians over the reps), for compare.sh, whose stdio rows
+// in the same run are the baseline: the same requests through rpcload and the pipes.
+import ContextHost
+import ContextHostClient
+import ContextProtocol
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Options {
+    var n = 20000
+    var window = 64
+    var reps = 3
+}
+
+var options = Options()
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--n": options.n = Int(arguments.next() ?? "") ?? options.n
+    case "--window": options.window = Int(arguments.next() ?? "") ?? options.window
+    case "--reps": options.reps = Int(arguments.next() ?? "") ?? options.reps
+    default:
+        FileHandle.standardError.write("usage: embed-bench [--n N] [--window W] [--reps R]\n".data(using: .utf8)!)
+        exit(2)
+    }
+}
+
+let products = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let manifests = root + "/manifests"
+
+/// The note item from the benchmark's request template.
+func noteItem() throws -> ContextItem {
+    let line = try String(contentsOfFile: root + "/Benchmarks/requests/preview-note.jsonl", encoding: .utf8)
+        .split(separator: "\n").first.map(String.init) ?? ""
+    let request = try JSONValue(parsing: Array(line.utf8))
+    return try ContextItem(json: request["params"]?["item"] ?? .null)
+}
+
+/// Medians and percentiles of microsecond samples.
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+/// Closed loop: p50 latency in µs.
+func closedLoop(_ n: Int, _ body: () async throws -> Void) async throws -> Double {
+    var samples: [Double] = []
+    samples.reserveCapacity(n)
+    let clock = ContinuousClock()
+    for _ in 0..<n {
+        let start = clock.now
+        try await body()
+        let elapsed = clock.now - start
+        samples.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+    }
+    samples.sort()
+    return percentile(samples, 0.5)
+}
+
+/// `window` requests in flight until `n` are answered: requests per second.
+func pipelined(_ n: Int, window: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
+    let clock = ContinuousClock()
+    let start = clock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        var sent = 0
+        for _ in 0..<min(window, n) {
+            group.addTask { try await body() }
+            sent += 1
+        }
+        while try await group.next() != nil {
+            if sent < n {
+                group.addTask { try await body() }
+                sent += 1
+            }
+        }
+    }
+    let elapsed = clock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return Double(n) / seconds
+}
+
+func measure(_ label: String, session: some ContextHostSession, item: ContextItem) async throws -> [String: Double] {
+    _ = try await session.send(InitializeBenchRequest())
+    let preview = ItemsPreviewRequest(item: item)
+    // Warm up.
+    for _ in 0..<1000 { _ = try await session.send(preview) }
+    var results: [String: Double] = [:]
+    results["ping_p50_us"] = try await closedLoop(options.n) { _ = try await session.send(PingBenchRequest()) }
+    results["preview_p50_us"] = try await closedLoop(options.n) { _ = try await session.send(preview) }
+    results["ping_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingBenchRequest()) }
+    results["preview_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(preview) }
+    return results
+}
+
+/// `ping`, answered `{}`.
+struct PingBenchRequest: RequestType {
+    typealias Response = EmptyObject
+    static let method = "ping"
+    static let summary = "ping"
+    init() {}
+    init(json: JSONValue, path: String) throws(JSONDecodeError) {}
+    var json: JSONValue { .object([:]) }
+    static var schema: JSONValue { [:] }
+}
+
+/// `initialize` with defaults; the answer is not read.
+struct InitializeBenchRequest: RequestType {
+    typealias Response = EmptyObject
+    static let method = "initialize"
+    static let summary = "initialize"
+    init() {}
+    init(json: JSONValue, path: String) throws(JSONDecodeError) {}
+    var json: JSONValue { ["clientInfo": ["name": "embed-bench"], "locale": "en-US"] }
+    static var schema: JSONValue { [:] }
+}
+
+let item = try noteItem()
+var runs: [String: [String: [Double]]] = [:]
+for _ in 0..<options.reps {
+    // In-process host.
+    var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [products])
+    configuration.isolation.policy = .inProcess
+    let inProcess = InProcessHost(configuration: configuration)
+    for (key, value) in try await measure("in-process", session: inProcess, item: item) {
+        runs["in-process", default: [:]][key, default: []].append(value)
+    }
+    await inProcess.close()
+    // Client of a spawned host.
+    let client = try ContextHostClient(
+        executable: products + "/context-host",
+        arguments: ["serve", "--manifests", manifests, "--isolation", "in-process", "--no-state", "--no-installed", "--no-watch"])
+    for (key, value) in try await measure("client", session: client, item: item) {
+        runs["client", default: [:]][key, default: []].append(value)
+    }
+    await client.close()
+}
+for (row, measures) in runs.sorted(by: { $0.key < $1.key }) {
+    let line = measures.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\(String(format: "%.1f", median($0.value)))" }.joined(separator: " ")
+    print("embed row=\(row) n=\(options.n) window=\(options.window) reps=\(options.reps) \(line)")
+}

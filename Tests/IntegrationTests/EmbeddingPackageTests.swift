@@ -1,0 +1,75 @@
+import ContextHostTestSupport
+import Foundation
+import Testing
+
+/// An app outside this repository embeds the host: a separate Swift package, made in a temporary
+/// folder from `Tests/Fixtures/EmbeddingPackage/` and depending on this checkout by path, is built
+/// with `swift build` and drives Note end to end through the public API only, in its own process
+/// and through a spawned `context-host`. Also the standard-library Python example, driven by
+/// `docs/openrpc.json`.
+@Suite("Embedding from another package", .serialized)
+struct EmbeddingPackageTests {
+    static let fixture = BuildProducts.packageRoot + "/Tests/Fixtures/EmbeddingPackage"
+    static let manifests = BuildProducts.packageRoot + "/manifests"
+    /// Kept between runs (inside this package's .build), so a second run builds incrementally.
+    static let scratch = BuildProducts.packageRoot + "/.build/embedding-package"
+
+    /// The steps a successful run prints, in order, with what each must say.
+    static let expected = [
+        "initialize server=context-host",
+        "providers count=",
+        "form step=note fields=title,body",
+        "invalid title=Title is required.",
+        "item displayName=Groceries attached=1",
+        "preview title=Groceries",
+        "detail title=Groceries",
+        "encode representation=",
+        "send items=1 first=Groceries",
+        "done",
+    ]
+
+    @Test("a separate Swift package builds against ContextHost and drives Note in-process and through the client")
+    func separatePackage() throws {
+        try BuildProducts.checkBuilt()
+        let folder = try TemporaryDirectory()
+        let app = folder.path + "/EmbedNote"
+        try FileManager.default.createDirectory(atPath: app + "/Sources/EmbedNote", withIntermediateDirectories: true)
+        let template = try String(contentsOfFile: Self.fixture + "/Package.swift.template", encoding: .utf8)
+        try template.replacingOccurrences(of: "@CONTEXT_HOST_PATH@", with: BuildProducts.packageRoot)
+            .write(toFile: app + "/Package.swift", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(
+            atPath: Self.fixture + "/Sources/EmbedNote/main.swift", toPath: app + "/Sources/EmbedNote/main.swift")
+
+        let build = try Shell.run("swift build --scratch-path '\(Self.scratch)' --product EmbedNote", in: app, timeout: 1200)
+        try #require(build.status == 0, "swift build of the embedding package failed:\n\(build.output.suffix(4000))")
+        let binary = try Shell.run("swift build --scratch-path '\(Self.scratch)' --show-bin-path", in: app, timeout: 120)
+        let executable = binary.output.split(separator: "\n").last.map(String.init).map { $0 + "/EmbedNote" } ?? ""
+
+        for mode in ["in-process", "client"] {
+            let run = try Shell.run(
+                "'\(executable)' \(mode) '\(BuildProducts.hostExecutable)' '\(BuildProducts.directory)' '\(Self.manifests)'",
+                in: app, timeout: 120)
+            #expect(run.status == 0, "EmbedNote \(mode) failed:\n\(run.output)")
+            let lines = run.output.split(separator: "\n").map(String.init).filter { !$0.contains("warning context-host") }
+            var index = 0
+            for step in Self.expected {
+                guard let found = lines[index...].firstIndex(where: { $0.hasPrefix(step) }) else {
+                    Issue.record("EmbedNote \(mode): no line starting '\(step)' after line \(index):\n\(run.output)")
+                    break
+                }
+                index = found + 1
+            }
+        }
+    }
+
+    @Test("the Python example (standard library only, methods from docs/openrpc.json) runs Note end to end")
+    func pythonExample() throws {
+        try BuildProducts.checkBuilt()
+        let run = try Shell.run(
+            "python3 Examples/python/contexthost.py '\(BuildProducts.hostExecutable)' manifests", in: BuildProducts.packageRoot, timeout: 120)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("first submit: invalid"), "\(run.output)")
+        #expect(run.output.contains("chip: Groceries"), "\(run.output)")
+        #expect(run.output.contains("detail: Groceries"), "\(run.output)")
+    }
+}
