@@ -1,3 +1,4 @@
+import ContextProviderKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -84,6 +85,8 @@ final class CalendarStore: Sendable {
             return cached
         }
         let previous = state.withLock { $0.snapshot }
+        // The request this read is for hears it as `$/progress` (calendar files done of all).
+        let progress = ProgressReporter.current
         var files: [CalendarFile] = []
         for (index, path) in paths.enumerated() {
             // An unchanged file at the same place in the list is kept as read.
@@ -94,6 +97,7 @@ final class CalendarStore: Sendable {
             } else {
                 files.append(CalendarReader.read(path: path, calendarIndex: index))
             }
+            progress?.report(done: Double(index + 1), total: Double(paths.count), message: "Reading calendars")
         }
         let snapshot = state.withLock { state -> Snapshot in
             state.generation += 1

@@ -23,14 +23,17 @@ struct CSVReader {
         self.chunkSize = max(chunkSize, 64)
     }
 
-    /// Reads the whole file; bad rows are reported in the result, never thrown.
-    func read() throws(ProviderError) -> HealthData {
+    /// Reads the whole file; bad rows are reported in the result, never thrown. `onRead` hears
+    /// each read's byte count.
+    func read(onRead: (Int) -> Void = { _ in }) throws(ProviderError) -> HealthData {
         let fd = try FileSystem.openForReading(path)
         defer { close(fd) }
         let path = self.path
         return try Self.read(fileName: FileSystem.fileName(path), chunkSize: chunkSize) {
             (pointer, count) throws(ProviderError) -> Int in
-            try FileSystem.read(fd, into: pointer, count: count, path: path)
+            let read = try FileSystem.read(fd, into: pointer, count: count, path: path)
+            onRead(read)
+            return read
         }
     }
 

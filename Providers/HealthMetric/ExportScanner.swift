@@ -28,14 +28,16 @@ struct ExportScanner {
         self.chunkSize = max(chunkSize, 64)
     }
 
-    /// Reads the whole file.
-    func scan() throws(ProviderError) -> HealthData {
+    /// Reads the whole file; `onRead` hears each read's byte count.
+    func scan(onRead: (Int) -> Void = { _ in }) throws(ProviderError) -> HealthData {
         let fd = try FileSystem.openForReading(path)
         defer { close(fd) }
         let path = self.path
         return try Self.scan(fileName: FileSystem.fileName(path), chunkSize: chunkSize) {
             (pointer, count) throws(ProviderError) -> Int in
-            try FileSystem.read(fd, into: pointer, count: count, path: path)
+            let read = try FileSystem.read(fd, into: pointer, count: count, path: path)
+            onRead(read)
+            return read
         }
     }
 

@@ -30,7 +30,7 @@ final class HealthStore: @unchecked Sendable {
     let cache: AggregateCache?
     private let lock = Lock()
     private var loaded: Loaded?
-    private var loading: (Located, Task<Loaded, any Error>)?
+    private var loading: (Located, Task<Loaded, any Error>, LoadProgress)?
 
     /// Bytes per read.
     let chunkSize: Int
@@ -79,17 +79,24 @@ final class HealthStore: @unchecked Sendable {
     /// The aggregates of the current file, reading it (or its cache) when needed.
     func data() async throws -> Loaded {
         let located = try locate()
+        // The request this runs for (if any) hears how far the read got, even one it joins.
+        let reporter = ProgressReporter.current
         let task: Task<Loaded, any Error> = lock.withLock {
             if let loaded, loaded.located == located {
                 return Task { loaded }
             }
-            if let (pending, task) = loading, pending == located { return task }
+            if let (pending, task, progress) = loading, pending == located {
+                if let reporter { progress.add(reporter) }
+                return task
+            }
             let cache = self.cache
             let chunkSize = self.chunkSize
+            let progress = LoadProgress(total: located.stamp.size, fileName: FileSystem.fileName(located.path))
+            if let reporter { progress.add(reporter) }
             let task = Task<Loaded, any Error>.detached(priority: .userInitiated) {
-                try Self.read(located, cache: cache, chunkSize: chunkSize)
+                try Self.read(located, cache: cache, chunkSize: chunkSize, progress: progress)
             }
-            loading = (located, task)
+            loading = (located, task, progress)
             return task
         }
         do {
@@ -111,13 +118,15 @@ final class HealthStore: @unchecked Sendable {
     }
 
     /// Reads the cache, else the file (then writes the cache).
-    static func read(_ located: Located, cache: AggregateCache?, chunkSize: Int) throws -> Loaded {
+    static func read(_ located: Located, cache: AggregateCache?, chunkSize: Int, progress: LoadProgress? = nil) throws -> Loaded {
         if let cache, let data = cache.load(dataPath: located.path, stamp: located.stamp) {
             return Loaded(located: located, data: data)
         }
+        let onRead: (Int) -> Void = { progress?.advance(by: $0) }
         let data = located.isCSV
-            ? try CSVReader(path: located.path, chunkSize: chunkSize).read()
-            : try ExportScanner(path: located.path, chunkSize: chunkSize).scan()
+            ? try CSVReader(path: located.path, chunkSize: chunkSize).read(onRead: onRead)
+            : try ExportScanner(path: located.path, chunkSize: chunkSize).scan(onRead: onRead)
+        progress?.finish()
         if let cache, let problem = cache.store(data, dataPath: located.path, stamp: located.stamp) {
             FileSystem.log("could not write the aggregate cache (\(problem)); the next open will read the file again")
         }
@@ -137,3 +146,49 @@ final class HealthStore: @unchecked Sendable {
     }
 }
 
+
+/// How far one read of the data file got, told to every request waiting for it (bytes read of
+/// the file's size, as `$/progress`).
+final class LoadProgress: @unchecked Sendable {
+    private let lock = Lock()
+    private var reporters: [ProgressReporter] = []
+    private var done: UInt64 = 0
+    private var total: UInt64
+    private let message: String
+
+    init(total: UInt64, fileName: String) {
+        self.total = total
+        self.message = "Reading \(fileName)"
+    }
+
+    /// Adds a request that waits for this read; it hears the current position at once.
+    func add(_ reporter: ProgressReporter) {
+        let (done, total) = lock.withLock { () -> (UInt64, UInt64) in
+            // (Bounded: a request joins at most once, and reports to a finished one do nothing.)
+            if reporters.count < 64 { reporters.append(reporter) }
+            return (self.done, self.total)
+        }
+        reporter.report(done: Double(done), total: Double(total), message: message)
+    }
+
+    /// `count` more bytes were read.
+    func advance(by count: Int) {
+        guard count > 0 else { return }
+        let (listeners, position, size) = lock.withLock { () -> ([ProgressReporter], UInt64, UInt64) in
+            done &+= UInt64(count)
+            total = max(total, done)  // (the file grew while read)
+            return (reporters, done, total)
+        }
+        for reporter in listeners { reporter.report(done: Double(position), total: Double(size), message: message) }
+    }
+
+    /// The read is over: everyone hears `done == total`.
+    func finish() {
+        let (listeners, size) = lock.withLock { () -> ([ProgressReporter], UInt64) in
+            total = max(total, done)
+            done = total
+            return (reporters, total)
+        }
+        for reporter in listeners { reporter.report(done: Double(size), total: Double(size), message: message) }
+    }
+}

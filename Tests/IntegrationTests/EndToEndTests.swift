@@ -13,7 +13,7 @@ struct EndToEndTests {
 
         // initialize
         let initialize = try client.initialize()
-        #expect(initialize["protocolVersion"] == 1)
+        #expect(initialize["protocolVersion"] == 2)
         #expect(initialize["serverInfo"]?["name"] == "context-host")
         let methods = initialize["capabilities"]?["methods"]?.arrayValue ?? []
         for method in ["providers/list", "collect/start", "collect/submit", "items/preview", "items/detail", "items/encode"] {

@@ -17,6 +17,8 @@ package final class Host: Sendable {
     package let composers: ComposerStore
     package let logger: Logger
     private let clientInfo = Mutex<ClientInfo?>(nil)
+    /// The client's `log/message` level (`initialize` `logLevel`, then `log/setLevel`).
+    package let logLevel = Mutex<LogLevel>(.off)
     /// Where host → client notifications go; `RPCServer` sets it. Use `notify(_:params:)`.
     package let notificationSink = Mutex<(@Sendable (String, JSONValue) -> Void)?>(nil)
     /// The manifest watcher, once `startWatchingManifests()` ran.
@@ -37,6 +39,7 @@ package final class Host: Sendable {
     /// waits for its load (`whenLoaded`); `registry.waitForLoads()` waits for all of them.
     package func initialize(client: ClientInfo) {
         clientInfo.withLock { $0 = client }
+        logLevel.withLock { $0 = client.logLevel }
         // Each worker connection reports crashes and quarantine from the moment it is stored.
         registry.startLoading(client: client) { [weak self] entry in
             if let id = entry.id, let worker = entry.connection as? WorkerConnection { self?.attachSupervision(id: id, connection: worker) }
@@ -96,13 +99,16 @@ package final class Host: Sendable {
     private let waitersQueued = Atomic<Int>(0)
 
     /// The `initialize` result.
-    package func initializeResult(clientProtocolVersion: Int) -> JSONValue {
-        [
-            "protocolVersion": .number(Double(HostConfiguration.protocolVersion)),
+    package func initializeResult(protocolVersion: Int) -> JSONValue {
+        var features: [JSONValue] = ["cancellation", "contentLengthFraming", "collect", "items", "composer", "providersChanged", "processIsolation"]
+        if protocolVersion >= 2 { features += ["progress", "logMessages", "uiCapabilities"] }
+        return [
+            "protocolVersion": .number(Double(protocolVersion)),
+            "protocolVersions": .array(ProtocolVersion.supported.map { .number(Double($0)) }),
             "serverInfo": ["name": "context-host", "version": .string(HostConfiguration.hostVersion)],
             "capabilities": [
                 "methods": .array(MethodRegistry.methodNames.map(JSONValue.string)),
-                "features": ["cancellation", "contentLengthFraming", "collect", "items", "composer", "providersChanged", "processIsolation"],
+                "features": .array(features),
                 "ctxui": 1,
                 "maximumMessageBytes": .number(Double(configuration.maximumMessageBytes)),
                 "limits": configuration.inputLimits.json(
@@ -256,17 +262,18 @@ package final class Host: Sendable {
         reply: Reply, server: RPCServer, provider: LiveProvider, method: String,
         params: ParamsWriter,
         transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)? = nil,
-        onError: (@Sendable () -> Void)? = nil
+        onError: (@Sendable () -> Void)? = nil,
+        progressToken: ProgressToken? = nil
     ) {
         let call = ForwardedCall(
             reply: reply, providerID: provider.id, method: method, timeout: Self.timeout(for: method, in: provider.timeouts),
             connection: provider.connection, limits: configuration.outputLimits, messageLimit: configuration.maximumMessageBytes,
-            transform: transform, onError: onError)
+            transform: transform, onError: onError, events: events(providerID: provider.id, token: progressToken))
         server.track(reply, onCancel: { call.cancelProviderRequest() })
         // Armed before the call, so a provider that is slow to return from `call` is timed too.
         // (Each closure captures only `call`: its context is that object, not a new allocation.)
         call.deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: call.timeout) { call.timedOut() }.rawValue, ordering: .releasing)
-        let id = call.connection.send(method: method, params: params) { response in call.complete(response) }
+        let id = call.connection.send(method: method, params: params, events: call.events) { response in call.complete(response) }
         call.sent(id)
     }
 
@@ -325,6 +332,8 @@ private final class ForwardedCall: Sendable {
     let messageLimit: Int
     let transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?
     let onError: (@Sendable () -> Void)?
+    /// The provider's notifications for this request; closed before the client's answer.
+    let events: RequestEvents
     /// The provider-side request id once `send` returned (ids are never 0 or negative); before
     /// that, 0, or what to tell the provider once the id is known: `Self.cancelled` or
     /// `Self.timedOut` (a `$/cancelRequest` or the deadline came while `send` ran).
@@ -335,8 +344,10 @@ private final class ForwardedCall: Sendable {
 
     init(
         reply: Reply, providerID: String, method: String, timeout: Int, connection: any ProviderConnection, limits: OutputLimits,
-        messageLimit: Int, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?
+        messageLimit: Int, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?,
+        events: RequestEvents
     ) {
+        self.events = events
         self.reply = reply
         self.providerID = providerID
         self.method = method
@@ -353,6 +364,7 @@ private final class ForwardedCall: Sendable {
     /// restarted.
     func timedOut() {
         guard !reply.isAnswered else { return }
+        events.close()
         reply.sendError(RPCError(
             .providerTimedOut,
             "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
@@ -371,6 +383,7 @@ private final class ForwardedCall: Sendable {
     /// The client cancelled the request (`$/cancelRequest`, already answered): tells the
     /// provider, and disarms the deadline (which would otherwise keep this call until it passed).
     func cancelProviderRequest() {
+        events.close()
         DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
         let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.cancelled, ordering: .acquiringAndReleasing)
         if !noIDYet, id > 0 { connection.cancel(id) }  // (with no id yet, `sent` tells it)
@@ -387,6 +400,7 @@ private final class ForwardedCall: Sendable {
 
     /// The provider answered (or the host gave up on it): checks the answer and replies.
     func complete(_ response: ProviderResponse) {
+        events.close()
         DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
         if let error = response.error {
             onError?()

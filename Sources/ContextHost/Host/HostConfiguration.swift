@@ -1,9 +1,12 @@
+import ContextProviderKit
+
 /// How a host is set up: where manifests and libraries are, and its limits.
 public struct HostConfiguration: Sendable {
     /// This host's version, matched against manifests' `availability.host` ranges.
     public static let hostVersion = "0.1.0"
-    /// The client protocol version this host speaks.
-    public static let protocolVersion = 1
+    /// The newest client protocol version this host speaks (`ProtocolVersion.current`; it also
+    /// speaks the older ones in `ProtocolVersion.supported`).
+    public static let protocolVersion = ProtocolVersion.current
 
     /// Folders searched for `*.yaml` manifests, in order. Empty means
     /// `$CONTEXT_HOST_MANIFESTS` (colon-separated), else `./manifests`.

@@ -157,6 +157,8 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         var generation: Int?
         /// The message, kept only while it waits for a worker.
         var message: [UInt8]?
+        /// Where the provider's notifications for it go.
+        var events: RequestEvents? = nil
     }
 
     /// A request the host gave up on; the worker must still answer it within the grace period.
@@ -430,6 +432,15 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 
     private func handleReply(tag: Int64, payload: [UInt8], from worker: WorkerProcess) {
+        // A notification before the response (`$/progress`, `$/log`), relayed with the request's tag.
+        if payload.withUnsafeBytes({ RequestEvents.isNotification($0) }) {
+            let events = state.withLock { state -> RequestEvents? in
+                guard let entry = state.inFlight[tag], entry.generation == worker.generation else { return nil }
+                return entry.events
+            }
+            payload.withUnsafeBytes { events?.receive($0) }
+            return
+        }
         guard let entry = take(tag, from: worker) else {
             logger.debug("Provider \(providerID): dropped a late or unknown answer (tag \(tag)).")
             return
@@ -446,6 +457,11 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
 
     @discardableResult
     package func send(method: String, params: ParamsWriter, completion: @escaping Completion) -> Int64 {
+        send(method: method, params: params, events: nil, completion: completion)
+    }
+
+    @discardableResult
+    package func send(method: String, params: ParamsWriter, events: RequestEvents?, completion: @escaping Completion) -> Int64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let message = ProviderMessage.request(id: id, method: method, params: params)
         enum Route {
@@ -459,17 +475,17 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             case .quarantined(let reason):
                 return .refuse(reason)
             case .running(let worker):
-                state.inFlight[id] = InFlight(completion: completion, method: method, generation: worker.generation)
+                state.inFlight[id] = InFlight(completion: completion, method: method, generation: worker.generation, events: events)
                 state.sent &+= 1
                 return .write(worker)
             case .idle:
-                state.inFlight[id] = InFlight(completion: completion, method: method, generation: nil, message: message)
+                state.inFlight[id] = InFlight(completion: completion, method: method, generation: nil, message: message, events: events)
                 state.queue.append(id)
                 state.lifecycle = .starting
                 state.generation += 1
                 return .start(generation: state.generation)
             case .starting, .stopping, .restarting:
-                state.inFlight[id] = InFlight(completion: completion, method: method, generation: nil, message: message)
+                state.inFlight[id] = InFlight(completion: completion, method: method, generation: nil, message: message, events: events)
                 state.queue.append(id)
                 return .wait
             }

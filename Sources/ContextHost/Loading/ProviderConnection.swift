@@ -72,10 +72,27 @@ package protocol ProviderConnection: AnyObject, Sendable {
     /// Like `cancel`, because request `id` ran out of time. A worker that still does not answer
     /// within the cancel grace period is treated as hung, killed and restarted.
     func timedOut(_ id: Int64)
+
+    /// `send`, with `events` receiving the notifications (`$/progress`, `$/log`) the provider
+    /// sends for this request before its response. The caller closes `events` before it answers.
+    @discardableResult
+    func send(
+        method: String, params: ParamsWriter, events: RequestEvents?,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64
 }
 
 extension ProviderConnection {
     package func timedOut(_ id: Int64) { cancel(id) }
+
+    /// Without notifications (connections that cannot carry them).
+    @discardableResult
+    package func send(
+        method: String, params: ParamsWriter, events: RequestEvents?,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64 {
+        send(method: method, params: params, completion: completion)
+    }
 }
 
 /// Routes replies from provider threads back to the completion of the request that caused them.
@@ -111,15 +128,22 @@ package enum ReplyRouter {
         /// The connection that sent it (its never-reused key; 0 for none), so a connection that
         /// goes away can answer what it still owes (`failAll(owner:)`).
         var owner: UInt = 0
+        /// Where the provider's notifications for it go.
+        var events: RequestEvents? = nil
     }
 
     private static let pending = Mutex<[Int64: Waiting]>([:])
     private static let nextID = Atomic<Int64>(1)
 
-    static func register(_ completion: @escaping Completion, expected: Expected = .any, owner: UInt = 0) -> Int64 {
+    static func register(_ completion: @escaping Completion, expected: Expected = .any, owner: UInt = 0, events: RequestEvents? = nil) -> Int64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        pending.withLock { $0[id] = Waiting(completion: completion, expected: expected, owner: owner) }
+        pending.withLock { $0[id] = Waiting(completion: completion, expected: expected, owner: owner, events: events) }
         return id
+    }
+
+    /// Where request `id`'s notifications go, while it waits for its answer.
+    static func events(_ id: Int64) -> RequestEvents? {
+        pending.withLock { $0[id]?.events }
     }
 
     /// Completes every request `owner` sent that still waits, with `error` (a host-made error);
@@ -278,8 +302,13 @@ private let inProcessReplyLimit = Atomic<Int>(.max)
 /// The C callback every provider instance answers through.
 private let replyCallback: ctxp_reply_fn = { context, bytes, length in
     let id = Int64(Int(bitPattern: context))
-    guard let waiting = ReplyRouter.takeWaiting(id) else { return }  // late or duplicate answer: dropped
     let reply = UnsafeRawBufferPointer(start: bytes, count: length)
+    // A notification before the response (`$/progress`, `$/log`): the request still waits.
+    if RequestEvents.isNotification(reply) {
+        ReplyRouter.events(id)?.receive(reply)
+        return
+    }
+    guard let waiting = ReplyRouter.takeWaiting(id) else { return }  // late or duplicate answer: dropped
     // While the reader is awake, it takes over the rest (`ReplyRelay`).
     if ReplyRelay.shared.offer(id: id, waiting: waiting, bytes: reply) { return }
     ReplyRouter.deliverInProcess(reply, id: id, waiting: waiting)
@@ -380,7 +409,15 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method), owner: owner)
+        send(method: method, params: params, events: nil, completion: completion)
+    }
+
+    @discardableResult
+    package func send(
+        method: String, params: ParamsWriter, events: RequestEvents?,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64 {
+        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method), owner: owner, events: events)
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
         let queued = QueuedCall(connection: self, id: id, message: bytes)

@@ -8,6 +8,7 @@ package enum MethodRegistry {
         ExitNotification.self,
         CancelRequestNotification.self,
         PingMethod.self,
+        SetLogLevelMethod.self,
         // Providers
         ProvidersListMethod.self,
         ProvidersRetryMethod.self,

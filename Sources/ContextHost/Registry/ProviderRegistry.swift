@@ -369,7 +369,7 @@ package final class ProviderRegistry: Sendable {
                     code: first?.code.rawValue ?? "invalid-settings", message: first?.message ?? "\(error)",
                     hint: first?.hint ?? "Fix the provider's settings.")
             }
-            let initJSON: JSONValue = [
+            var initJSON: JSONValue = [
                 "ctxpVersion": 1,
                 "providerId": .string(manifest.id),
                 "hostVersion": .string(HostConfiguration.hostVersion),
@@ -377,6 +377,11 @@ package final class ProviderRegistry: Sendable {
                 "settings": .object(settings),
                 "grantedPermissions": .array(client.grantedPermissions.map(JSONValue.string)),
             ]
+            // What the client renders; absent means everything (docs/provider-abi.md).
+            if !client.ui.isEverything, case .object(var object) = initJSON {
+                object["ui"] = client.ui.json
+                initJSON = .object(object)
+            }
             initBytes = initJSON.jsonBytes
             let launched = try ProviderLauncher.open(
                 manifest: manifest, libraryPath: path, initJSON: initBytes, configuration: configuration, logger: logger,

@@ -28,6 +28,8 @@ public enum MessageRegistry {
         ItemsDetailRequest.self,
         ItemsDescribeRequest.self,
         ItemsEncodeRequest.self,
+        // Logging (protocol version 2)
+        SetLogLevelRequest.self,
     ]
 
     /// Notifications a client sends to the host.
@@ -40,6 +42,8 @@ public enum MessageRegistry {
     /// Notifications the host sends to a client.
     public static let hostNotifications: [any NotificationType.Type] = [
         ProvidersChangedNotification.self,
+        ProgressNotification.self,
+        LogMessageNotification.self,
     ]
 
     /// Requests the host sends to a provider (docs/provider-abi.md).
@@ -62,5 +66,7 @@ public enum MessageRegistry {
     /// Notifications between the host and a provider (either way).
     public static let providerNotifications: [any NotificationType.Type] = [
         CancelRequestNotification.self,
+        ProviderProgressNotification.self,
+        ProviderLogNotification.self,
     ]
 }

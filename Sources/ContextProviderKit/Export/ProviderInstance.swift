@@ -62,6 +62,8 @@ private struct Pending {
     /// Which registration of the id this is: a host may reuse an id once it is answered, and a
     /// task must be recorded for the request that started it, not for a later one.
     let serial: UInt64
+    /// Its notifications' way out (`ProviderContext.reportProgress`, `log`), once its task runs.
+    var channel: RequestChannel? = nil
 }
 
 /// A method's result as it is written into the response.
@@ -258,7 +260,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             // is handled as for any request.)
             let immediate: [UInt8]?
             do {
-                immediate = try provider.immediatePreview(item).map { Wire.result(id: id, writing: $0) }
+                immediate = try provider.immediatePreview(item).map { Wire.result(id: id, writing: $0.adapted(to: context.ui)) }
             } catch {
                 immediate = Wire.error(id: id, ProviderError.from(error))
             }
@@ -266,7 +268,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                 finish(id, immediate, serial: serial)
                 return
             }
-            run(id, target, .preview, accepted: serial, writing: { [self] in try await self.provider.preview(item) })
+            run(id, target, .preview, accepted: serial, writing: { [self] in try await self.provider.preview(item).adapted(to: self.context.ui) })
         case ItemPreviewManyRequest.method:
             // Only for previews computed from the item alone (declared immediate): those are made
             // one after another in one task. Other providers' previews may be slow, and each is
@@ -277,10 +279,12 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             }
             // (Requests written as hosts write them are read in their task: `runPreviewMany`.)
             let items = try Self.items(previewItems, params: params)
-            run(id, target, writing: { try await Self.previews(of: items, provider: provider) })
+            let ui = context.ui
+            run(id, target, writing: { try await Self.previews(of: items, provider: provider, ui: ui) })
         case ItemDetailRequest.method:
             let item = try params.takeItem()
-            run(id, target, .detail) { try await provider.detail(item).json }
+            let ui = self.context.ui
+            run(id, target, .detail) { try await provider.detail(item).adapted(to: ui).json }
         case ItemDescribeRequest.method:
             let item = try params.takeItem()
             run(id, target, .describe) { ["text": .string(try await provider.describe(item))] }
@@ -378,6 +382,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// computed from the item alone.)
     private func runPreviewMany(_ id: Int, _ target: ReplyTarget, message: [UInt8]) {
         let provider = self.provider
+        let ui = context.ui
         start(id, target) { [self] serial async -> [UInt8]? in
             var output = Wire.resultStart(id: id, capacity: message.count)
             output.append(contentsOf: Previews.start.utf8)
@@ -401,7 +406,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
                     }
                     do {
                         guard let chip = try provider.immediatePreview(plain) else { return waiting.append(item) }
-                        Previews.append(.success(chip), first: written == 0, to: &output)
+                        Previews.append(.success(chip.adapted(to: ui)), first: written == 0, to: &output)
                     } catch is CancellationError {
                         cancelled = true
                         return
@@ -425,7 +430,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             do {
                 if cancelled { throw CancellationError() }
                 // (The first waiting item is one `immediatePreview` made no chip for: it is not asked again.)
-                for entry in try await Self.previews(of: waiting, provider: provider, firstAskedAlready: true).entries {
+                for entry in try await Self.previews(of: waiting, provider: provider, ui: ui, firstAskedAlready: true).entries {
                     Previews.append(entry, first: written == 0, to: &output)
                     written += 1
                 }
@@ -459,7 +464,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// `firstAskedAlready`: the first item is one whose `immediatePreview` already returned nil, so
     /// only `preview` is called for it.
     private static func previews(
-        of items: [Result<ContextItem, JSONDecodeError>], provider: P, firstAskedAlready: Bool = false
+        of items: [Result<ContextItem, JSONDecodeError>], provider: P, ui: UICapabilities, firstAskedAlready: Bool = false
     ) async throws -> Previews {
         var previews = Previews()
         previews.entries.reserveCapacity(items.count)
@@ -468,9 +473,9 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             do {
                 let item = try item.get()
                 if !(firstAskedAlready && index == 0), let chip = try provider.immediatePreview(item) {
-                    previews.entries.append(.success(chip))
+                    previews.entries.append(.success(chip.adapted(to: ui)))
                 } else {
-                    previews.entries.append(.success(try await provider.preview(item)))
+                    previews.entries.append(.success(try await provider.preview(item).adapted(to: ui)))
                 }
             } catch is CancellationError {
                 throw CancellationError()
@@ -499,15 +504,26 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     ) {
         let immediate = !method.isEmpty && immediateMethods.contains(method)
         guard let serial = accepted ?? accept(id, target) else { return }
+        // Bound to the task, so the provider's progress and log calls reach this request; closed
+        // before the response.
+        let channel = RequestChannel(target: target)
         // (One task closure, capturing `work` itself: a preview is the most frequent request, and
         // each closure wrapped around another is an allocation more.)
         let task: Task<Void, Never>
         if immediate, #available(macOS 26.0, iOS 26.0, *) {
-            task = Task.immediate { [self] in finish(id, await Self.response(id, work), serial: serial) }
+            task = Task.immediate { [self] in
+                let response = await RequestChannel.$current.withValue(channel) { await Self.response(id, work) }
+                channel.close()
+                finish(id, response, serial: serial)
+            }
         } else {
-            task = Task { [self] in finish(id, await Self.response(id, work), serial: serial) }
+            task = Task { [self] in
+                let response = await RequestChannel.$current.withValue(channel) { await Self.response(id, work) }
+                channel.close()
+                finish(id, response, serial: serial)
+            }
         }
-        record(task, for: id, serial: serial)
+        record(task, for: id, serial: serial, channel: channel)
     }
 
     /// The response to request `id`: `work`'s result, or the error it threw.
@@ -524,10 +540,13 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// closed first (nil: `body` saw to the request itself).
     private func start(_ id: Int, _ target: ReplyTarget, _ body: @escaping @Sendable (_ serial: UInt64) async -> [UInt8]?) {
         guard let serial = accept(id, target) else { return }
+        let channel = RequestChannel(target: target)
         let task = Task { [self] in
-            if let response = await body(serial) { finish(id, response, serial: serial) }
+            let response = await RequestChannel.$current.withValue(channel) { await body(serial) }
+            channel.close()
+            if let response { finish(id, response, serial: serial) }
         }
-        record(task, for: id, serial: serial)
+        record(task, for: id, serial: serial, channel: channel)
     }
 
     /// Registers request `id` as in flight and returns the registration's serial; nil (after
@@ -562,14 +581,18 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// before `Task.immediate` returns) or cancelled before its task was known: the task is
     /// cancelled, which does nothing to a finished one. (The id may be in flight again meanwhile,
     /// as a new request: its entry is not touched.)
-    private func record(_ task: Task<Void, Never>, for id: Int, serial: UInt64) {
+    private func record(_ task: Task<Void, Never>, for id: Int, serial: UInt64, channel: RequestChannel? = nil) {
         let cancelledMeanwhile: Bool = lock.withLock {
             // (One lookup: a preview's registration is usually answered by now.)
             guard let index = pending.index(forKey: id), pending.values[index].serial == serial else { return true }
             pending.values[index].task = task
+            pending.values[index].channel = channel
             return false
         }
-        if cancelledMeanwhile { task.cancel() }
+        if cancelledMeanwhile {
+            channel?.close()
+            task.cancel()
+        }
     }
 
     /// Answers registration `serial` of request `id` with `response` if nobody answered it yet
@@ -582,6 +605,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             return pending.remove(at: index).value
         }
         guard let entry else { return }
+        entry.channel?.close()
         entry.target.send(response)
         doneReplying()
     }
@@ -595,6 +619,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
         guard let entry else { return }
         entry.task?.cancel()
+        entry.channel?.close()
         entry.target.send(
             Wire.error(id: id, ProviderError(code: ProviderError.Code.requestCancelled, message: "Request cancelled")))
         doneReplying()
@@ -613,12 +638,15 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// this very thread, e.g. a host that closes from inside a callback), so no callback runs
     /// after `close` returns.
     override func close() {
-        let tasks: [Task<Void, Never>] = lock.withLock {
+        let (tasks, channels): ([Task<Void, Never>], [RequestChannel]) = lock.withLock {
             closed = true
             let tasks = pending.values.compactMap(\.task)
+            let channels = pending.values.compactMap(\.channel)
             pending.removeAll()
-            return tasks
+            return (tasks, channels)
         }
+        // (Each waits for a notification being sent: none is sent after `close` returns.)
+        for channel in channels { channel.close() }
         for task in tasks { task.cancel() }
         let me = ThreadID.current
         while lock.withLock({ replyingThreads.contains { !ThreadID.equal($0, me) } }) {

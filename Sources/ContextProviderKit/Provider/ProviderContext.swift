@@ -16,6 +16,9 @@ public struct ProviderContext: Sendable, Hashable {
     /// write when its worker is sandboxed (also its `HOME`; `TMPDIR` is `tmp` inside it). nil when
     /// the host gave none (older hosts, tests).
     public var dataDirectory: String?
+    /// What the client renders (init JSON `ui`; absent: everything). The SDK adapts every detail
+    /// and chip to it (`ContextDetail.adapted(to:)`), so providers need not look at it.
+    public var ui: UICapabilities = .everything
 
     /// Creates a context (for tests and for hosts that call providers directly).
     public init(
@@ -33,7 +36,7 @@ public struct ProviderContext: Sendable, Hashable {
     }
 
     /// Converts the init JSON
-    /// `{"ctxpVersion":1,"providerId","hostVersion","locale","settings","grantedPermissions","dataDirectory"}`.
+    /// `{"ctxpVersion":1,"providerId","hostVersion","locale","settings","grantedPermissions","dataDirectory","ui"?}`.
     public init(json: JSONValue, path: String = "init") throws(JSONDecodeError) {
         let reader = try JSONObjectReader(json, path: path)
         ctxpVersion = try reader.optionalInt("ctxpVersion") ?? 1
@@ -46,6 +49,9 @@ public struct ProviderContext: Sendable, Hashable {
         settings = ProviderSettings(try reader.optionalObject("settings")?.object ?? JSONObject())
         grantedPermissions = Set(try reader.optionalStrings("grantedPermissions") ?? [])
         dataDirectory = try reader.optionalString("dataDirectory")
+        if let ui = reader.value("ui"), !ui.isNull {
+            self.ui = try UICapabilities(json: ui, path: reader.path("ui"))
+        }
     }
 
     /// The init JSON.
@@ -56,6 +62,7 @@ public struct ProviderContext: Sendable, Hashable {
             "grantedPermissions": .array(grantedPermissions.sorted().map(JSONValue.string)),
         ]
         if let dataDirectory { object["dataDirectory"] = .string(dataDirectory) }
+        if !ui.isEverything { object["ui"] = ui.json }
         return .object(object)
     }
 
@@ -120,5 +127,29 @@ public struct ProviderSettings: Sendable, Hashable {
     public static func expandTilde(_ path: String) -> String {
         guard path == "~" || path.hasPrefix("~/"), let home = environmentValue("HOME") else { return path }
         return home + path.dropFirst()
+    }
+}
+
+extension ProviderContext {
+    /// Reports progress of the request being handled: the host passes it to the client as
+    /// `$/progress` when the client asked (a `progressToken`). `done` and `total` are in any unit
+    /// (bytes, items); call it as often as you like: the SDK sends at most one every 50 ms, and
+    /// always the one with `done == total`. Outside a request's task (or after its answer) it does
+    /// nothing. Invalid numbers (not finite, negative, `done > total`) are ignored.
+    public func reportProgress(done: Double, total: Double? = nil, message: String? = nil) {
+        RequestChannel.current?.progress(done: done, total: total, message: message)
+    }
+
+    /// Logs a line: through the request being handled to the host's log and, if the client asked
+    /// for that level, to the client (`log/message`); outside a request, to standard error.
+    /// Never log secrets or whole inputs. Lines are cut at 1,000 characters.
+    public func log(_ level: LogLevel, _ message: String) {
+        guard level != .off else { return }
+        let text = String(message.prefix(ProviderLogNotification.maximumMessageLength))
+        if let channel = RequestChannel.current {
+            channel.log(level, text)
+        } else {
+            writeStandardError("[\(providerId)] \(level.rawValue): \(text)\n")
+        }
     }
 }

@@ -52,6 +52,16 @@ extension ScaffoldTemplates {
  *     `collect/start`, `collect/query`, `collect/submit`, `collect/cancel`, `item/preview`,
  *     `item/detail`, `item/describe`, `item/encode`, and the optional `item/previewMany`) are
  *     described in docs/provider-abi.md. Answer any method you do not know with -32601.
+ *   - Notifications for a request (optional, same ABI 1): before its response, a provider may
+ *     pass notification messages through that request's reply callback, with that request's
+ *     `reply_context`:
+ *       {"jsonrpc":"2.0","method":"$/progress","params":{"done":N,"total":M?,"message":S?}}
+ *       {"jsonrpc":"2.0","method":"$/log","params":{"level":"error|warning|info|debug","message":S}}
+ *     `done` and `total` are finite and >= 0, `done` <= `total`, `done` never decreasing; keep
+ *     them to a few per second and each message under 8 KiB. The response stays the last call
+ *     for the request and comes exactly once; anything after it is dropped. Hosts drop invalid
+ *     notifications and ignore unknown ones; hosts older than this never see any, since
+ *     providers that do not send them are unchanged.
  *
  * Threading
  *   - `call` may be invoked from several host threads at once; it must return promptly and must
@@ -63,7 +73,8 @@ extension ScaffoldTemplates {
  *   - The bytes passed to `open`, `call` and the reply callback are owned by the caller and are
  *     valid only for the duration of that function call. Copy what you keep. Bytes are not
  *     NUL-terminated; always use the length.
- *   - `reply_context` is opaque to the provider: pass it back unchanged, exactly once.
+ *   - `reply_context` is opaque to the provider: pass it back unchanged, with exactly one
+ *     response (and any notifications for the request before it).
  *   - The instance pointer is owned by the provider, from `open` until `close`.
  */
 #ifndef CONTEXT_PROVIDER_H

@@ -15,6 +15,10 @@
 //   huge      answer a chip whose title is `hugeMB` (default 20) MiB long
 //   leak      allocate and touch `leakMB` (default 64) MiB that are never freed, then answer;
 //             abort with "out of memory" on stderr when allocation fails
+//   flood     before answering, send `floodCount` (default 10000) `$/progress` notifications
+//             (done 1…N of N) and as many `$/log` lines, with invalid ones among them (negative,
+//             done > total, infinite, wrong types, unknown methods, a 100 KiB one); after the
+//             answer, more progress (all must be dropped)
 // Output validation (the host must refuse these with -32014 naming the field):
 //   bad-chip-tone   item/preview: a chip whose tone is "blue"
 //   big-chip        item/preview: a valid chip of about 100 KiB (over the host's 64 KiB chip cap)
@@ -217,6 +221,40 @@ static void fixture_call(void *instance, const uint8_t *message, size_t length, 
         static const uint8_t garbage[] = {0x00, 0xff, 0xfe, '{', '{', 'n', 'o', 't', ' ', 'j', 's', 'o', 'n', '\n', 0x01};
         (void)!write(1, garbage, sizeof garbage);
         reply(reply_context, garbage, sizeof garbage);
+        return;
+    } else if (strcmp(mode, "flood") == 0) {
+        long long count = integer_value(bytes, length, "floodCount", 10000);
+        char line[256];
+        static const char *invalid[] = {
+            "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{\"done\":-1,\"total\":10}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{\"done\":50,\"total\":10}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{\"done\":1e999}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{\"done\":\"half\"}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":[1,2]}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"$/log\",\"params\":{\"level\":\"loud\",\"message\":\"x\"}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"$/unknown\",\"params\":{}}",
+        };
+        for (long long i = 1; i <= count; i++) {
+            snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{\"done\":%lld,\"total\":%lld,\"message\":\"step %lld\"}}", i, count, i);
+            send_text(reply, reply_context, line);
+            snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"method\":\"$/log\",\"params\":{\"level\":\"warning\",\"message\":\"flood line %lld\"}}", i);
+            send_text(reply, reply_context, line);
+            if (i % 100 == 0) send_text(reply, reply_context, invalid[(i / 100) % (sizeof invalid / sizeof invalid[0])]);
+            if (i == count / 2) {
+                size_t size = 100 << 10;
+                char *big = malloc(size + 128);
+                if (big) {
+                    int n = snprintf(big, 128, "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{\"done\":1,\"message\":\"");
+                    memset(big + n, 'x', size);
+                    memcpy(big + n + size, "\"}}", 3);
+                    reply(reply_context, (const uint8_t *)big, n + size + 3);
+                    free(big);
+                }
+            }
+        }
+        answer(reply, reply_context, id, method, "flooded");
+        snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{\"done\":%lld,\"total\":%lld,\"message\":\"after\"}}", count, count);
+        for (int i = 0; i < 100; i++) send_text(reply, reply_context, line);
         return;
     } else if (strcmp(mode, "wrong-id") == 0) {
         answer(reply, reply_context, id + 1000, method, "wrong id");

@@ -19,6 +19,7 @@ import ContextProviderKit
 /// - `{"fail": "message", "code"?: N}` — throw `ProviderError(code: N ?? -32099, message:)`.
 /// - `{"crash": true}` — abort the process (for process-isolation tests only).
 /// - `{"fatal": "message"}` — `fatalError(message)` (for process-isolation tests only).
+/// - `{"log": true}` — log one line at each level (`context.log`: error, warning, info, debug).
 /// - `{"invalidView": true}` — `item/preview` answers a chip whose thumbnail is not a `data:` URI and
 ///   `item/detail` a map block whose link is not a `geo:` URI (the host must refuse both).
 ///
@@ -81,6 +82,9 @@ public struct FixtureProvider: ContextProvider {
     /// Applies the behaviour the item's content asks for.
     func behave(_ item: ContextItem) async throws {
         let content = item.content
+        if content["log"]?.boolValue == true {
+            for level in [LogLevel.error, .warning, .info, .debug] { context.log(level, "fixture \(level.rawValue) line") }
+        }
         if content["crash"]?.boolValue == true { abort() }
         if let message = content["fatal"]?.stringValue { fatalError(message) }
         if let text = content["print"]?.stringValue {

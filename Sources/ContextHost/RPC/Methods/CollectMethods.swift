@@ -10,6 +10,7 @@ package enum CollectStartMethod: MethodHandler {
         let params = try request.params()
         let providerID = try params.string("providerId")
         let composerID = try params.optionalString("composerId")
+        let token = try Host.progressToken(request)
         let host = server.host
         try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
             let provider = try host.provider(providerID, for: .form)
@@ -18,7 +19,7 @@ package enum CollectStartMethod: MethodHandler {
             let session = host.sessions.open(providerID: providerID, composerID: composerID)
             host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
                 do throws(RPCError) {
-                    let form = try await host.request(provider, method: ProviderCollectStartRequest.method, params: ["sessionId": .string(session.id)])
+                    let form = try await host.request(provider, method: ProviderCollectStartRequest.method, params: ["sessionId": .string(session.id)], progressToken: token)
                     guard let stepID = form["stepId"]?.stringValue else {
                         throw RPCError(.providerBadReply, "Provider '\(providerID)' answered collect/start without a form (an object with a 'stepId').")
                     }
@@ -55,9 +56,10 @@ package enum CollectQueryMethod: MethodHandler {
             "sessionId": .string(session.id), "stepId": .string(session.stepID), "fieldId": .string(fieldID),
             "query": .string(query), "values": .object(values),
         ]
-        server.host.forward(reply: reply, server: server, provider: provider, method: ProviderCollectQueryRequest.method) { out in
-            JSONWriter.append(providerParams, to: &out)
-        }
+        let token = try Host.progressToken(request)
+        server.host.forward(
+            reply: reply, server: server, provider: provider, method: ProviderCollectQueryRequest.method,
+            params: { out in JSONWriter.append(providerParams, to: &out) }, progressToken: token)
     }
 }
 
@@ -75,8 +77,9 @@ package enum CollectSubmitMethod: MethodHandler {
         try host.configuration.inputLimits.checkFormValues(values)
         let provider = try host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = ["sessionId": .string(session.id), "stepId": .string(session.stepID), "values": .object(values)]
+        let token = try Host.progressToken(request)
         host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-            let result = try await host.request(provider, method: ProviderCollectSubmitRequest.method, params: providerParams)
+            let result = try await host.request(provider, method: ProviderCollectSubmitRequest.method, params: providerParams, progressToken: token)
             switch result["outcome"]?.stringValue {
             case "item":
                 guard let item = result["item"] else {
@@ -132,12 +135,13 @@ package enum CollectMakeMethod: MethodHandler {
         let params = try request.params()
         let providerID = try params.string("providerId")
         let composerID = try params.optionalString("composerId")
+        let token = try Host.progressToken(request)
         let host = server.host
         try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
             let provider = try host.provider(providerID, for: .programmatic)
             if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
             host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
-                let result = try await host.request(provider, method: ProviderMakeContextRequest.method, params: [:])
+                let result = try await host.request(provider, method: ProviderMakeContextRequest.method, params: [:], progressToken: token)
                 guard let item = result["item"], !item.isNull else { return ["item": nil] }
                 try host.checkItem(item, from: providerID)
                 guard let composerID else { return ["item": item] }

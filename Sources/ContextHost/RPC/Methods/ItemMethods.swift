@@ -32,7 +32,10 @@ extension ItemMethod {
     ) throws(RPCError) {
         let provider = try server.host.provider(providerID, for: .item)
         let message = request.message
-        server.host.forward(reply: reply, server: server, provider: provider, method: providerMethod) { out in
+        let token = try Host.progressToken(request)
+        server.host.forward(
+            reply: reply, server: server, provider: provider, method: providerMethod,
+            params: { out in
             out.append(contentsOf: #"{"item":"#.utf8)
             out.append(contentsOf: message[itemRange])
             for (key, range) in extras {
@@ -42,7 +45,7 @@ extension ItemMethod {
                 out.append(contentsOf: message[range])
             }
             out.append(UInt8(ascii: "}"))
-        }
+        }, progressToken: token)
     }
 }
 

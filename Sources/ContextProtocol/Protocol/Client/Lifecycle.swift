@@ -134,39 +134,7 @@ public struct ClientCapabilities: WireValue, Hashable {
     public static var schema: JSONValue { Schema.object(["ui": UICapabilities.schema]) }
 }
 
-/// The ctxui views a client renders.
-public struct UICapabilities: WireValue, Hashable {
-    /// Detail block kinds it renders: `text`, `facts`, `chart`, `map`, `list`, `image`, `link`.
-    public var blocks: [String]?
-    /// Chip accessory kinds it renders.
-    public var chipAccessories: [String]?
-
-    /// Creates UI capabilities.
-    public init(blocks: [String]? = nil, chipAccessories: [String]? = nil) {
-        self.blocks = blocks
-        self.chipAccessories = chipAccessories
-    }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        blocks = try reader.optionalStrings("blocks")
-        chipAccessories = try reader.optionalStrings("chipAccessories")
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.setStrings("blocks", blocks)
-        object.setStrings("chipAccessories", chipAccessories)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "blocks": Schema.array(Schema.string(), "Detail block kinds it renders: text, facts, chart, map, list, image, link."),
-            "chipAccessories": Schema.array(Schema.string(), "Chip accessory kinds it renders."),
-        ])
-    }
-}
+// `UICapabilities` (what the client renders) is in Protocol/UICapabilities.swift.
 
 /// `initialize`'s answer.
 public struct InitializeResult: WireValue, Hashable {

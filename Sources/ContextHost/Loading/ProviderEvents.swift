@@ -1,0 +1,173 @@
+import ContextProviderKit
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a provider may send through a request's reply callback before the response: `$/progress`
+/// and `$/log` notifications (docs/provider-abi.md, "Messages"). One per provider request; the
+/// connection hands it every notification of that request, and the caller `close`s it before
+/// the response reaches the client, so nothing is forwarded after the response.
+///
+/// Every notification is hostile input: larger than `maximumBytes`, not JSON, or with invalid
+/// numbers (not finite, negative, `done > total`, `done` going back) it is dropped (the first
+/// such per request is logged). Progress is rate-limited to one per `progressInterval` (a
+/// `done == total` one always passes) and at most `maximumProgress` per request; log lines to
+/// `maximumLogLines` per request.
+package final class RequestEvents: Sendable {
+    /// Largest notification read, in bytes.
+    static let maximumBytes = 8 << 10
+    /// Least time between two forwarded `$/progress` of one request (but the final one).
+    static let progressInterval: Duration = .milliseconds(50)
+    /// Most `$/progress` forwarded per request.
+    static let maximumProgress = 1000
+    /// Most `$/log` lines handled per request (the rest are counted, and the count logged).
+    static let maximumLogLines = 100
+
+    let providerID: String
+    /// The client's `progressToken`, when it asked for progress and speaks version 2.
+    let token: ProgressToken?
+    /// Whether the client speaks version 2 (so gets `log/message`).
+    let forwardsLogs: Bool
+    /// The client's current `log/message` level.
+    let clientLogLevel: @Sendable () -> LogLevel
+    /// Writes a host → client notification.
+    let emit: @Sendable (String, JSONValue) -> Void
+    let logger: Logger
+
+    private struct State {
+        var closed = false
+        var lastProgress: ContinuousClock.Instant?
+        var lastDone = -1.0
+        var progressSent = 0
+        var logLines = 0
+        var dropped = 0
+        var loggedInvalid = false
+    }
+
+    private let state = Mutex(State())
+
+    package init(
+        providerID: String, token: ProgressToken?, forwardsLogs: Bool, clientLogLevel: @escaping @Sendable () -> LogLevel,
+        logger: Logger, emit: @escaping @Sendable (String, JSONValue) -> Void
+    ) {
+        self.providerID = providerID
+        self.token = token
+        self.forwardsLogs = forwardsLogs
+        self.clientLogLevel = clientLogLevel
+        self.logger = logger
+        self.emit = emit
+    }
+
+    /// Whether `bytes` are a notification (a `method` and no `id`) rather than a response. A
+    /// response written the SDK's way is recognised by its first bytes alone.
+    static func isNotification(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
+        if bytes.count >= prefix.utf8CodeUnitCount,
+            memcmp(bytes.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+        {
+            return false
+        }
+        let (envelope, error) = Envelope.scan(bytes)
+        return error == nil && envelope.method != nil && envelope.id == nil && !envelope.idIsInvalid
+    }
+
+    /// Handles one notification the provider sent (on the provider's thread).
+    func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count <= Self.maximumBytes else { return invalid("a notification of \(bytes.count) bytes (limit \(Self.maximumBytes))") }
+        guard let message = try? JSONReader.parse(bytes), let method = message["method"]?.stringValue else {
+            return invalid("a notification that is not valid JSON")
+        }
+        let params = message["params"] ?? .object([:])
+        switch method {
+        case ProviderProgressNotification.method:
+            do throws(JSONDecodeError) {
+                progress(try ProviderProgressNotification(json: params, path: "params"))
+            } catch {
+                invalid("$/progress: \(error)")
+            }
+        case ProviderLogNotification.method:
+            do throws(JSONDecodeError) {
+                log(try ProviderLogNotification(json: params, path: "params"))
+            } catch {
+                invalid("$/log: \(error)")
+            }
+        default:
+            break  // unknown notifications are ignored (docs/provider-abi.md)
+        }
+    }
+
+    private func progress(_ notification: ProviderProgressNotification) {
+        guard let token else { return }
+        let final = notification.total.map { notification.done == $0 } ?? false
+        let now = ContinuousClock.now
+        state.withLock { state in
+            guard !state.closed else { return }
+            guard notification.done >= state.lastDone else {
+                state.dropped += 1
+                return
+            }
+            guard state.progressSent < Self.maximumProgress,
+                final || state.lastProgress.map({ now - $0 >= Self.progressInterval }) ?? true,
+                notification.done > state.lastDone || state.progressSent == 0
+            else {
+                state.dropped += 1
+                return
+            }
+            state.lastDone = notification.done
+            state.lastProgress = now
+            state.progressSent += 1
+            let message = notification.message.map { String($0.prefix(ProviderProgressNotification.maximumMessageLength)) }
+            // (Under the lock: `close` cannot come between the check and the write.)
+            emit(ProgressNotification.method, ProgressNotification(token: token, done: notification.done, total: notification.total, message: message).json)
+        }
+    }
+
+    private func log(_ notification: ProviderLogNotification) {
+        let text = String(notification.message.prefix(ProviderLogNotification.maximumMessageLength))
+        let forward = state.withLock { state -> Bool in
+            guard !state.closed, state.logLines < Self.maximumLogLines else {
+                state.dropped += 1
+                return false
+            }
+            state.logLines += 1
+            return true
+        }
+        guard forward else { return }
+        let line: Logger.Message = "Provider \(providerID): \(text)"
+        switch notification.level {
+        case .error: logger.error(line)
+        case .warning: logger.warning(line)
+        case .info: logger.info(line)
+        case .debug, .off: logger.debug(line)
+        }
+        let level = clientLogLevel()
+        guard forwardsLogs, level != .off, notification.level <= level else { return }
+        state.withLock { state in
+            guard !state.closed else { return }
+            emit(LogMessageNotification.method, LogMessageNotification(level: notification.level, message: text, providerId: providerID).json)
+        }
+    }
+
+    private func invalid(_ what: String) {
+        let first = state.withLock { state -> Bool in
+            state.dropped += 1
+            defer { state.loggedInvalid = true }
+            return !state.loggedInvalid
+        }
+        if first { logger.warning("Provider \(providerID) sent \(what); dropped (later ones for this request are dropped silently).") }
+    }
+
+    /// The response is about to be delivered: nothing more is forwarded.
+    package func close() {
+        let dropped = state.withLock { state -> Int in
+            state.closed = true
+            return state.dropped
+        }
+        if dropped > 0 { logger.debug("Provider \(providerID): dropped \(dropped) notification(s) of one request.") }
+    }
+}
