@@ -240,4 +240,27 @@ struct EmbeddingTests {
         #expect(added == ["com.contexthost.note"])
         await host.close()
     }
+
+    @Test("events: provider log lines arrive typed, at the session's level", arguments: ["in-process", "client"])
+    func logEvents(_ mode: String) async throws {
+        try BuildProducts.checkBuilt()
+        let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
+        let events = host.events()
+        _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test"), logLevel: .warning))
+        guard let made = try await host.make(providerId: "com.contexthost.fixture").item else {
+            Issue.record("the fixture made no item")
+            return
+        }
+        var item = made
+        item.content = ["log": true]
+        _ = try await host.preview(item)
+        // Answers and notifications keep their order on the connection: the lines came first.
+        try await host.ping()
+        await host.close()
+        var lines: [String] = []
+        for await event in events {
+            if case .log(let line) = event { lines.append("\(line.level.rawValue): \(line.message)") }
+        }
+        #expect(lines == ["error: fixture error line", "warning: fixture warning line"])
+    }
 }

@@ -75,6 +75,10 @@ extension ErrorCode {
 public enum HostEvent: Sendable {
     /// `providers/changed`: providers were added, changed or removed; carries the whole new list.
     case providersChanged(ProvidersChangedNotification)
+    /// `$/progress`: how far a request sent with a `progressToken` has got (protocol version 2).
+    case progress(ProgressNotification)
+    /// `log/message`: a provider's log line at or above the session's level (protocol version 2).
+    case log(LogMessageNotification)
     /// A notification this library has no type for (a newer host's, or one that did not decode):
     /// its method and params.
     case notification(method: String, params: JSONValue)
@@ -87,6 +91,16 @@ extension HostEvent {
         case ProvidersChangedNotification.method:
             if let changed = try? ProvidersChangedNotification(json: params) {
                 self = .providersChanged(changed)
+                return
+            }
+        case ProgressNotification.method:
+            if let progress = try? ProgressNotification(json: params) {
+                self = .progress(progress)
+                return
+            }
+        case LogMessageNotification.method:
+            if let line = try? LogMessageNotification(json: params) {
+                self = .log(line)
                 return
             }
         default:
