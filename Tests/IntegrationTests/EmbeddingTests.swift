@@ -18,8 +18,8 @@ struct EmbeddingTests {
     static let fixtureManifests = BuildProducts.packageRoot + "/Tests/Fixtures/manifests"
 
     /// Note's and the fixture's manifests with a 10 s `preview` timeout (which also bounds the
-    /// availability check): these providers run inside the test process, whose concurrency pool
-    /// other suites' blocking waits may hold for longer than the bundled 500 ms.
+    /// availability check), so a loaded machine running the other suites does not make them
+    /// unavailable.
     static let relaxedManifests: String = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-embedding-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -35,10 +35,12 @@ struct EmbeddingTests {
         var configuration = HostConfiguration(
             manifestDirectories: manifests, libraryDirectories: [BuildProducts.directory], stateDirectory: stateDirectory)
         configuration.watchManifests = watch
-        // Strangers' providers run in workers: the embedder names the worker binary, and which
-        // manifest folders are trusted to run in the app's own process.
+        // The host runs in this process; its providers in workers (the embedder names the worker
+        // binary). In-process providers run their work on the process's cooperative pool, which
+        // other suites' blocking waits can hold for seconds in this test process; the separate
+        // package (EmbeddingPackageTests) runs Note inside its own process instead.
         configuration.isolation.workerExecutable = BuildProducts.hostExecutable
-        configuration.isolation.trustedManifestDirectories = manifests
+        configuration.isolation.policy = .process
         return InProcessHost(configuration: configuration)
     }
 

@@ -243,9 +243,7 @@ final class ChipListing: Sendable {
     private func arm(live: Host.LiveProvider, method: String, _ action: @escaping @Sendable (RPCError) -> Void) {
         let providerID = live.id
         let timeout = Host.timeout(for: ItemPreviewRequest.method, in: live.timeouts)
-        let error = RPCError(
-            .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
-            data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])
+        let error = Host.timedOutError(providerID: providerID, method: method, timeout: timeout)
         // Off the timer's one thread: the last outcome in builds and writes the whole answer.
         let token = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { DispatchQueue.global().async { action(error) } }
         let listed = timers.withLock { timers in

@@ -15,8 +15,9 @@ import Synchronization
 ///
 /// It runs the same dispatcher as `context-host serve` (limits, validation, waiting for loads,
 /// process isolation and sandboxing all apply), reached through an in-memory connection instead
-/// of a pipe: requests go in as JSON-RPC messages on the host's own serial queue (its "reader"),
-/// answers and notifications come back to `send` and `events()`. Two instances in one process
+/// of a pipe: requests go in as JSON-RPC messages, handled one at a time on the caller's thread (as
+/// the stdio server's one reader handles them; handlers never wait), and answers and notifications
+/// come back to `send` and `events()`. Two instances in one process
 /// are independent. Providers with `isolation: in-process` run inside the app; run strangers'
 /// providers in workers (`configuration.isolation`).
 public final class InProcessHost: ContextHostSession {

@@ -17,6 +17,9 @@ package final class Host: Sendable {
     package let composers: ComposerStore
     package let logger: Logger
     private let clientInfo = Mutex<ClientInfo?>(nil)
+    /// Whether the client negotiated protocol version 2 (`$/progress`, `log/message`): read on
+    /// every provider call, so without the lock and the copy of `client`.
+    let speaksVersion2 = Atomic<Bool>(false)
     /// The client's `log/message` level (`initialize` `logLevel`, then `log/setLevel`).
     package let logLevel = Mutex<LogLevel>(.off)
     /// Where host → client notifications go; `RPCServer` sets it. Use `notify(_:params:)`.
@@ -40,6 +43,7 @@ package final class Host: Sendable {
     package func initialize(client: ClientInfo) {
         clientInfo.withLock { $0 = client }
         logLevel.withLock { $0 = client.logLevel }
+        speaksVersion2.store(client.protocolVersion >= 2, ordering: .releasing)
         // Each worker connection reports crashes and quarantine from the moment it is stored.
         registry.startLoading(client: client) { [weak self] entry in
             if let id = entry.id, let worker = entry.connection as? WorkerConnection { self?.attachSupervision(id: id, connection: worker) }
@@ -265,16 +269,18 @@ package final class Host: Sendable {
         onError: (@Sendable () -> Void)? = nil,
         progressToken: ProgressToken? = nil
     ) {
-        let call = ForwardedCall(
-            reply: reply, providerID: provider.id, method: method, timeout: Self.timeout(for: method, in: provider.timeouts),
-            connection: provider.connection, limits: configuration.outputLimits, messageLimit: configuration.maximumMessageBytes,
-            transform: transform, onError: onError, events: events(providerID: provider.id, token: progressToken))
+        let call = providerCall(provider, method: method, progressToken: progressToken, sink: .reply(reply, transform: transform, onError: onError))
         server.track(reply, onCancel: { call.cancelProviderRequest() })
-        // Armed before the call, so a provider that is slow to return from `call` is timed too.
-        // (Each closure captures only `call`: its context is that object, not a new allocation.)
-        call.deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: call.timeout) { call.timedOut() }.rawValue, ordering: .releasing)
-        let id = call.connection.send(method: method, params: params, events: call.events) { response in call.complete(response) }
-        call.sent(id)
+        call.start(params: params)
+    }
+
+    /// A call to `provider` with its deadline (the manifest's timeout for `method`, capped), the
+    /// host's output limits and the request's notification channel; `start` sends it.
+    func providerCall(_ provider: LiveProvider, method: String, progressToken: ProgressToken?, sink: ProviderCall.Sink) -> ProviderCall {
+        ProviderCall(
+            sink: sink, providerID: provider.id, method: method, timeout: Self.timeout(for: method, in: provider.timeouts),
+            connection: provider.connection, limits: configuration.outputLimits, messageLimit: configuration.maximumMessageBytes,
+            events: events(providerID: provider.id, token: progressToken))
     }
 
     /// Whether raw bytes contain `\n` or `\r` (which NDJSON framing cannot carry).
@@ -290,6 +296,13 @@ package final class Host: Sendable {
         case ItemEncodeRequest.method: timeouts.encode.milliseconds
         default: timeouts.collect.milliseconds
         }
+    }
+
+    /// The error of a provider call whose deadline passed.
+    static func timedOutError(providerID: String, method: String, timeout: Int) -> RPCError {
+        RPCError(
+            .providerTimedOut, "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
+            data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))])
     }
 
     /// Maps a provider's error to what the client sees: host-made errors keep their code, a
@@ -314,133 +327,5 @@ package final class Host: Sendable {
         data["providerCode"] = .number(Double(error.code.rawValue))
         if let providerData = error.data { data["providerData"] = providerData }
         return RPCError(.providerError, "Provider '\(providerID)' failed \(method): \(error.message)", data: .object(data))
-    }
-}
-
-/// A request `Host.forward` passed to a provider: what its deadline, its completion and its
-/// cancellation need, in one object. Each of the three closures captures only this object, so
-/// forwarding allocates it alone rather than a closure context and a box for each (the reader
-/// forwards every `items/*` request).
-private final class ForwardedCall: Sendable {
-    let reply: Reply
-    let providerID: String
-    let method: String
-    /// Milliseconds.
-    let timeout: Int
-    let connection: any ProviderConnection
-    let limits: OutputLimits
-    let messageLimit: Int
-    let transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?
-    let onError: (@Sendable () -> Void)?
-    /// The provider's notifications for this request; closed before the client's answer.
-    let events: RequestEvents
-    /// The provider-side request id once `send` returned (ids are never 0 or negative); before
-    /// that, 0, or what to tell the provider once the id is known: `Self.cancelled` or
-    /// `Self.timedOut` (a `$/cancelRequest` or the deadline came while `send` ran).
-    let providerRequest = Atomic<Int64>(0)
-    static let cancelled: Int64 = -1, timedOut: Int64 = -2
-    /// The deadline's token (`DeadlineTimer.Token.rawValue`), stored before the request is sent.
-    let deadline = Atomic<UInt64>(0)
-
-    init(
-        reply: Reply, providerID: String, method: String, timeout: Int, connection: any ProviderConnection, limits: OutputLimits,
-        messageLimit: Int, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?,
-        events: RequestEvents
-    ) {
-        self.events = events
-        self.reply = reply
-        self.providerID = providerID
-        self.method = method
-        self.timeout = timeout
-        self.connection = connection
-        self.limits = limits
-        self.messageLimit = messageLimit
-        self.transform = transform
-        self.onError = onError
-    }
-
-    /// The deadline passed: answers the client and tells the provider to stop. A late answer,
-    /// if any, is dropped; a worker that does not stop within the grace period is killed and
-    /// restarted.
-    func timedOut() {
-        guard !reply.isAnswered else { return }
-        events.close()
-        reply.sendError(RPCError(
-            .providerTimedOut,
-            "Provider '\(providerID)' did not answer \(method) within \(timeout) ms.",
-            data: ["providerId": .string(providerID), "method": .string(method), "timeoutMs": .number(Double(timeout))]))
-        let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.timedOut, ordering: .acquiringAndReleasing)
-        if !noIDYet, id > 0 { tellTimedOut(id) }  // (with no id yet, `sent` tells it)
-    }
-
-    /// Tells the provider that request `id` ran out of time. Not on the timer's thread: an
-    /// in-process provider's `call` could block it, and every other timeout with it.
-    private func tellTimedOut(_ id: Int64) {
-        let connection = connection
-        DispatchQueue.global().async { connection.timedOut(id) }
-    }
-
-    /// The client cancelled the request (`$/cancelRequest`, already answered): tells the
-    /// provider, and disarms the deadline (which would otherwise keep this call until it passed).
-    func cancelProviderRequest() {
-        events.close()
-        DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
-        let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.cancelled, ordering: .acquiringAndReleasing)
-        if !noIDYet, id > 0 { connection.cancel(id) }  // (with no id yet, `sent` tells it)
-    }
-
-    /// `send` returned the provider-side id: passes on a cancel or a timeout that came meanwhile.
-    func sent(_ id: Int64) {
-        switch providerRequest.exchange(id, ordering: .acquiringAndReleasing) {
-        case Self.cancelled: connection.cancel(id)
-        case Self.timedOut: tellTimedOut(id)
-        default: break
-        }
-    }
-
-    /// The provider answered (or the host gave up on it): checks the answer and replies.
-    func complete(_ response: ProviderResponse) {
-        events.close()
-        DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
-        if let error = response.error {
-            onError?()
-            reply.sendError(Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))
-            return
-        }
-        guard let bytes = response.resultBytes else {
-            onError?()
-            reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) without a result.", data: ["providerId": .string(providerID), "method": .string(method)]))
-            return
-        }
-        if let kind = ProviderOutput.expected(for: method),
-            !(kind == .chip && response.resultIsScannedChip && bytes.count <= limits.chipBytes)
-        {
-            do throws(RPCError) {
-                try OutputValidation.validate(
-                    bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
-            } catch {
-                onError?()
-                reply.sendError(error)
-                return
-            }
-        }
-        if let transform {
-            do {
-                let value = try JSONReader.parse(bytes)
-                reply.sendResult(try transform(value))
-            } catch let error as RPCError {
-                onError?()
-                reply.sendError(error)
-            } catch {
-                onError?()
-                reply.sendError(RPCError(.providerBadReply, "Provider '\(providerID)' answered \(method) with invalid JSON: \(error)", data: ["providerId": .string(providerID), "method": .string(method)]))
-            }
-            return
-        }
-        if Host.containsLineBreak(bytes), let value = try? JSONReader.parse(bytes) {
-            reply.sendResult(value)
-        } else {
-            reply.sendResult(raw: bytes)
-        }
     }
 }

@@ -1,0 +1,214 @@
+import ContextProviderKit
+import Dispatch
+import Synchronization
+
+/// One request to a provider, from send to outcome: the one primitive behind `Host.forward` (the
+/// client's answer passed through) and `Host.request` (a decoded result for host logic). It owns
+/// the deadline, cancellation (the client's `$/cancelRequest` or the Swift task's), the mapping of
+/// provider errors to host errors, output validation and the request's notification channel,
+/// which is closed before any outcome is delivered.
+///
+/// Each closure it hands out captures only this object, so a call allocates it alone rather than
+/// a closure context and a box for each (the reader forwards every `items/*` request).
+final class ProviderCall: Sendable {
+    /// Where the outcome goes.
+    enum Sink: Sendable {
+        /// The client's answer: the checked result bytes passed through untouched, or decoded
+        /// and given to `transform`; `onError` runs before any error is answered.
+        case reply(Reply, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?)
+        /// A waiting task, resumed once with the checked, decoded result.
+        case task(CheckedContinuation<Result<JSONValue, RPCError>, Never>)
+    }
+
+    let sink: Sink
+    let providerID: String
+    let method: String
+    /// Milliseconds.
+    let timeout: Int
+    let connection: any ProviderConnection
+    let limits: OutputLimits
+    let messageLimit: Int
+    /// The provider's notifications for this request; closed before the outcome.
+    let events: RequestEvents
+    /// The provider-side request id once `send` returned (ids are never 0 or negative); before
+    /// that, 0, or what to tell the provider once the id is known: `Self.cancelled` or
+    /// `Self.timedOut` (a cancel or the deadline came while `send` ran).
+    private let providerRequest = Atomic<Int64>(0)
+    private static let cancelled: Int64 = -1, timedOut: Int64 = -2
+    /// The deadline's token (`DeadlineTimer.Token.rawValue`), stored before the request is sent.
+    private let deadline = Atomic<UInt64>(0)
+    /// Whether a `.task` sink was resumed (a `.reply` sink's `Reply` is exactly-once itself).
+    private let resumed = Atomic<Bool>(false)
+
+    init(
+        sink: Sink, providerID: String, method: String, timeout: Int, connection: any ProviderConnection, limits: OutputLimits,
+        messageLimit: Int, events: RequestEvents
+    ) {
+        self.sink = sink
+        self.providerID = providerID
+        self.method = method
+        self.timeout = timeout
+        self.connection = connection
+        self.limits = limits
+        self.messageLimit = messageLimit
+        self.events = events
+    }
+
+    /// Arms the deadline (before the call, so a provider slow to return from `call` is timed
+    /// too), then sends the request.
+    func start(params: ParamsWriter) {
+        deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { self.timedOut() }.rawValue, ordering: .releasing)
+        let id = connection.send(method: method, params: params, events: events) { response in self.complete(response) }
+        sent(id)
+    }
+
+    /// Whether the outcome was delivered.
+    private var isFinished: Bool {
+        switch sink {
+        case .reply(let reply, _, _): reply.isAnswered
+        case .task: resumed.load(ordering: .acquiring)
+        }
+    }
+
+    private func succeed(raw bytes: UnsafeRawBufferPointer) {
+        guard case .reply(let reply, _, _) = sink else { return }
+        reply.sendResult(raw: bytes)
+    }
+
+    private func succeed(_ value: JSONValue) {
+        switch sink {
+        case .reply(let reply, _, _):
+            reply.sendResult(value)
+        case .task(let continuation):
+            if resumed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+                continuation.resume(returning: .success(value))
+            }
+        }
+    }
+
+    private func fail(_ error: RPCError) {
+        switch sink {
+        case .reply(let reply, _, let onError):
+            onError?()
+            reply.sendError(error)
+        case .task(let continuation):
+            if resumed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+    }
+
+    /// The deadline passed: delivers `-32015` and tells the provider to stop. A late answer, if
+    /// any, is dropped; a worker that does not stop within the grace period is killed and restarted.
+    private func timedOut() {
+        guard !isFinished else { return }
+        events.close()
+        fail(Host.timedOutError(providerID: providerID, method: method, timeout: timeout))
+        let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.timedOut, ordering: .acquiringAndReleasing)
+        if !noIDYet, id > 0 { tellTimedOut(id) }  // (with no id yet, `sent` tells it)
+    }
+
+    /// Tells the provider that request `id` ran out of time. Not on the timer's thread: an
+    /// in-process provider's `call` could block it, and every other timeout with it.
+    private func tellTimedOut(_ id: Int64) {
+        let connection = connection
+        DispatchQueue.global().async { connection.timedOut(id) }
+    }
+
+    /// The request was cancelled: a `.task` sink gets `-32800` (the client's `$/cancelRequest`
+    /// already answered a `.reply` sink); tells the provider, and disarms the deadline (which
+    /// would otherwise keep this call until it passed).
+    func cancelProviderRequest() {
+        events.close()
+        if case .task = sink { fail(RPCError(.requestCancelled, "Request cancelled")) }
+        DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
+        let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.cancelled, ordering: .acquiringAndReleasing)
+        if !noIDYet, id > 0 { connection.cancel(id) }  // (with no id yet, `sent` tells it)
+    }
+
+    /// `send` returned the provider-side id: passes on a cancel or a timeout that came meanwhile.
+    private func sent(_ id: Int64) {
+        switch providerRequest.exchange(id, ordering: .acquiringAndReleasing) {
+        case Self.cancelled: connection.cancel(id)
+        case Self.timedOut: tellTimedOut(id)
+        default: break
+        }
+    }
+
+    /// The provider answered (or the host gave up on it): checks the answer and delivers it.
+    private func complete(_ response: ProviderResponse) {
+        events.close()
+        DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
+        if let error = response.error {
+            return fail(Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))
+        }
+        guard let bytes = response.resultBytes else {
+            return fail(RPCError(
+                .providerBadReply, "Provider '\(providerID)' answered \(method) without a result.",
+                data: ["providerId": .string(providerID), "method": .string(method)]))
+        }
+        let kind = ProviderOutput.expected(for: method)
+        switch sink {
+        case .task:
+            // Decoded for host logic: checked and parsed in one pass.
+            do throws(RPCError) {
+                if let kind {
+                    succeed(try OutputValidation.check(bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit))
+                } else if let value = try? JSONReader.parse(bytes) {
+                    succeed(value)
+                } else {
+                    throw RPCError(
+                        .providerBadReply, "Provider '\(providerID)' answered \(method) without a valid result.",
+                        data: ["providerId": .string(providerID), "method": .string(method)])
+                }
+            } catch {
+                fail(error)
+            }
+        case .reply(_, let transform, _):
+            if let kind, !(kind == .chip && response.resultIsScannedChip && bytes.count <= limits.chipBytes) {
+                do throws(RPCError) {
+                    try OutputValidation.validate(bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
+                } catch {
+                    return fail(error)
+                }
+            }
+            if let transform {
+                do {
+                    succeed(try transform(try JSONReader.parse(bytes)))
+                } catch let error as RPCError {
+                    fail(error)
+                } catch {
+                    fail(RPCError(
+                        .providerBadReply, "Provider '\(providerID)' answered \(method) with invalid JSON: \(error)",
+                        data: ["providerId": .string(providerID), "method": .string(method)]))
+                }
+            } else if Host.containsLineBreak(bytes), let value = try? JSONReader.parse(bytes) {
+                succeed(value)
+            } else {
+                succeed(raw: bytes)
+            }
+        }
+    }
+}
+
+extension Host {
+    /// Sends one request to a provider and waits for its checked, decoded result, with the
+    /// manifest's timeout, for host logic that needs several provider calls (collect, composer
+    /// attach, list, send). Cancelling the Swift task cancels the provider request.
+    package func request(
+        _ provider: LiveProvider, method: String, params: JSONValue, progressToken: ProgressToken? = nil
+    ) async throws(RPCError) -> JSONValue {
+        let slot = Mutex<ProviderCall?>(nil)
+        let outcome: Result<JSONValue, RPCError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let call = providerCall(provider, method: method, progressToken: progressToken, sink: .task(continuation))
+                slot.withLock { $0 = call }
+                call.start(params: { JSONWriter.append(params, to: &$0) })
+                if Task.isCancelled { call.cancelProviderRequest() }
+            }
+        } onCancel: {
+            slot.withLock { $0 }?.cancelProviderRequest()
+        }
+        return try outcome.get()
+    }
+}
