@@ -108,12 +108,13 @@ public final class ContextHostClient: ContextHostSession {
         self.tracker = tracker
         tail?.start()
         DispatchQueue(label: "context-host-client.reader.\(childPID)").async {
-            Self.readLoop(fd: output, into: tracker)
+            let overflow = Self.readLoop(fd: output, into: tracker)
             closeFD(output)
+            if overflow != nil { kill(childPID, SIGKILL) }
             let ending = Self.reap(childPID)
             // Give the stderr reader a moment to take the last lines.
             tail?.waitForEnd(milliseconds: 200)
-            var message = "context-host (pid \(childPID)) \(ending.text)"
+            var message = "context-host (pid \(childPID)) " + (overflow.map { $0 + ", and " + ending.text } ?? ending.text)
             let lines = tail?.lines ?? []
             if !lines.isEmpty { message += "; its last stderr lines:\n" + lines.joined(separator: "\n") }
             var data: JSONObject = ["pid": .number(Double(childPID))]
@@ -198,14 +199,18 @@ public final class ContextHostClient: ContextHostSession {
         return true
     }
 
-    /// Reads newline-delimited messages until end of file.
-    private static func readLoop(fd: Int32, into tracker: RequestTracker) {
+    /// The longest message read from the host (its own cap on what it sends is 16 MiB by default).
+    static let maximumMessageBytes = 256 << 20
+
+    /// Reads newline-delimited messages until end of file; nil then, or why it stopped early (a
+    /// message longer than `maximumMessageBytes`: the connection is given up rather than memory).
+    private static func readLoop(fd: Int32, into tracker: RequestTracker) -> String? {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return }
+            if count <= 0 { return nil }
             pending.append(contentsOf: chunk[0..<count])
             var start = 0
             while let newline = pending[start...].firstIndex(of: 0x0A) {
@@ -213,6 +218,9 @@ public final class ContextHostClient: ContextHostSession {
                 start = newline + 1
             }
             pending.removeFirst(start)
+            if pending.count > maximumMessageBytes {
+                return "sent a message longer than \(maximumMessageBytes) bytes without a line break; the client closed the connection"
+            }
         }
     }
 

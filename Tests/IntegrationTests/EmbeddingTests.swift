@@ -125,16 +125,11 @@ struct EmbeddingTests {
     func manyInFlight(_ mode: String) async throws {
         try BuildProducts.checkBuilt()
         let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
-        let call: @Sendable (String, JSONValue) async throws -> JSONValue = { method, params in
-            if let host = host as? InProcessHost { return try await host.call(method: method, params: params) }
-            return try await (host as! ContextHostClient).call(method: method, params: params)
-        }
-        _ = try await call("initialize", [:])
-        let made = try await call("collect/make", ["providerId": "com.contexthost.fixture"])
-        let itemJSON = try #require(made["item"])
+        _ = try await host.initialize()
+        let made = try #require(try await host.make(providerId: "com.contexthost.fixture").item)
         let titles = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<64 {
-                var item = try ContextItem(json: itemJSON)
+                var item = made
                 item.displayName = "item \(index)"
                 // Some wait a little at the provider, so answers come back out of order.
                 item.content = ["delayMs": .number(Double(index % 4) * 5)]
@@ -151,17 +146,11 @@ struct EmbeddingTests {
     func cancellation(_ mode: String) async throws {
         try BuildProducts.checkBuilt()
         let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
-        let call: @Sendable (String, JSONValue) async throws -> JSONValue = { method, params in
-            if let host = host as? InProcessHost { return try await host.call(method: method, params: params) }
-            return try await (host as! ContextHostClient).call(method: method, params: params)
-        }
-        _ = try await call("initialize", [:])
-        let made = try await call("collect/make", ["providerId": "com.contexthost.fixture"])
-        var item = try #require(made["item"]?.objectValue)
-        item["content"] = ["hang": true]
-        let hanging = JSONValue.object(item)
+        _ = try await host.initialize()
+        var hanging = try #require(try await host.make(providerId: "com.contexthost.fixture").item)
+        hanging.content = ["hang": true]
         let start = ContinuousClock.now
-        let task = Task { try await call("items/detail", ["item": hanging]) }
+        let task = Task { [hanging] in try await host.detail(hanging) }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()
         let outcome = await task.result
@@ -174,7 +163,7 @@ struct EmbeddingTests {
         // The detail timeout is 2 s: the answer came from the cancellation, not the deadline.
         #expect(elapsed < .milliseconds(1500))
         // The host is still fine.
-        #expect(try await call("ping", [:]) == .object([:]))
+        try await host.ping()
         await host.close()
     }
 
@@ -217,12 +206,8 @@ struct EmbeddingTests {
             host = Self.inProcessHost(watch: true, manifests: [manifests])
         }
         let events = host.events()
-        let call: @Sendable (String, JSONValue) async throws -> JSONValue = { method, params in
-            if let host = host as? InProcessHost { return try await host.call(method: method, params: params) }
-            return try await (host as! ContextHostClient).call(method: method, params: params)
-        }
-        _ = try await call("initialize", [:])
-        _ = try await call("providers/list", [:])
+        _ = try await host.initialize()
+        _ = try await host.providers()
         try note.write(toFile: manifests + "/note.yaml", atomically: true, encoding: .utf8)
         let added = await withTaskGroup(of: [String]?.self) { group in
             group.addTask {
@@ -264,5 +249,26 @@ struct EmbeddingTests {
             if case .log(let line) = event { lines.append("\(line.level.rawValue): \(line.message)") }
         }
         #expect(lines == ["error: fixture error line", "warning: fixture warning line"])
+    }
+
+    @Test("ContextHostClient: a host that exits at once fails the request with its status and last stderr lines")
+    func hostExitsAtOnce() async throws {
+        let host = try ContextHostClient(
+            executable: "/bin/sh", arguments: ["-c", "echo 'context-host: cannot read --config x.yaml' >&2; exit 3"])
+        let error = await #expect(throws: ResponseError.self) { try await host.initialize() }
+        #expect(error?.code == .connectionClosed)
+        #expect(error?.message.contains("exited with status 3") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("cannot read --config x.yaml") == true, "\(error?.message ?? "")")
+        #expect(error?.data?["exitStatus"] == 3)
+        await host.close()
+    }
+
+    @Test("ContextHostClient: a missing executable is a clear error, not a crash")
+    func missingExecutable() {
+        let error = #expect(throws: ResponseError.self) {
+            try ContextHostClient(executable: "/nonexistent/context-host")
+        }
+        #expect(error?.code == .connectionClosed)
+        #expect(error?.message.contains("Cannot start /nonexistent/context-host") == true, "\(error?.message ?? "")")
     }
 }

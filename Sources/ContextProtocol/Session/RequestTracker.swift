@@ -16,7 +16,8 @@ package final class RequestTracker: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Writes one message body to the host; false when the transport is gone.
+    /// Writes one message body to the host; false when the transport is gone, in which case its
+    /// owner must call `close(_:)` (requests wait for that reason).
     private let transport: @Sendable ([UInt8]) -> Bool
     /// Turns a notification into an event (typed where the library knows the method).
     private let decodeEvent: @Sendable (String, JSONValue) -> HostEvent
@@ -57,9 +58,9 @@ package final class RequestTracker: Sendable {
                     return nil
                 }
                 if let refusal { return continuation.resume(returning: .failure(refusal)) }
-                if !transport(message.jsonBytes) {
-                    finish(id: id, with: .failure(ResponseError(code: .connectionClosed, message: "The connection to the host is closed; \(method) was not sent.")))
-                } else if Task.isCancelled {
+                // A transport that fails is ending: its owner calls `close(_:)` with the reason
+                // (e.g. how the process died), which answers this request too.
+                if transport(message.jsonBytes), Task.isCancelled {
                     // Cancelled while being registered: the handler below may have run too early.
                     notify(method: "$/cancelRequest", params: ["id": .number(Double(id))])
                 }
