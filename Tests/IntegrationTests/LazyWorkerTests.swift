@@ -112,7 +112,13 @@ struct LazyWorkerTests {
         #expect(first.count == 1)
         let after = waitForChildren(of: client.host) { $0.isEmpty }
         #expect(after.isEmpty, "the idle worker did not stop: \(after)")
-        let stopped = try entry(client, Self.fixture)
+        // The process is gone before the host has reaped it and read its last stderr: give the
+        // state a moment to say so.
+        var stopped = try entry(client, Self.fixture)
+        for _ in 0..<100 where stopped["worker"] != "stopped" {
+            usleep(20_000)
+            stopped = try entry(client, Self.fixture)
+        }
         #expect(stopped["worker"] == "stopped")
         #expect(stopped["restarts"] == 0)
         #expect(stopped["crashes"] == 0)
