@@ -89,12 +89,15 @@ let package = Package(
         // The reference clients (`context-host compose`, `gallery`) over ContextHostClient, and the
         // ctxui text and HTML renderers.
         .target(name: "ContextClient", dependencies: ["ContextProviderKit", "ContextHostClient"]),
+        // `context-host mcp`: the providers as an MCP server, over the in-process host.
+        .target(name: "ContextMCP", dependencies: ["ContextHost", "ContextProtocol", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "context-host",
             dependencies: [
                 "ContextHost",
                 "ContextConformance",
                 "ContextClient",
+                "ContextMCP",
                 "ContextProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -145,7 +148,7 @@ let package = Package(
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
-        .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
+        .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextHostClient"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.

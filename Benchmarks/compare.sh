@@ -304,6 +304,20 @@ if [[ "${EMBED:-1}" != 0 && -x "$BIN/embed-bench" ]]; then
     } >> "$OUT"
 fi
 
+# The MCP bridge (issue 29): `tools/call` of device_info_make through `context-host mcp`, side by
+# side with a FastMCP server and the MCP Swift SDK peer (MCP=0 skips it). Appended to the tables,
+# and kept in results/mcp.md.
+if [[ "${MCP:-1}" != 0 ]]; then
+    echo "== MCP bridge" >&2
+    if [[ -n "${QUICK:-}" ]]; then mcp_env=(N=2000 REPS=1 LAT_N=300); else mcp_env=(N=$((THR_N / 20)) REPS="$REPS" LAT_N=$((LAT_N / 20))); fi
+    if mcp=$(env "${mcp_env[@]}" W="$THR_W" NOBUILD=1 BIN="$BIN" RPCLOAD="$LOAD" "$BENCH_DIR/mcp-bench.sh" 2> "$RAW/mcp.stderr"); then
+        echo "$mcp" | tee "$BENCH_DIR/results/mcp.md" >> "$OUT"
+        cat "$RAW/mcp.stderr" >&2
+    else
+        echo "mcp-bench.sh failed: $(tail -5 "$RAW/mcp.stderr")" >&2
+    fi
+fi
+
 # Then, each side by side with its own baseline in one run (EXTRAS=0 skips them; not with QUICK):
 # lazy workers, 300 providers lazy vs eager, from manifests and installed (issue 28,
 # results/lazy.md), and installing a 10 MB bundle against the reference tools (issue 27,

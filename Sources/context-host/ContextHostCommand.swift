@@ -19,7 +19,7 @@ struct ContextHostCommand: ParsableCommand {
         subcommands: [
             Serve.self, List.self, Validate.self, Conformance.self, Compose.self, Gallery.self, New.self,
             PackageProvider.self, Keygen.self, Keys.self, Install.self, Upgrade.self, Rollback.self, Uninstall.self, GarbageCollect.self,
-            Worker.self, ConformanceProbe.self, ProtocolDocument.self,
+            MCPServe.self, Worker.self, ConformanceProbe.self, ProtocolDocument.self,
         ],
         defaultSubcommand: Serve.self
     )

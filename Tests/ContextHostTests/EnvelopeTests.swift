@@ -21,6 +21,20 @@ struct EnvelopeTests {
         #expect(envelope.params.map { String(decoding: bytes[$0], as: UTF8.self) } == #"{"item":{"x":[1,2,{"y":"\"}"}]}}"#)
     }
 
+    @Test("the params scan notes the top-level progressToken (the last one) and a plain known method's registry index")
+    func progressTokenAndMethodIndex() {
+        let (envelope, error, bytes) = scan(
+            #"{"jsonrpc":"2.0","id":1,"method":"items/preview","params":{"progressToken":1,"item":{"progressToken":"inner"},"progressToken":"t-2"}}"#)
+        #expect(error == nil)
+        #expect(envelope.itemLocation.scanned)
+        #expect(envelope.itemLocation.progressToken.map { String(decoding: bytes[$0], as: UTF8.self) } == #""t-2""#)
+        #expect(envelope.methodIndex.map { MethodRegistry.all[$0].method } == "items/preview")
+        let (none, _, _) = scan(#"{"jsonrpc":"2.0","id":1,"method":"items\/preview","params":{"item":{}}}"#)
+        #expect(none.itemLocation.scanned && none.itemLocation.progressToken == nil)
+        #expect(none.method == "items/preview" && none.methodIndex == nil)  // (escaped: found by name)
+        #expect(scan(#"{"method":"ping","method":7}"#).0.methodIndex == nil)
+    }
+
     @Test("every method name and jsonrpc version reads as written, however it is spelled, known to the host or not")
     func methodsAndVersions() {
         let known = MethodRegistry.all.map { $0.method }

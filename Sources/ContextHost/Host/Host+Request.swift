@@ -31,20 +31,23 @@ extension Host {
     /// under version 2, to the client as `log/message` within its level.
     package func events(providerID: String, token: ProgressToken?) -> RequestEvents {
         let v2 = speaksVersion2.load(ordering: .acquiring)
-        return RequestEvents(
-            providerID: providerID, token: v2 ? token : nil, forwardsLogs: v2,
-            clientLogLevel: { [weak self] in self?.logLevel.withLock { $0 } ?? .off }, logger: logger,
-            emit: { [weak self] method, params in self?.notify(method, params: params) })
+        return RequestEvents(providerID: providerID, token: v2 ? token : nil, forwardsLogs: v2, client: self)
     }
 
-    /// A request's `progressToken`, read from its raw params only when the bytes name one (the
-    /// `items/*` hot path pays one `memmem`).
+    /// A request's `progressToken`: from where the params check found it (`Request.itemLocation`),
+    /// so the `items/*` hot path reads nothing more when there is none.
     package static func progressToken(_ request: Request) throws(RPCError) -> ProgressToken? {
-        try request.withRawParams { bytes, range throws(RPCError) -> ProgressToken? in
-            guard let range, contains(progressTokenKey, in: UnsafeRawBufferPointer(rebasing: bytes[range])) else { return nil }
-            guard let member = try? RawObject.member("progressToken", of: bytes, in: range),
-                let value = try? JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[member]))
-            else { return nil }
+        if request.itemLocation.scanned, request.itemLocation.progressToken == nil { return nil }
+        return try request.withRawParams { bytes, range throws(RPCError) -> ProgressToken? in
+            let member: Range<Int>
+            if request.itemLocation.scanned {
+                guard let found = request.itemLocation.progressToken else { return nil }
+                member = found
+            } else {
+                guard let range, let found = try? RawObject.member("progressToken", of: bytes, in: range) else { return nil }
+                member = found
+            }
+            guard let value = try? JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[member])) else { return nil }
             if value.isNull { return nil }
             do throws(JSONDecodeError) {
                 return try ProgressToken(json: value, path: "params.progressToken")
@@ -53,21 +56,4 @@ extension Host {
             }
         }
     }
-}
-
-/// The bytes `Host.progressToken` looks for first.
-private let progressTokenKey = Array("progressToken".utf8)
-
-/// Whether `haystack` contains `needle` (not empty) anywhere.
-private func contains(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
-    guard let first = needle.first, needle.count <= haystack.count, let base = haystack.baseAddress else { return false }
-    let last = haystack.count - needle.count
-    var offset = 0
-    while offset <= last {
-        guard let hit = memchr(base + offset, Int32(first), last - offset + 1) else { return false }
-        let position = base.distance(to: UnsafeRawPointer(hit))
-        if needle.withUnsafeBytes({ memcmp(hit, $0.baseAddress!, needle.count) }) == 0 { return true }
-        offset = position + 1
-    }
-    return false
 }

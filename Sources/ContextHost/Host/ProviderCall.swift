@@ -17,7 +17,27 @@ final class ProviderCall: Sendable {
         /// and given to `transform`; `onError` runs before any error is answered.
         case reply(Reply, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?)
         /// A waiting task, resumed once with the checked, decoded result.
-        case task(CheckedContinuation<Result<JSONValue, RPCError>, Never>)
+        case task(TaskResumption)
+    }
+
+    /// A waiting task's continuation, resumed at most once. A class, so that `Sink` has a fixed
+    /// layout: with `CheckedContinuation` (resilient) in it, every `switch` on the sink copied it
+    /// through runtime calls, on every `items/preview` too.
+    final class TaskResumption: Sendable {
+        private let continuation: CheckedContinuation<Result<JSONValue, RPCError>, Never>
+        private let resumed = Atomic<Bool>(false)
+
+        init(_ continuation: CheckedContinuation<Result<JSONValue, RPCError>, Never>) {
+            self.continuation = continuation
+        }
+
+        var isResumed: Bool { resumed.load(ordering: .acquiring) }
+
+        func resume(_ result: Result<JSONValue, RPCError>) {
+            if resumed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+                continuation.resume(returning: result)
+            }
+        }
     }
 
     let sink: Sink
@@ -37,8 +57,6 @@ final class ProviderCall: Sendable {
     private static let cancelled: Int64 = -1, timedOut: Int64 = -2
     /// The deadline's token (`DeadlineTimer.Token.rawValue`), stored before the request is sent.
     private let deadline = Atomic<UInt64>(0)
-    /// Whether a `.task` sink was resumed (a `.reply` sink's `Reply` is exactly-once itself).
-    private let resumed = Atomic<Bool>(false)
 
     init(
         sink: Sink, providerID: String, method: String, timeout: Int, connection: any ProviderConnection, limits: OutputLimits,
@@ -66,7 +84,7 @@ final class ProviderCall: Sendable {
     private var isFinished: Bool {
         switch sink {
         case .reply(let reply, _, _): reply.isAnswered
-        case .task: resumed.load(ordering: .acquiring)
+        case .task(let task): task.isResumed
         }
     }
 
@@ -79,10 +97,8 @@ final class ProviderCall: Sendable {
         switch sink {
         case .reply(let reply, _, _):
             reply.sendResult(value)
-        case .task(let continuation):
-            if resumed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
-                continuation.resume(returning: .success(value))
-            }
+        case .task(let task):
+            task.resume(.success(value))
         }
     }
 
@@ -91,10 +107,8 @@ final class ProviderCall: Sendable {
         case .reply(let reply, _, let onError):
             onError?()
             reply.sendError(error)
-        case .task(let continuation):
-            if resumed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
-                continuation.resume(returning: .failure(error))
-            }
+        case .task(let task):
+            task.resume(.failure(error))
         }
     }
 
@@ -201,7 +215,7 @@ extension Host {
         let slot = Mutex<ProviderCall?>(nil)
         let outcome: Result<JSONValue, RPCError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let call = providerCall(provider, method: method, progressToken: progressToken, sink: .task(continuation))
+                let call = providerCall(provider, method: method, progressToken: progressToken, sink: .task(ProviderCall.TaskResumption(continuation)))
                 slot.withLock { $0 = call }
                 call.start(params: { JSONWriter.append(params, to: &$0) })
                 if Task.isCancelled { call.cancelProviderRequest() }

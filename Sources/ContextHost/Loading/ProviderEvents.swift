@@ -33,11 +33,9 @@ package final class RequestEvents: Sendable {
     let token: ProgressToken?
     /// Whether the client speaks version 2 (so gets `log/message`).
     let forwardsLogs: Bool
-    /// The client's current `log/message` level.
-    let clientLogLevel: @Sendable () -> LogLevel
-    /// Writes a host → client notification.
-    let emit: @Sendable (String, JSONValue) -> Void
-    let logger: Logger
+    /// Where notifications go (the host). A reference, not closures and a `Logger` copy: one of
+    /// these is made for every provider call, `items/preview` included.
+    let client: any RequestEventsClient
 
     private struct State {
         var closed = false
@@ -51,16 +49,11 @@ package final class RequestEvents: Sendable {
 
     private let state = Mutex(State())
 
-    package init(
-        providerID: String, token: ProgressToken?, forwardsLogs: Bool, clientLogLevel: @escaping @Sendable () -> LogLevel,
-        logger: Logger, emit: @escaping @Sendable (String, JSONValue) -> Void
-    ) {
+    package init(providerID: String, token: ProgressToken?, forwardsLogs: Bool, client: any RequestEventsClient) {
         self.providerID = providerID
         self.token = token
         self.forwardsLogs = forwardsLogs
-        self.clientLogLevel = clientLogLevel
-        self.logger = logger
-        self.emit = emit
+        self.client = client
     }
 
     /// Whether `bytes` are a notification (a `method` and no `id`) rather than a response. A
@@ -123,7 +116,7 @@ package final class RequestEvents: Sendable {
             state.progressSent += 1
             let message = notification.message.map { String($0.prefix(ProviderProgressNotification.maximumMessageLength)) }
             // (Under the lock: `close` cannot come between the check and the write.)
-            emit(ProgressNotification.method, ProgressNotification(token: token, done: notification.done, total: notification.total, message: message).json)
+            client.notify(ProgressNotification.method, params: ProgressNotification(token: token, done: notification.done, total: notification.total, message: message).json)
         }
     }
 
@@ -139,17 +132,18 @@ package final class RequestEvents: Sendable {
         }
         guard forward else { return }
         let line: Logger.Message = "Provider \(providerID): \(text)"
+        let logger = client.logger
         switch notification.level {
         case .error: logger.error(line)
         case .warning: logger.warning(line)
         case .info: logger.info(line)
         case .debug, .off: logger.debug(line)
         }
-        let level = clientLogLevel()
+        let level = client.clientLogLevel
         guard forwardsLogs, level != .off, notification.level <= level else { return }
         state.withLock { state in
             guard !state.closed else { return }
-            emit(LogMessageNotification.method, LogMessageNotification(level: notification.level, message: text, providerId: providerID).json)
+            client.notify(LogMessageNotification.method, params: LogMessageNotification(level: notification.level, message: text, providerId: providerID).json)
         }
     }
 
@@ -159,7 +153,7 @@ package final class RequestEvents: Sendable {
             defer { state.loggedInvalid = true }
             return !state.loggedInvalid
         }
-        if first { logger.warning("Provider \(providerID) sent \(what); dropped (later ones for this request are dropped silently).") }
+        if first { client.logger.warning("Provider \(providerID) sent \(what); dropped (later ones for this request are dropped silently).") }
     }
 
     /// The response is about to be delivered: nothing more is forwarded.
@@ -168,6 +162,16 @@ package final class RequestEvents: Sendable {
             state.closed = true
             return state.dropped
         }
-        if dropped > 0 { logger.debug("Provider \(providerID): dropped \(dropped) notification(s) of one request.") }
+        if dropped > 0 { client.logger.debug("Provider \(providerID): dropped \(dropped) notification(s) of one request.") }
     }
+}
+
+/// Where the notifications of a client's provider requests go: the host, for its client.
+package protocol RequestEventsClient: AnyObject, Sendable {
+    /// The host's log (provider `$/log` lines are written there whatever the client speaks).
+    var logger: Logger { get }
+    /// The client's current `log/message` level.
+    var clientLogLevel: LogLevel { get }
+    /// Writes a host → client notification.
+    func notify(_ method: String, params: JSONValue)
 }

@@ -18,6 +18,9 @@ package struct Envelope: Sendable {
     /// The `id` member is present but is not a string, number or null.
     package var idIsInvalid = false
     package var method: String?
+    /// Where `method` is in `MethodRegistry.all`, when it was written plainly (no escapes), so the
+    /// server finds its handler without hashing the name.
+    package var methodIndex: Int?
     /// The `method` member is present but is not a string.
     package var methodIsInvalid = false
     package var params: Range<Int>?
@@ -56,7 +59,7 @@ package struct Envelope: Sendable {
                 case "jsonrpc" where first == UInt8(ascii: "\""):
                     envelope.jsonrpc = try Self.readVersion(&reader)
                 case "method" where first == UInt8(ascii: "\""):
-                    envelope.method = try Self.readMethod(&reader)
+                    (envelope.method, envelope.methodIndex) = try Self.readMethod(&reader)
                 case "params":
                     envelope.itemLocation = try Self.skipParams(&reader)
                     envelope.params = start..<reader.position
@@ -65,7 +68,9 @@ package struct Envelope: Sendable {
                     let range = start..<reader.position
                     switch key {
                     case "jsonrpc": envelope.jsonrpc = ""
-                    case "method": envelope.methodIsInvalid = true
+                    case "method":
+                        envelope.methodIsInvalid = true
+                        envelope.methodIndex = nil
                     case "id":
                         if first == UInt8(ascii: "\"") || first == UInt8(ascii: "-")
                             || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "n")
@@ -107,8 +112,9 @@ extension Envelope {
     }
 
     /// The `method` string at the reader: one of the host's methods, written plainly, is taken
-    /// from `MethodRegistry` (no string made); anything else is read as a string.
-    static func readMethod(_ reader: inout JSONReader) throws(JSONParseError) -> String {
+    /// from `MethodRegistry` (no string made) with its index there; anything else is read as a
+    /// string.
+    static func readMethod(_ reader: inout JSONReader) throws(JSONParseError) -> (String, Int?) {
         let bytes = reader.bytes
         let known = KnownMethods.shared
         let start = reader.position + 1
@@ -118,25 +124,30 @@ extension Envelope {
         while end < bytes.count, end - start <= known.longest {
             let byte = bytes[end]
             if byte == UInt8(ascii: "\"") { break }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return try reader.readString() }
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return (try reader.readString(), nil) }
             end += 1
         }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\""),
             let index = known.index(of: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
         {
             reader.position = end + 1
-            return known.names[index]
+            return (known.names[index], index)
         }
-        return try reader.readString()
+        return (try reader.readString(), nil)
     }
 
     /// Skips a `params` value exactly as `skipValue` does, noting where its top-level `item`
-    /// member and that item's top-level `providerId` are (the last of each: decoding keeps the
-    /// last of a repeated key).
+    /// member, that item's top-level `providerId` and the top-level `progressToken` are (the last
+    /// of each: decoding keeps the last of a repeated key).
     static func skipParams(_ reader: inout JSONReader) throws(JSONParseError) -> ItemLocation {
-        var location = ItemLocation()
+        var location = ItemLocation(scanned: true)
         try skipObject(&reader) { key, reader throws(JSONParseError) in
-            guard RawObject.isKey(key, "item") else { return try reader.skipValue() }
+            guard RawObject.isKey(key, "item") else {
+                let start = reader.position
+                try reader.skipValue()
+                if RawObject.isKey(key, "progressToken") { location.progressToken = start..<reader.position }
+                return
+            }
             let start = reader.position
             var providerID: Range<Int>?
             try skipObject(&reader) { key, reader throws(JSONParseError) in
@@ -144,7 +155,8 @@ extension Envelope {
                 try reader.skipValue()
                 if RawObject.isKey(key, "providerId") { providerID = valueStart..<reader.position }
             }
-            location = ItemLocation(item: start..<reader.position, providerID: providerID)
+            location.item = start..<reader.position
+            location.providerID = providerID
         }
         return location
     }

@@ -31,3 +31,7 @@ extension Host {
         notify(ProvidersChangedNotification.method, params: .object(params))
     }
 }
+
+extension Host: RequestEventsClient {
+    package var clientLogLevel: LogLevel { logLevel.withLock { $0 } }
+}

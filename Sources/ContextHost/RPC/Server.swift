@@ -156,7 +156,7 @@ package final class RPCServer: Sendable {
     }
 
     private func dispatch(_ request: Request, method: String) {
-        guard let handler = handlers[method] else {
+        guard let handler = request.envelope.methodIndex.map({ MethodRegistry.all[$0] }) ?? handlers[method] else {
             if let reply = request.reply {
                 reply.sendError(RPCError(.methodNotFound, "Method not found: \(method)", data: ["method": .string(method)]))
             } else if !method.hasPrefix("$/") {

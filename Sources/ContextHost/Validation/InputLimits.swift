@@ -113,13 +113,19 @@ public struct InputLimits: Sendable, Equatable {
     }
 }
 
-/// Where a request's `params.item` is, as byte ranges into the message.
+/// Where a request's `params.item` and `params.progressToken` are, as byte ranges into the
+/// message: found while the params are checked, so the `items/*` path reads neither twice.
 package struct ItemLocation: Sendable, Equatable {
+    /// Whether the params were scanned (`Envelope.skipParams`): only then does a nil range mean
+    /// the member is absent.
+    package var scanned = false
     /// The value of the last `item` member of params (a repeated key keeps its last value).
     package var item: Range<Int>?
     /// The value of the last `providerId` member of that item, when the item is an object (the
     /// provider decodes the item the same way: a repeated key keeps its last value).
     package var providerID: Range<Int>?
+    /// The value of the last top-level `progressToken` member of params.
+    package var progressToken: Range<Int>?
 }
 
 /// Walks raw params once, checking string lengths and element counts; builds a field path only

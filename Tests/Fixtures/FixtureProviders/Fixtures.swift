@@ -25,7 +25,8 @@ import ContextProviderKit
 ///
 /// The collector has one step `fixture` with one required text field `text`; submit makes an
 /// item of type `fixture` whose content is `{"text": …}`. The text `wrong-provider-id` makes an item
-/// that names another provider (the host must refuse it).
+/// that names another provider (the host must refuse it); the text `hang` never answers until
+/// cancelled.
 public struct FixtureProvider: ContextProvider {
     public static let metadata = ProviderMetadata(
         id: "com.contexthost.fixture", title: "Fixture", version: "0.0.1", iconName: "wrench")
@@ -69,6 +70,9 @@ public struct FixtureProvider: ContextProvider {
     public func submit(stepId: String, values: FormValues, sessionId: String) async throws -> SubmitOutcome {
         let text = values.string("text") ?? ""
         if text == "invalid" { return .invalid(fieldErrors: ["text": "Text must not be \u{201C}invalid\u{201D}."]) }
+        if text == "hang" {
+            while true { try await Task.sleep(nanoseconds: 3_600_000_000_000) }
+        }
         if text == "wrong-provider-id" {
             var item = context.makeItem(type: "fixture", displayName: text, content: ["text": .string(text)])
             item.providerId = "com.example.someone-else"

@@ -9,24 +9,28 @@ import Darwin
 /// One request as the SDK receives it: the envelope read member by member, and `params` kept as a
 /// byte range into the message, decoded only by what the method needs.
 ///
+/// Here rather than in the SDK so that the reader's closure-taking primitives (`readMembers`,
+/// `readElements`) are specialized with it: across modules they are called through closures,
+/// which cost ~5% of an `item/preview` (callgrind).
+///
 /// The whole message is checked to be valid JSON, but no tree is built for the envelope, and the
 /// item of an item method is decoded straight into a `ContextItem` (only its `content` becomes a
 /// `JSONValue`): while the message is read, when `method` came before `params` (as hosts write
 /// it), else from the params' bytes afterwards.
-struct ProviderRequest {
+package struct ProviderRequest {
     /// The members of the envelope; a repeated member keeps its last value, as in `JSONObject`.
-    var jsonrpc: JSONValue?
-    var id: JSONValue?
-    var method: JSONValue?
-    var params: RequestParams
+    package var jsonrpc: JSONValue?
+    package var id: JSONValue?
+    package var method: JSONValue?
+    package var params: RequestParams
     /// `params.items` of an `item/previewMany` read while the message was (when `method` came
     /// before `params` and `items` is an array): each item decoded, or why it could not be; nil
     /// otherwise (then `ProviderInstance.items` reads them from the params' bytes).
-    var previewItems: PreviewItems?
+    package var previewItems: PreviewItems?
 
     /// Whether `name` is a method whose params are `{item}` (plus members the SDK ignores for
     /// them). A `switch`, not a `Set`: comparing a short string costs a fraction of hashing it.
-    static func isItemMethod(_ name: String) -> Bool {
+    package static func isItemMethod(_ name: String) -> Bool {
         switch name {
         case ItemPreviewRequest.method, ItemDetailRequest.method, ItemDescribeRequest.method: true
         default: false
@@ -34,7 +38,7 @@ struct ProviderRequest {
     }
 
     /// What is wrong with a message before its members can be read.
-    enum Failure: Error {
+    package enum Failure: Error {
         /// Not JSON; `id` is the request's id when it was read before the fault (hosts write it
         /// first), so the error can answer that request rather than none.
         case parse(JSONParseError, id: JSONValue?)
@@ -48,7 +52,7 @@ struct ProviderRequest {
     /// they are read, and not kept (`previewItems` then has only their `count`): the caller makes
     /// each chip while the item is fresh, and its strings are freed before the next is read.
     /// What it was given is this request's items only if `streamedPreviewItems` is true.
-    init(
+    package init(
         scanning message: UnsafeRawBufferPointer,
         eachPreviewItem: ((Result<ContextItem, JSONDecodeError>) -> Void)? = nil
     ) throws(Failure) {
@@ -110,12 +114,12 @@ struct ProviderRequest {
 
     /// Whether `eachPreviewItem` was given exactly the items of `previewItems`: false when there
     /// was none, or when the message repeats `params` or `items`.
-    var streamedPreviewItems = false
+    package var streamedPreviewItems = false
 
     /// The id of an `item/previewMany` request that starts exactly as hosts write one,
     /// `{"jsonrpc":"2.0","id":ID,"method":"item/previewMany","params":`, else nil. Nothing after
     /// that is read: such a request is read (and checked) in its task, not by `call`.
-    static func previewManyID(_ message: UnsafeRawBufferPointer) -> Int? {
+    package static func previewManyID(_ message: UnsafeRawBufferPointer) -> Int? {
         let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
         let suffix: StaticString = #","method":"item/previewMany","params":"#
         guard message.count > prefix.utf8CodeUnitCount + suffix.utf8CodeUnitCount + 1,
@@ -139,25 +143,31 @@ struct ProviderRequest {
 
 /// The items of an `item/previewMany`, decoded one by one (a bad item costs only its own chip),
 /// and how many there were (past `maximumPreviewBatch` they are only counted).
-struct PreviewItems {
-    var items: [Result<ContextItem, JSONDecodeError>] = []
-    var count = 0
+package struct PreviewItems {
+    package var items: [Result<ContextItem, JSONDecodeError>] = []
+    package var count = 0
 
     /// The most items one `item/previewMany` may carry (docs/provider-abi.md).
-    static var maximumPreviewBatch: Int { 256 }
+    package static var maximumPreviewBatch: Int { 256 }
 }
 
 /// A request's `params`, undecoded: valid JSON (the whole message was checked), decoded on demand.
 /// Valid only while the message is (during `receive`).
-struct RequestParams {
-    let message: UnsafeRawBufferPointer
+package struct RequestParams {
+    package let message: UnsafeRawBufferPointer
     /// Where `params` is in the message; nil when the request has none.
-    let range: Range<Int>?
+    package let range: Range<Int>?
     /// `params.item`, when it was decoded while the message was read.
-    var item: ContextItem?
+    package var item: ContextItem?
+
+    package init(message: UnsafeRawBufferPointer, range: Range<Int>?, item: ContextItem? = nil) {
+        self.message = message
+        self.range = range
+        self.item = item
+    }
 
     /// The params as a value; absent params are an empty object.
-    func value() throws(JSONDecodeError) -> JSONValue {
+    package func value() throws(JSONDecodeError) -> JSONValue {
         guard let range else { return .object(JSONObject()) }
         do {
             return try JSONReader.parse(UnsafeRawBufferPointer(rebasing: message[range]))
@@ -171,7 +181,7 @@ struct RequestParams {
     /// direct decoding (`readItem`) takes only plain valid items; anything unusual (a missing or
     /// mistyped member, params or item not objects) is decoded again the general way, which finds
     /// the exact error: both ways accept and refuse the same requests.
-    mutating func takeItem() throws(JSONDecodeError) -> ContextItem {
+    package mutating func takeItem() throws(JSONDecodeError) -> ContextItem {
         var taken: ContextItem?
         swap(&taken, &item)
         if let taken { return taken }
@@ -190,7 +200,7 @@ struct RequestParams {
     /// Reads the params value at the reader's position (checking it is valid JSON) and decodes its
     /// `item` member if params and item are plain valid ones; nil otherwise. A repeated `item`
     /// keeps the last one, as in a `JSONObject`.
-    static func readItem(_ reader: inout JSONReader) throws(JSONParseError) -> ContextItem? {
+    package static func readItem(_ reader: inout JSONReader) throws(JSONParseError) -> ContextItem? {
         guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
             try reader.skipValue()
             return nil
@@ -214,7 +224,7 @@ struct RequestParams {
     ///
     /// With `each`, the items (up to `maximumPreviewBatch`) go to it instead of into `items`.
     /// `arrays` counts the `items` arrays read.
-    static func readPreviewItems(
+    package static func readPreviewItems(
         _ reader: inout JSONReader, arrays: inout Int, each: ((Result<ContextItem, JSONDecodeError>) -> Void)? = nil
     ) throws(JSONParseError) -> PreviewItems? {
         guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
@@ -253,7 +263,7 @@ struct RequestParams {
     }
 
     /// Reads one value; a plain valid item object becomes the item, anything else nil.
-    static func readItemObject(_ reader: inout JSONReader) throws(JSONParseError) -> ContextItem? {
+    package static func readItemObject(_ reader: inout JSONReader) throws(JSONParseError) -> ContextItem? {
         guard !reader.atEnd, reader.current == UInt8(ascii: "{") else {
             try reader.skipValue()
             return nil
@@ -287,14 +297,14 @@ struct RequestParams {
 
 extension JSONObjectReader {
     /// Reads a request's params, which must be an object (absent params are an empty one).
-    init(_ params: RequestParams, path: String) throws(JSONDecodeError) {
+    package init(_ params: RequestParams, path: String) throws(JSONDecodeError) {
         try self.init(params.value(), path: path)
     }
 }
 
 extension JSONReader {
     /// Reads a string, or skips a value of another type and returns nil.
-    mutating func readIfString() throws(JSONParseError) -> String? {
+    package mutating func readIfString() throws(JSONParseError) -> String? {
         guard !atEnd, current == UInt8(ascii: "\"") else {
             try skipValue()
             return nil
