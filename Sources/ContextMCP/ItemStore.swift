@@ -74,63 +74,85 @@ struct StoredItem: Sendable, Equatable {
     }
 }
 
-/// The collected items, kept in the state folder (one JSON file each, named by the SHA-256 of its
-/// URI) so they survive a restart; in memory only without a state folder. At most
-/// `maximumItems` are kept: the oldest go first.
+/// The collected items, kept in the state folder so they survive a restart: one append-only
+/// file, `items.jsonl`, a line per item saved (the last line of a URI wins), rewritten without
+/// the dropped lines once it holds twice as many lines as items. Appending costs a `write`; a file
+/// per item cost a create and a rename each, 3× the bridge's whole `tools/call` on ext4.
+///
+/// A torn or damaged line (a crash in the middle of a write, an edit) is skipped when the file is
+/// read, and said once in the log. In memory only without a state folder. At most `maximumItems`
+/// are kept: the oldest go first.
 final class ItemStore: Sendable {
     static let maximumItems = 10_000
-    /// Largest item file read back (a bigger one is skipped with a warning).
-    static let maximumFileBytes = 64 << 20
+    /// Largest file read back; a larger one is set aside (renamed `.too-large`), not read.
+    static let maximumFileBytes = 1 << 30
+    static let fileName = "items.jsonl"
 
-    private let directory: String?
+    private let path: String?
     private let logger: Logger
     private struct State {
         var items: [String: StoredItem] = [:]
         /// URIs, oldest first.
         var order: [String] = []
+        /// The open file (appending), or -1.
+        var fd: Int32 = -1
+        /// Lines in the file.
+        var lines = 0
     }
     private let state = Mutex(State())
 
     /// Opens the store in `directory` (created private if missing), reading the items there.
     init(directory: String?, logger: Logger) {
         self.logger = logger
-        guard let directory, Directories.makePrivate(directory) else {
-            if let directory { logger.warning("MCP items: cannot create \(directory) (\(String(cString: strerror(errno)))); items are kept in memory only.") }
-            self.directory = nil
+        guard let directory else {
+            path = nil
             return
         }
-        self.directory = directory
-        var loaded: [(StoredItem, Int)] = []
-        if let folder = opendir(directory) {
-            defer { closedir(folder) }
-            while let entry = readdir(folder) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                guard name.hasSuffix(".json"), name.count == 69 else { continue }
-                let path = directory + "/" + name
-                var info = stat()
-                guard stat(path, &info) == 0, info.st_size <= Self.maximumFileBytes else {
-                    logger.warning("MCP items: skipping \(path) (unreadable or larger than \(Self.maximumFileBytes) bytes).")
-                    continue
+        guard Directories.makePrivate(directory) else {
+            logger.warning("MCP items: cannot create \(directory) (\(String(cString: strerror(errno)))); items are kept in memory only.")
+            path = nil
+            return
+        }
+        let path = directory + "/" + Self.fileName
+        self.path = path
+        var info = stat()
+        var lines = 0
+        var loaded: [String: StoredItem] = [:]
+        var order: [String] = []
+        if stat(path, &info) == 0 {
+            if info.st_size > Self.maximumFileBytes {
+                rename(path, path + ".too-large")
+                logger.warning("MCP items: \(path) is larger than \(Self.maximumFileBytes) bytes; set aside as \(path).too-large, starting empty.")
+            } else if let bytes = try? FileBytes.read(path) {
+                var skipped = 0
+                for line in bytes.split(separator: UInt8(ascii: "\n")) {
+                    lines += 1
+                    guard let json = try? JSONReader.parse(Array(line)), let stored = StoredItem(json: json) else {
+                        skipped += 1
+                        continue
+                    }
+                    if loaded.updateValue(stored, forKey: stored.uri) != nil { order.removeAll { $0 == stored.uri } }
+                    order.append(stored.uri)
                 }
-                guard let bytes = try? FileBytes.read(path), let json = try? JSONReader.parse(bytes), let stored = StoredItem(json: json),
-                    Self.fileName(for: stored.uri) == name
-                else {
-                    logger.warning("MCP items: skipping \(path): not a stored item; delete it if it is not needed.")
-                    continue
-                }
-                loaded.append((stored, Int(info.st_mtim.tv_sec)))
+                if skipped > 0 { logger.warning("MCP items: skipped \(skipped) damaged line(s) of \(path).") }
             }
         }
-        loaded.sort { $0.1 < $1.1 }
+        let kept = order.suffix(Self.maximumItems)
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { logger.warning("MCP items: cannot open \(path) (\(String(cString: strerror(errno)))); new items are kept in memory only.") }
         state.withLock { state in
-            for (stored, _) in loaded.suffix(Self.maximumItems) {
-                state.items[stored.uri] = stored
-                state.order.append(stored.uri)
-            }
+            for uri in kept { state.items[uri] = loaded[uri] }
+            state.order = Array(kept)
+            state.fd = fd
+            state.lines = lines
         }
     }
 
-    static func fileName(for uri: String) -> String { SHA256.hex(of: uri) + ".json" }
+    deinit {
+        state.withLock { state in
+            if state.fd >= 0 { close(state.fd) }
+        }
+    }
 
     /// Every item, oldest first.
     func all() -> [StoredItem] {
@@ -141,36 +163,44 @@ final class ItemStore: Sendable {
         state.withLock { $0.items[uri] }
     }
 
-    /// Keeps `stored` (replacing an item with its URI). The file is written to a temporary name
-    /// and renamed, so a crash leaves the old file or the new one.
+    /// Keeps `stored` (replacing an item with its URI): one line appended to the file.
     func save(_ stored: StoredItem) {
-        let evicted: [String] = state.withLock { state in
+        var line = stored.json.jsonBytes
+        line.append(UInt8(ascii: "\n"))
+        state.withLock { state in
             if state.items.updateValue(stored, forKey: stored.uri) != nil {
                 state.order.removeAll { $0 == stored.uri }
             }
             state.order.append(stored.uri)
-            guard state.order.count > Self.maximumItems else { return [] }
-            let old = Array(state.order.prefix(state.order.count - Self.maximumItems))
-            state.order.removeFirst(old.count)
-            for uri in old { state.items[uri] = nil }
-            return old
-        }
-        guard let directory else { return }
-        for uri in evicted { unlink(directory + "/" + Self.fileName(for: uri)) }
-        let path = directory + "/" + Self.fileName(for: stored.uri)
-        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let bytes = stored.json.jsonBytes
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return failed(path) }
-        let written = bytes.withUnsafeBytes { writeAll(fd, $0) }
-        close(fd)
-        guard written, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return failed(path)
+            if state.order.count > Self.maximumItems {
+                let old = state.order.prefix(state.order.count - Self.maximumItems)
+                for uri in old { state.items[uri] = nil }
+                state.order.removeFirst(old.count)
+            }
+            guard let path, state.fd >= 0 else { return }
+            if !line.withUnsafeBytes({ writeAll(state.fd, $0) }) {
+                logger.warning("MCP items: cannot write \(path) (\(String(cString: strerror(errno)))); the item is kept in memory only.")
+                return
+            }
+            state.lines += 1
+            if state.lines > 2 * max(state.order.count, 1000) { compact(&state, path: path) }
         }
     }
 
-    private func failed(_ path: String) {
-        logger.warning("MCP items: cannot write \(path) (\(String(cString: strerror(errno)))); the item is kept in memory only.")
+    /// Rewrites the file with the kept items only (a temporary file renamed over it).
+    private func compact(_ state: inout State, path: String) {
+        var bytes: [UInt8] = []
+        for uri in state.order {
+            guard let stored = state.items[uri] else { continue }
+            bytes.append(contentsOf: stored.json.jsonBytes)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        if let failure = AtomicFile.write(bytes, to: path) {
+            logger.warning("MCP items: cannot rewrite \(path) (\(failure)); it keeps growing until it can.")
+            return
+        }
+        close(state.fd)
+        state.fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        state.lines = state.order.count
     }
 }

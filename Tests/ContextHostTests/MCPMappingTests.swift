@@ -1,6 +1,15 @@
+@testable import ContextHost
 @testable import ContextMCP
 import ContextProtocol
+import Foundation
+import Logging
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 @Suite("MCP bridge: names and form mapping")
 struct MCPMappingTests {
@@ -68,5 +77,42 @@ struct MCPMappingTests {
     @Test("item URIs percent-encode the ids")
     func uris() {
         #expect(StoredItem.uri(providerID: "com.x.note", itemID: "a/b c?") == "contexthost://items/com.x.note/a%2Fb%20c%3F")
+    }
+}
+
+@Suite("MCP bridge: the item store")
+struct MCPItemStoreTests {
+    static func item(_ id: String, _ text: String = "x") -> StoredItem {
+        let item = ContextItem(id: id, providerId: "com.x.note", type: "note", displayName: text, content: ["text": .string(text)])
+        return StoredItem(
+            uri: StoredItem.uri(providerID: item.providerId, itemID: id), item: item, description: "Note \(text)", thumbnail: nil,
+            encodings: [.json(item.content), EncodedItem(representation: .binary, contentType: "application/octet-stream", data: [0, 1, 2])])
+    }
+
+    @Test("items survive a reopen, the last save of a URI wins, a torn line is skipped, and the file is compacted")
+    func persistence() throws {
+        let directory = "/tmp/mcp-items-\(UInt64.random(in: 0...UInt64.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logger = Logger(label: "test")
+        do {
+            let store = ItemStore(directory: directory, logger: logger)
+            store.save(Self.item("a"))
+            store.save(Self.item("b"))
+            store.save(Self.item("a", "second"))
+        }
+        // A crash in the middle of a write leaves a torn last line.
+        let file = directory + "/" + ItemStore.fileName
+        let fd = open(file, O_WRONLY | O_APPEND)
+        _ = "{\"version\":1,\"uri\":\"contexthost://items/x/torn".withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+        let reopened = ItemStore(directory: directory, logger: logger)
+        #expect(reopened.all().map(\.item.id) == ["b", "a"])
+        #expect(reopened.item(uri: Self.item("a").uri)?.item.displayName == "second")
+        #expect(reopened.item(uri: Self.item("b").uri) == Self.item("b"))
+        // Many saves of one item: the file is rewritten instead of growing without end.
+        for index in 0..<2_500 { reopened.save(Self.item("c", "\(index)")) }
+        let lines = try #require(try? FileBytes.read(file)).split(separator: UInt8(ascii: "\n")).count
+        #expect(lines <= 2_001, "\(lines) lines")
+        #expect(ItemStore(directory: directory, logger: logger).all().map(\.item.displayName) == ["x", "second", "2499"])
     }
 }
