@@ -15,7 +15,7 @@ struct MCPBridgeTests {
         return venv + "/bin/python"
     }
 
-    @Test("tools, forms through elicitation, resources, list changes and cancellation", arguments: ["legacy", "auto", "2026-07-28"])
+    @Test("tools, forms through elicitation, resources, list changes, cancellation and progress", arguments: ["legacy", "auto", "2026-07-28"])
     func sdkClient(mode: String) throws {
         try BuildProducts.checkBuilt()
         try #require(
@@ -35,7 +35,7 @@ struct MCPBridgeTests {
         let passed = lines.filter { $0.hasPrefix("PASS ") }
         let failed = lines.filter { $0.hasPrefix("FAIL ") }
         #expect(failed.isEmpty, "\(failed.joined(separator: "\n"))")
-        #expect(passed.count == 10, "\(result.output)")
+        #expect(passed.count == 11, "\(result.output)")
         #expect(result.status == 0, "\(result.output)")
     }
 }

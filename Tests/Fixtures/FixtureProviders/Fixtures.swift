@@ -26,7 +26,7 @@ import ContextProviderKit
 /// The collector has one step `fixture` with one required text field `text`; submit makes an
 /// item of type `fixture` whose content is `{"text": …}`. The text `wrong-provider-id` makes an item
 /// that names another provider (the host must refuse it); the text `hang` never answers until
-/// cancelled.
+/// cancelled; the text `progress` reports `$/progress` 1, 2 and 3 of 3, 80 ms apart, first.
 public struct FixtureProvider: ContextProvider {
     public static let metadata = ProviderMetadata(
         id: "com.contexthost.fixture", title: "Fixture", version: "0.0.1", iconName: "wrench")
@@ -72,6 +72,12 @@ public struct FixtureProvider: ContextProvider {
         if text == "invalid" { return .invalid(fieldErrors: ["text": "Text must not be \u{201C}invalid\u{201D}."]) }
         if text == "hang" {
             while true { try await Task.sleep(nanoseconds: 3_600_000_000_000) }
+        }
+        if text == "progress" {
+            for done in 1...3 {
+                context.reportProgress(done: Double(done), total: 3, message: "step \(done) of 3")
+                try await Task.sleep(nanoseconds: 80_000_000)
+            }
         }
         if text == "wrong-provider-id" {
             var item = context.makeItem(type: "fixture", displayName: text, content: ["text": .string(text)])

@@ -247,6 +247,20 @@ async def cancel_hung(options, mode):
         assert time.monotonic() - started < 5
 
 
+@check("a provider's progress reaches the client as notifications/progress")
+async def progress(options, mode):
+    seen = []
+
+    async def on_progress(done, total, message):
+        seen.append((done, total, message))
+
+    async with client(options, mode, elicitation_callback=never_asked) as session:
+        result = await session.call_tool("fixture_collect", {"text": "progress"}, progress_callback=on_progress)
+        assert not result.is_error, text_of(result)
+        assert len(seen) >= 2 and seen[-1][0] == 3 and all(total == 3 for _, total, _ in seen), seen
+        assert seen[0][2] == "step 1 of 3", seen
+
+
 @check("collected items survive a restart")
 async def restart(options, mode):
     async with client(options, mode) as session:
@@ -266,7 +280,7 @@ async def main():
     options = parser.parse_args()
     mode = options.mode
     for run in (tools_listed, note_from_arguments, note_elicited, location_search, device_info, resources,
-                no_elicitation, list_changed, cancel_hung, restart):
+                no_elicitation, list_changed, cancel_hung, progress, restart):
         await run(options, mode)
     return 1 if failures else 0
 
