@@ -130,6 +130,9 @@ actor ToolCatalog {
 
     // MARK: Building
 
+    /// Every tool is read-only (it reads a provider's data, or asks the user, and changes nothing
+    /// outside the bridge's own item store) and not destructive; collecting and making are not
+    /// idempotent (each call makes a new item); the open world is the network permission.
     private func tool(
         _ name: String, _ kind: MCPTool.Kind, _ providerID: String, title: String, description: String, input: JSONValue,
         output: JSONValue?, openWorld: Bool, form: ContextForm?
@@ -137,7 +140,7 @@ actor ToolCatalog {
         var object: JSONObject = [
             "name": .string(name), "title": .string(title), "description": .string(description), "inputSchema": input,
             "annotations": [
-                "title": .string(title), "readOnlyHint": .bool(kind != .collect && kind != .make), "destructiveHint": false,
+                "title": .string(title), "readOnlyHint": true, "destructiveHint": false,
                 "idempotentHint": .bool(kind != .collect && kind != .make), "openWorldHint": .bool(openWorld),
             ],
         ]
