@@ -73,6 +73,8 @@ actor ToolCatalog {
             let slug = Self.uniqueSlug(Self.slug(of: id), used: &used)
             let title = provider.title ?? id
             let openWorld = (provider.permissions ?? []).contains("network")
+            // The manifest's `description`, when it has one.
+            let about = provider.summary.map { " " + $0 } ?? ""
             let unavailable = provider.available == false
                 ? " Currently unavailable: " + (provider.unavailableReason?.message ?? provider.error?.message ?? provider.status ?? "unknown reason") + "."
                 : ""
@@ -85,8 +87,11 @@ actor ToolCatalog {
                 let searchName = searchFields.isEmpty ? nil : slug + "_search"
                 var description = "Collects a \(title) context item through the provider's form"
                 if let form { description += " (\(form.title): " + form.fields.map(\.label).joined(separator: ", ") + ")" }
-                description += ". Pass what you know as arguments; what is missing or invalid is asked of the user."
-                if let fallback = form?.fallbackText, !fallback.isEmpty, fallback.count <= 300 { description += " " + fallback }
+                description += "." + about
+                description += " Pass what you know as arguments; what is missing or invalid is asked of the user."
+                if provider.summary == nil, let fallback = form?.fallbackText, !fallback.isEmpty, fallback.count <= 300 {
+                    description += " " + fallback
+                }
                 description += unavailable
                 let input = form.map { FormMapping.toolInputSchema($0, searchTool: searchName) } ?? ["type": "object"]
                 built.append(tool(
@@ -108,7 +113,7 @@ actor ToolCatalog {
             if makes {
                 built.append(tool(
                     slug + "_make", .make, id, title: "Make \(title)",
-                    description: "Makes a \(title) context item; takes no input." + unavailable, input: ["type": "object"],
+                    description: "Makes a \(title) context item; takes no input." + about + unavailable, input: ["type": "object"],
                     output: Self.itemSchema, openWorld: openWorld, form: nil))
             }
             built.append(tool(

@@ -310,6 +310,24 @@ struct ManifestTests_Broken {
     }
 }
 
+@Suite("Manifest: description")
+struct ManifestTests_Description {
+    static func manifest(_ description: String) -> String {
+        "manifestVersion: 1\nid: com.example.x\ntitle: X\n\(description)\niconName: x\nversion: 1.0.0\nlibrary: libX.so\n"
+    }
+
+    @Test("optional; a string or a locale map; too long, empty or of another type is refused at its position")
+    func description() throws {
+        #expect(try parsed(Self.manifest("")).summary == nil)
+        #expect(try parsed(Self.manifest("description: A note.")).summary?.resolve(locale: nil) == "A note.")
+        let long = diagnostics(Self.manifest("description: " + String(repeating: "x", count: 1001)))
+        #expect(long.map(\.fieldPath) == ["description"] && long.first?.message.contains("at most 1000") == true, "\(long)")
+        #expect(diagnostics(Self.manifest("description: [a, b]")).first?.fieldPath == "description")
+        #expect(diagnostics(Self.manifest("description: {}")).first?.message.contains("description map is empty") == true)
+        #expect(diagnostics(Self.manifest("description: { xx-!: a }")).first?.fieldPath == "description.xx-!")
+    }
+}
+
 @Suite("Manifest: valid manifests")
 struct ManifestTests_Valid {
     static let full = """
@@ -342,6 +360,9 @@ struct ManifestTests_Valid {
           apiKey: { type: string, required: true }
           nickname: { type: string }
         timeouts: { collect: 45s, preview: 250ms, detail: 1.5s, encode: 2m }
+        description:
+          en: The latest close of a stock.
+          de: Der letzte Schlusskurs einer Aktie.
         """
 
     @Test func everyField() throws {
@@ -350,6 +371,8 @@ struct ManifestTests_Valid {
         #expect(m.id == "com.contexthost.stock-quote")
         #expect(m.title.entries.map(\.locale) == ["en", "de", "pt-BR"])
         #expect(m.iconName == "chart.line.uptrend.xyaxis")
+        #expect(m.summary?.resolve(locale: "de-CH") == "Der letzte Schlusskurs einer Aktie.")
+        #expect(m.summary?.resolve(locale: "fr") == "The latest close of a stock.")
         #expect(m.version == Version(1, 2, 3, prerelease: ["beta", "1"]))
         #expect(m.version.build == ["build", "5"])
         #expect(m.library == "libStockQuoteProvider.so")

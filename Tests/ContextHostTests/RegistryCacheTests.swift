@@ -20,6 +20,7 @@ struct RegistryCacheTests {
             manifestVersion: 1
             id: com.example.full
             title: { en: Full, de: Voll, pt-BR: Cheio }
+            description: { en: Every field., de: Jedes Feld. }
             iconName: note.text
             version: 1.2.3-beta.2+build.7
             library: libNoteProvider.so
@@ -150,6 +151,8 @@ struct RegistryCacheTests {
         #expect(full.settings.map(\.defaultValue) == [.string("~/notes"), .number(10), .number(0.25), .bool(false), nil])
         #expect(full.timeouts.collect == .milliseconds(1500))
         #expect(full.schemaReference == "../docs/manifest.schema.json")
+        #expect(full.summary?.resolve(locale: "de") == "Jedes Feld.")
+        #expect(try #require(second.manifest(id: "com.example.plain")).summary == nil)
 
     }
 

@@ -9,6 +9,9 @@ package struct Manifest: Sendable, Equatable {
     package var id: String
     /// Display title, possibly localized.
     package var title: LocalizedText
+    /// What the provider gives, in a sentence or two, possibly localized (`description`): shown
+    /// by clients, and the description of its MCP tools.
+    package var summary: LocalizedText? = nil
     /// Symbol name the client maps to an icon.
     package var iconName: String
     /// The provider's own version.

@@ -297,6 +297,12 @@ extension CacheEncoder {
         int(manifest.manifestVersion)
         string(manifest.id)
         localizedText(manifest.title)
+        if let summary = manifest.summary {
+            byte(1)
+            localizedText(summary)
+        } else {
+            byte(0)
+        }
         string(manifest.iconName)
         version(manifest.version)
         string(manifest.library)
@@ -389,6 +395,12 @@ extension CacheDecoder {
         let manifestVersion = try int()
         let id = try string()
         let title = try localizedText()
+        let summary: LocalizedText?
+        switch try byte() {
+        case 0: summary = nil
+        case 1: summary = try localizedText()
+        default: throw CacheFormatError(reason: "a description flag is not 0 or 1")
+        }
         let iconName = try string()
         let version = try version()
         let library = try string()
@@ -462,6 +474,7 @@ extension CacheDecoder {
             sourceLocations: locations)
         manifest.libraries = libraries
         manifest.runtime = runtime
+        manifest.summary = summary
         return manifest
     }
 

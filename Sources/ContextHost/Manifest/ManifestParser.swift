@@ -3,7 +3,7 @@ import ContextProviderKit
 extension Manifest {
     /// Top-level fields, in documentation order.
     package static let topLevelFields = [
-        "manifestVersion", "id", "title", "iconName", "version", "library", "libraries", "runtime", "swiftVersion",
+        "manifestVersion", "id", "title", "description", "iconName", "version", "library", "libraries", "runtime", "swiftVersion",
         "sha256", "priority",
         "maximumAttachmentCount", "usesContainerPanel", "collection", "isolation", "availability", "settings",
         "timeouts",
@@ -328,6 +328,7 @@ struct ManifestValidator {
         let id = top["id"].flatMap { validateID($0.value) }
         self.id = id
         let title = top["title"].flatMap { validateTitle($0.value) }
+        let summary = top["description"].flatMap { validateLocalized($0.value, field: "description", maximumLength: Self.maximumDescriptionLength) }
         let iconName = top["iconName"].flatMap { string($0.value, "iconName") }
         let version = top["version"].flatMap { pair -> Version? in
             guard let text = scalarText(pair.value, "version", expected: "a semantic version string") else {
@@ -393,8 +394,12 @@ struct ManifestValidator {
             directory: directory, schemaReference: schemaReference, sourceLocations: Manifest.SourceLocations(locations))
         manifest.libraries = libraries
         manifest.runtime = runtime
+        manifest.summary = summary
         return manifest
     }
+
+    /// The longest `description` (in characters, per locale).
+    static let maximumDescriptionLength = 1000
 
     static let requiredFieldHints: [String: String] = [
         "id": "add 'id: com.example.my-provider' (reverse-DNS, lowercase; it must never change)",
@@ -472,24 +477,42 @@ struct ManifestValidator {
     }
 
     mutating func validateTitle(_ node: YAMLNode) -> LocalizedText? {
+        validateLocalized(node, field: "title")
+    }
+
+    /// A string, or a map of locale → string (`title`, `description`); each text at most
+    /// `maximumLength` characters when given.
+    mutating func validateLocalized(_ node: YAMLNode, field: String, maximumLength: Int? = nil) -> LocalizedText? {
+        let text = validateLocalizedText(node, field: field)
+        if let maximumLength, let text, let long = text.entries.first(where: { $0.text.count > maximumLength }) {
+            report(
+                .invalidValue, at: node, field, "the \(field) has \(long.text.count) characters; at most \(maximumLength) are allowed",
+                hint: "shorten it to a sentence or two")
+            return nil
+        }
+        return text
+    }
+
+    private mutating func validateLocalizedText(_ node: YAMLNode, field: String) -> LocalizedText? {
+        let example = field == "title" ? "My Provider" : "What it gives, in a sentence"
         switch node.content {
         case .scalar:
-            return string(node, "title").map(LocalizedText.init)
+            return string(node, field).map(LocalizedText.init)
         case .mapping:
             guard let pairs = node.pairs, !pairs.isEmpty else {
-                report(.invalidValue, at: node, "title", "the title map is empty",
-                    hint: "add at least one locale, e.g. 'en: My Provider'")
+                report(.invalidValue, at: node, field, "the \(field) map is empty",
+                    hint: "add at least one locale, e.g. 'en: \(example)'")
                 return nil
             }
             var entries: [LocalizedText.Entry] = []
             var ok = true
             for pair in pairs {
                 guard let locale = pair.key.scalarText else {
-                    wrongType(pair.key, "title", expected: "a locale name as the key")
+                    wrongType(pair.key, field, expected: "a locale name as the key")
                     ok = false
                     continue
                 }
-                let path = "title.\(locale)"
+                let path = "\(field).\(locale)"
                 if !Self.isValidLocale(locale) {
                     report(
                         .invalidValue, at: pair.key, path, "'\(locale)' is not a locale",
@@ -505,8 +528,8 @@ struct ManifestValidator {
             return ok && !entries.isEmpty ? LocalizedText(entries: entries) : nil
         case .sequence:
             wrongType(
-                node, "title", expected: "a string or a map of locale → string",
-                hint: "write 'title: My Provider', or one 'locale: text' line per language under 'title:'")
+                node, field, expected: "a string or a map of locale → string",
+                hint: "write '\(field): \(example)', or one 'locale: text' line per language under '\(field):'")
             return nil
         }
     }

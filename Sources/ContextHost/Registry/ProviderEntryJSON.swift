@@ -7,6 +7,7 @@ package enum ProviderEntryJSON {
         if let manifest = entry.manifest {
             object["id"] = .string(manifest.id)
             object["title"] = .string(manifest.title.resolve(locale: locale))
+            if let summary = manifest.summary { object["description"] = .string(summary.resolve(locale: locale)) }
             object["iconName"] = .string(manifest.iconName)
             object["version"] = .string(manifest.version.description)
             object["priority"] = .number(Double(entry.effectivePriority))

@@ -220,7 +220,7 @@ extension ProviderRegistry {
 extension Manifest {
     /// Whether two manifests declare the same provider (positions and comments aside).
     package func sameDeclaration(as other: Manifest) -> Bool {
-        manifestVersion == other.manifestVersion && id == other.id && title == other.title
+        manifestVersion == other.manifestVersion && id == other.id && title == other.title && summary == other.summary
             && iconName == other.iconName && version == other.version && library == other.library
             && sha256 == other.sha256 && priority == other.priority
             && maximumAttachmentCount == other.maximumAttachmentCount

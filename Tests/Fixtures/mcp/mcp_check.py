@@ -87,6 +87,7 @@ async def tools_listed(options, mode):
             assert name in names, (name, names)
         note = next(tool for tool in tools if tool.name == "note_collect")
         assert set(note.input_schema["properties"]) == {"title", "body"}, note.input_schema
+        assert "A note the user writes" in note.description, note.description  # the manifest's description
 
 
 @check("Note is collected from arguments alone, without asking")

@@ -58,6 +58,8 @@ public struct ProviderDescription: SharedWireValue, Hashable {
     public var id: String?
     /// Localized title.
     public var title: String?
+    /// What the provider gives, localized (the manifest's `description`), when it has one.
+    public var summary: String?
     /// Symbol name.
     public var iconName: String?
     /// Provider version.
@@ -126,7 +128,7 @@ public struct ProviderDescription: SharedWireValue, Hashable {
     }
 
     static let knownMembers: Set<String> = [
-        "id", "title", "iconName", "version", "priority", "manifestPriority", "maximumAttachmentCount", "usesContainerPanel",
+        "id", "title", "description", "iconName", "version", "priority", "manifestPriority", "maximumAttachmentCount", "usesContainerPanel",
         "collection", "isolation", "effectiveIsolation", "isolationNote", "sandbox", "worker", "workerPid", "restarts", "crashes",
         "lastCrash", "availabilityState", "permissions", "status", "available", "unavailableReason", "error", "diagnostics",
         "manifestPath", "libraryPath", "canAttach", "attachBlocked",
@@ -136,6 +138,7 @@ public struct ProviderDescription: SharedWireValue, Hashable {
         let reader = try JSONObjectReader(json, path: path)
         id = try reader.optionalString("id")
         title = try reader.optionalString("title")
+        summary = try reader.optionalString("description")
         iconName = try reader.optionalString("iconName")
         version = try reader.optionalString("version")
         priority = try reader.optionalInt("priority")
@@ -170,6 +173,7 @@ public struct ProviderDescription: SharedWireValue, Hashable {
         var object = JSONObject()
         object.set("id", id)
         object.set("title", title)
+        object.set("description", summary)
         object.set("iconName", iconName)
         object.set("version", version)
         object.set("priority", priority)
@@ -205,6 +209,7 @@ public struct ProviderDescription: SharedWireValue, Hashable {
         Schema.object([
             "id": Schema.string("Reverse-DNS provider id (accepted manifests)."),
             "title": Schema.string("Localized for the client's locale."),
+            "description": Schema.string("What the provider gives (the manifest's description), localized; absent when the manifest has none."),
             "iconName": Schema.string(),
             "version": Schema.string(),
             "priority": Schema.integer("The effective priority, higher first."),
