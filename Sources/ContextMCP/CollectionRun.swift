@@ -110,7 +110,14 @@ actor CollectionRun {
     func cancel() async {
         guard let sessionID else { return }
         self.sessionID = nil
-        _ = try? await host.cancelCollection(sessionId: sessionID)
+        await Self.closeSession(sessionID, on: host)
+    }
+
+    /// Sends `collect/cancel` from a task of its own: when the client cancelled the call, the
+    /// request's task is cancelled, and a request sent from it would be refused before it left
+    /// (the session would stay open, counting against the host's 64).
+    static func closeSession(_ sessionID: String, on host: InProcessHost) async {
+        await Task.detached { _ = try? await host.cancelCollection(sessionId: sessionID) }.value
     }
 
     // MARK: Steps

@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProtocol
 
 /// A provider's detail document as MCP content: Markdown text (facts as a table, lists, links,
@@ -86,21 +87,5 @@ enum DetailMarkdown {
 
     private static func escapeLine(_ text: String) -> String {
         escape(text).replacingAll("\n", with: " ").replacingAll("\r", with: " ")
-    }
-}
-
-extension String {
-    /// Every occurrence of `target` replaced (without Foundation).
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty, contains(target) else { return self }
-        var out = ""
-        var rest = self[...]
-        while let range = rest.firstRange(of: target) {
-            out += rest[..<range.lowerBound]
-            out += replacement
-            rest = rest[range.upperBound...]
-        }
-        out += rest
-        return out
     }
 }

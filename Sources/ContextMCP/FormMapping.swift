@@ -18,24 +18,13 @@ enum FormMapping {
     static func toolInputSchema(_ form: ContextForm, searchTool: String?) -> JSONValue {
         var properties = JSONObject()
         for field in form.fields {
-            var schema = JSONObject()
+            var schema = primitiveSchema(field)
             var notes: [String] = []
             switch field.kind {
             case .text:
-                schema["type"] = "string"
-                setLength(field, &schema)
                 if let pattern = field.pattern { schema["pattern"] = .string(pattern) }
-            case .number:
-                schema["type"] = "number"
-                setRange(field, &schema)
-            case .date:
-                schema["type"] = "string"
-                schema["format"] = "date"
-            case .datetime:
-                schema["type"] = "string"
-                schema["format"] = "date-time"
-            case .toggle:
-                schema["type"] = "boolean"
+            case .number, .date, .datetime, .toggle:
+                break
             case .location:
                 schema["type"] = "object"
                 schema["properties"] = [
@@ -44,7 +33,6 @@ enum FormMapping {
                 ]
                 schema["required"] = ["latitude", "longitude"]
             case .choice:
-                schema["type"] = "string"
                 if let options = field.options, field.search == nil, !options.isEmpty {
                     schema["enum"] = .array(options.map { .string($0.value) })
                     notes.append("One of: " + options.map { "\($0.value) (\($0.label))" }.joined(separator: ", ") + ".")
@@ -86,26 +74,14 @@ enum FormMapping {
                 }
                 continue
             }
-            var schema = JSONObject()
+            var schema = primitiveSchema(field)
             var notes: [String] = []
             switch field.kind {
             case .text:
-                schema["type"] = "string"
-                setLength(field, &schema)
                 if let pattern = field.pattern { notes.append("Must match the regular expression \(pattern).") }
-            case .number:
-                schema["type"] = "number"
-                setRange(field, &schema)
-            case .date:
-                schema["type"] = "string"
-                schema["format"] = "date"
-            case .datetime:
-                schema["type"] = "string"
-                schema["format"] = "date-time"
-            case .toggle:
-                schema["type"] = "boolean"
+            case .number, .date, .datetime, .toggle:
+                break
             case .choice:
-                schema["type"] = "string"
                 if let options = field.options, field.search == nil, !options.isEmpty {
                     schema["oneOf"] = .array(options.map { ["const": .string($0.value), "title": .string($0.label)] })
                 } else if field.search != nil {
@@ -240,6 +216,33 @@ enum FormMapping {
         if let unit = field.unit { parts.append("In \(unit).") }
         parts.append(contentsOf: notes)
         return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
+
+    /// What both schemas share: the JSON type, lengths, range and date formats (none for a
+    /// location, which each schema shapes its own way).
+    private static func primitiveSchema(_ field: FormField) -> JSONObject {
+        var schema = JSONObject()
+        switch field.kind {
+        case .text:
+            schema["type"] = "string"
+            setLength(field, &schema)
+        case .number:
+            schema["type"] = "number"
+            setRange(field, &schema)
+        case .date:
+            schema["type"] = "string"
+            schema["format"] = "date"
+        case .datetime:
+            schema["type"] = "string"
+            schema["format"] = "date-time"
+        case .toggle:
+            schema["type"] = "boolean"
+        case .choice:
+            schema["type"] = "string"
+        case .location:
+            break
+        }
+        return schema
     }
 
     private static func setLength(_ field: FormField, _ schema: inout JSONObject) {

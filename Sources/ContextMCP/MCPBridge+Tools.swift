@@ -31,7 +31,7 @@ extension MCPBridge {
             return respond(context, Self.toolError("The host could not list its providers: \(error.message)"))
         }
         guard let tool else {
-            return fail(context.id, MCPError(MCP.Code.invalidParams, "Unknown tool: \(name)", data: ["name": .string(name)]))
+            return fail(context.id, MCPError(MCP.Code.invalidParams, "Unknown tool: \(name) (tools/list lists the tools).", data: ["name": .string(name)]))
         }
         if let provider = await catalog.provider(tool.providerID), provider.available == false, tool.kind != .detail {
             let reason = provider.unavailableReason?.message ?? provider.error?.message ?? provider.status ?? "unknown reason"
@@ -160,8 +160,14 @@ extension MCPBridge {
         guard fields.contains(field) else { return Self.toolError("arguments.field must be one of \(fields.joined(separator: ", ")).") }
         do throws(ResponseError) {
             let started = try await host.startCollection(providerId: tool.providerID, progressToken: progressToken)
-            defer { Task { [host] in _ = try? await host.cancelCollection(sessionId: started.sessionId) } }
-            let options = try await host.query(sessionId: started.sessionId, fieldId: field, query: query, progressToken: progressToken)
+            let queried: Result<[FormOption], ResponseError>
+            do throws(ResponseError) {
+                queried = .success(try await host.query(sessionId: started.sessionId, fieldId: field, query: query, progressToken: progressToken))
+            } catch {
+                queried = .failure(error)
+            }
+            await CollectionRun.closeSession(started.sessionId, on: host)
+            let options = try queried.get()
             let text = options.isEmpty
                 ? "No matches for “\(query)”."
                 : options.map { "- \($0.value): \($0.label)" + ($0.detail.map { " — \($0)" } ?? "") }.joined(separator: "\n")
@@ -227,7 +233,9 @@ extension MCPBridge {
         }
         guard let stored = store.item(uri: uri) else {
             return fail(context.id, MCPError(
-                context.stateless ? MCP.Code.invalidParams : MCP.Code.resourceNotFound, "Resource not found: \(uri)", data: ["uri": .string(uri)]))
+                context.stateless ? MCP.Code.invalidParams : MCP.Code.resourceNotFound,
+                "Resource not found: \(uri) (resources/list lists the collected items; a provider's tool collects new ones).",
+                data: ["uri": .string(uri)]))
         }
         var contents: [JSONValue] = stored.encodings.map { encoded in
             if encoded.representation != .binary, let text = String(validating: encoded.data, as: UTF8.self) {

@@ -161,7 +161,7 @@ actor ToolCatalog {
         var form: ContextForm?
         if let started = try? await host.startCollection(providerId: id) {
             form = started.form
-            _ = try? await host.cancelCollection(sessionId: started.sessionId)
+            await CollectionRun.closeSession(started.sessionId, on: host)
         }
         forms[key] = form
         return form

@@ -1,3 +1,5 @@
+import ContextHost
+
 /// The file templates of `context-host new provider`. Placeholders are `{{…}}`, filled by
 /// `fill(_:_:)`; templates are plain Swift strings so the binary is self-contained.
 enum ScaffoldTemplates {
@@ -275,20 +277,4 @@ your Swift version, and hosts of any other version refuse it with `swift-version
 - Author guide: `docs/writing-a-provider.md` in the ContextHost repository.
 
 """#
-}
-
-extension String {
-    /// Every occurrence of `target` replaced (no Foundation).
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        result += rest
-        return result
-    }
 }

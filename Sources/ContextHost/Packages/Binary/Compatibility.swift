@@ -178,19 +178,6 @@ struct LibrarySearch {
 
 /// String helpers without Foundation.
 extension String {
-    /// Every occurrence of `target` replaced (no Foundation).
-    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = self[...]
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        return result + rest
-    }
-
     /// Without leading and trailing characters from `set`.
     fileprivate func trimmed(of set: String) -> String {
         let characters = Set(set)
