@@ -337,7 +337,7 @@ package final class MCPBridge: Sendable {
             // (Stored under the lock the task needs to remove itself: it cannot finish first.)
             state.running[key] = Task {
                 await work()
-                _ = self.state.withLock { state in
+                self.state.withLock { state in
                     state.running.removeValue(forKey: key)
                     state.cancelled.remove(key)
                 }

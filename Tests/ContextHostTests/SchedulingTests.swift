@@ -87,6 +87,44 @@ struct DeadlineTimerTests {
     }
 }
 
+@Suite("DeadlineTimer: queues")
+struct DeadlineTimerQueueTests {
+    @Test("past its queues, delays share the overflow queue: deadlines still in order, cancels still found")
+    func overflow() {
+        // Two FIFOs; the other delays go to the overflow queue, kept in deadline order.
+        let timer = DeadlineTimer(resolution: .milliseconds(1), maximumQueues: 2)
+        let fired = Mutex<[Int]>([])
+        timer.schedule(afterMilliseconds: 400) { fired.withLock { $0.append(5) } }
+        timer.schedule(afterMilliseconds: 500) { fired.withLock { $0.append(6) } }
+        timer.schedule(afterMilliseconds: 300) { fired.withLock { $0.append(4) } }
+        let cancelled = timer.schedule(afterMilliseconds: 100) { fired.withLock { $0.append(0) } }
+        timer.schedule(afterMilliseconds: 200) { fired.withLock { $0.append(3) } }
+        timer.schedule(afterMilliseconds: 40) { fired.withLock { $0.append(1) } }
+        timer.schedule(afterMilliseconds: 150) { fired.withLock { $0.append(2) } }
+        #expect(cancelled.rawValue & UInt64(DeadlineTimer.overflowIndex) == UInt64(DeadlineTimer.overflowIndex))
+        timer.cancel(cancelled)
+        #expect(timer.armedCount == 6)
+        #expect(wait { fired.withLock { $0.count == 6 } })
+        #expect(fired.withLock { $0 } == [1, 2, 3, 4, 5, 6])
+        #expect(timer.armedCount == 0)
+    }
+
+    @Test("a queue emptied of one delay serves another; an old token finds nothing in it")
+    func reuse() {
+        let timer = DeadlineTimer(resolution: .milliseconds(1), maximumQueues: 1)
+        let fired = Mutex<[Int]>([])
+        let first = timer.schedule(afterMilliseconds: 10) { fired.withLock { $0.append(1) } }
+        #expect(wait { fired.withLock { $0 == [1] } })
+        usleep(5_000)
+        // The one queue is empty: the new delay takes it over, not the overflow queue.
+        let second = timer.schedule(afterMilliseconds: 60) { fired.withLock { $0.append(2) } }
+        #expect(second.rawValue & UInt64(DeadlineTimer.overflowIndex) == first.rawValue & UInt64(DeadlineTimer.overflowIndex))
+        timer.cancel(first)  // ran already: cancels nothing, in particular not `second`
+        #expect(timer.armedCount == 1)
+        #expect(wait { fired.withLock { $0 == [1, 2] } })
+    }
+}
+
 @Suite("CallThread: in-process provider calls off the reader")
 struct CallThreadTests {
     @Test("jobs run one at a time, in submission order, on another thread")

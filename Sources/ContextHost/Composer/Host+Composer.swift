@@ -37,7 +37,7 @@ extension Host {
     /// Checks, before a collection starts, that an item of `providerID` could still be attached.
     package func checkCanStartCollection(providerID: String, composerID: String) throws(RPCError) {
         let composer = try composers.get(composerID)
-        let limit = registry.withEntry(id: providerID) { $0.manifest?.maximumAttachmentCount ?? 1 } ?? 1
+        let limit = registry.withEntry(id: providerID) { $0.pointee.manifest?.maximumAttachmentCount ?? 1 } ?? 1
         try ComposerPolicy.checkCanAttach(to: composer, providerID: providerID, providerLimit: limit, encodedBytes: 0)
     }
 
@@ -138,7 +138,7 @@ extension Host {
 
     /// The chip a client shows when the provider cannot make one (DESIGN §8 default).
     func defaultChip(for attached: AttachedItem) -> JSONValue {
-        let icon = registry.withEntry(id: attached.providerID) { $0.manifest?.iconName ?? "doc" } ?? "doc"
+        let icon = registry.withEntry(id: attached.providerID) { $0.pointee.manifest?.iconName ?? "doc" } ?? "doc"
         return [
             "ctxui": 1, "icon": .string(icon), "title": .string(attached.displayName), "tone": "neutral",
             "accessibilityLabel": .string(attached.displayName), "fallbackText": .string(attached.displayName),

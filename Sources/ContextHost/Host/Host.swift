@@ -165,31 +165,31 @@ package final class Host: Sendable {
     /// collection session or an attached item's request already waited.
     package func provider(_ id: String, for use: Use) throws(RPCError) -> LiveProvider {
         let cap = configuration.isolation.maximumCallTimeout
-        let live = try registry.withEntry(id: id) { (entry: borrowing ProviderEntry) throws(RPCError) -> LiveProvider in
-            if entry.status == .quarantined {
-                let reason = entry.unavailability ?? Unavailability(code: "quarantined", message: "It is quarantined; call providers/retry.")
+        let live = try registry.withEntry(id: id) { (entry: UnsafePointer<ProviderEntry>) throws(RPCError) -> LiveProvider in
+            if entry.pointee.status == .quarantined {
+                let reason = entry.pointee.unavailability ?? Unavailability(code: "quarantined", message: "It is quarantined; call providers/retry.")
                 throw RPCError(
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
-            if entry.status == .failed, let error = entry.loadError {
+            if entry.pointee.status == .failed, let error = entry.pointee.loadError {
                 throw RPCError(
                     .providerLoadFailed, "Provider '\(id)' could not be loaded: \(error.message)",
                     data: ["providerId": .string(id), "code": .string(error.code), "hint": .string(error.hint)])
             }
-            if use != .item, let reason = entry.unavailability {
+            if use != .item, let reason = entry.pointee.unavailability {
                 throw RPCError(
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
-            guard let connection = entry.connection else {
-                let reason = entry.unavailability ?? .provider("It is not loaded.")
+            guard let connection = entry.pointee.connection else {
+                let reason = entry.pointee.unavailability ?? .provider("It is not loaded.")
                 throw RPCError(
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
             // (`withEntry` finds an entry by its manifest's id: the manifest is there.)
-            switch (use, entry.manifest!.collection) {
+            switch (use, entry.pointee.manifest!.collection) {
             case (.form, .programmatic):
                 throw RPCError(.collectionNotSupported, "Provider '\(id)' has no collector form; use collect/make.", data: ["providerId": .string(id), "collection": "programmatic"])
             case (.programmatic, .form):
@@ -198,8 +198,8 @@ package final class Host: Sendable {
                 break
             }
             return LiveProvider(
-                id: entry.manifest!.id, timeouts: Self.capping(entry.manifest!.timeouts, at: cap),
-                maximumAttachmentCount: entry.manifest!.maximumAttachmentCount, connection: connection)
+                id: entry.pointee.manifest!.id, timeouts: Self.capping(entry.pointee.manifest!.timeouts, at: cap),
+                maximumAttachmentCount: entry.pointee.manifest!.maximumAttachmentCount, connection: connection)
         }
         guard let live else {
             throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])

@@ -193,27 +193,35 @@ package final class ProviderRegistry: Sendable {
 
     /// The entry for a provider id.
     package func entry(id: String) -> ProviderEntry? {
-        withEntry(id: id) { copy $0 }
+        withEntry(id: id) { $0.pointee }
     }
 
     /// Runs `body` with the entry for a provider id, inside the registry's lock and without
     /// copying the entry; nil when there is no such entry. (Entries are found by their manifest's
     /// id, so the entry `body` gets always has a manifest.) A copy retains every string and array
-    /// of the entry and its manifest, and `items/preview` looks one up per request: `body` should
-    /// take out only what it needs. It must be short and must not call the registry.
+    /// of the entry and its manifest, and `items/preview` looks one up per request: `body` reads
+    /// through the pointer (`pointee`) and takes out only what it needs. It must be short, must
+    /// not keep the pointer and must not call the registry.
     package func withEntry<Result: Sendable, Failure: Error>(
-        id: String, _ body: (borrowing ProviderEntry) throws(Failure) -> Result
+        id: String, _ body: (UnsafePointer<ProviderEntry>) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
         // Lengths first: an id read from a request is not known to be ASCII, so `==` on it goes
         // through Unicode normalization; ids are lowercase ASCII (`ManifestParser.isValidID`), and
         // only the one of the same length is compared.
         let length = id.utf8.count
         return try state.withLock { entries throws(Failure) -> Result? in
-            guard let index = entries.firstIndex(where: { $0.manifest?.id.utf8.count == length && $0.manifest?.id == id }) else {
+            // (Through a pointer: the array's subscript, its `firstIndex`, and a buffer's subscript
+            // each copy an entry to lend it; a pointer's `pointee` lends in place.)
+            try entries.withUnsafeBufferPointer { buffer throws(Failure) -> Result? in
+                guard let base = buffer.baseAddress else { return nil }
+                for index in 0..<buffer.count {
+                    let entry = base + index
+                    if entry.pointee.manifest?.id.utf8.count == length, entry.pointee.manifest?.id == id {
+                        return try body(entry)
+                    }
+                }
                 return nil
             }
-            // (Through the buffer: the array's own subscript makes a copy to lend.)
-            return try entries.withUnsafeBufferPointer { buffer throws(Failure) in try body(buffer[index]) }
         }
     }
 

@@ -174,12 +174,15 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     private let infoResult: JSONValue
     private let immediateMethods: ProviderMethods
 
-    // Guarded by `lock`.
-    private let lock = Lock()
-    private var pending: [Int: Pending] = [:]
-    private var nextSerial: UInt64 = 0
-    private var closed = false
-    private var replyingThreads: [ThreadHandle] = []
+    /// The requests in flight and who is replying.
+    private struct State {
+        var pending: [Int: Pending] = [:]
+        var nextSerial: UInt64 = 0
+        var closed = false
+        var replyingThreads: [ThreadHandle] = []
+    }
+
+    private let state = Locked(State())
 
     init(provider: P, context: ProviderContext) {
         self.provider = provider
@@ -447,10 +450,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// closed meanwhile: then the id may be a new request's) and handles its message the ordinary
     /// way.
     private func handleAgain(_ id: Int, serial: UInt64, _ target: ReplyTarget, _ message: [UInt8]) {
-        let withdrawn = lock.withLock { () -> Bool in
-            guard !closed, let index = pending.index(forKey: id), pending.values[index].serial == serial else { return false }
-            pending.remove(at: index)
-            replyingThreads.append(ThreadID.current)
+        let withdrawn = state.withLock { state -> Bool in
+            guard !state.closed, let index = state.pending.index(forKey: id), state.pending.values[index].serial == serial else { return false }
+            state.pending.remove(at: index)
+            state.replyingThreads.append(ThreadID.current)
             return true
         }
         guard withdrawn else { return }
@@ -552,17 +555,17 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// Registers request `id` as in flight and returns the registration's serial; nil (after
     /// answering it, unless the instance is closed) when it cannot run.
     private func accept(_ id: Int, _ target: ReplyTarget) -> UInt64? {
-        let outcome: Acceptance = lock.withLock {
-            if closed { return .closed }
-            nextSerial &+= 1
+        let outcome: Acceptance = state.withLock { state in
+            if state.closed { return .closed }
+            state.nextSerial &+= 1
             // (One lookup: a duplicate is put back.)
-            if let duplicate = pending.updateValue(Pending(task: nil, target: target, serial: nextSerial), forKey: id) {
-                pending[id] = duplicate
+            if let duplicate = state.pending.updateValue(Pending(task: nil, target: target, serial: state.nextSerial), forKey: id) {
+                state.pending[id] = duplicate
                 // (So `close` waits until the refusal is sent.)
-                replyingThreads.append(ThreadID.current)
+                state.replyingThreads.append(ThreadID.current)
                 return .duplicate
             }
-            return .accepted(nextSerial)
+            return .accepted(state.nextSerial)
         }
         switch outcome {
         case .closed:
@@ -582,11 +585,11 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// cancelled, which does nothing to a finished one. (The id may be in flight again meanwhile,
     /// as a new request: its entry is not touched.)
     private func record(_ task: Task<Void, Never>, for id: Int, serial: UInt64, channel: RequestChannel? = nil) {
-        let cancelledMeanwhile: Bool = lock.withLock {
+        let cancelledMeanwhile: Bool = state.withLock { state in
             // (One lookup: a preview's registration is usually answered by now.)
-            guard let index = pending.index(forKey: id), pending.values[index].serial == serial else { return true }
-            pending.values[index].task = task
-            pending.values[index].channel = channel
+            guard let index = state.pending.index(forKey: id), state.pending.values[index].serial == serial else { return true }
+            state.pending.values[index].task = task
+            state.pending.values[index].channel = channel
             return false
         }
         if cancelledMeanwhile {
@@ -599,10 +602,10 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// (a cancelled request's id may be in flight again, as a new request: that one is not
     /// touched).
     private func finish(_ id: Int, _ response: [UInt8], serial: UInt64) {
-        let entry = lock.withLock { () -> Pending? in
-            guard !closed, let index = pending.index(forKey: id), pending.values[index].serial == serial else { return nil }
-            replyingThreads.append(ThreadID.current)
-            return pending.remove(at: index).value
+        let entry = state.withLock { state -> Pending? in
+            guard !state.closed, let index = state.pending.index(forKey: id), state.pending.values[index].serial == serial else { return nil }
+            state.replyingThreads.append(ThreadID.current)
+            return state.pending.remove(at: index).value
         }
         guard let entry else { return }
         entry.channel?.close()
@@ -612,9 +615,9 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     /// `$/cancelRequest`: cancels the task and answers `-32800`, once.
     private func cancel(_ id: Int) {
-        let entry = lock.withLock { () -> Pending? in
-            guard !closed, let entry = pending.removeValue(forKey: id) else { return nil }
-            replyingThreads.append(ThreadID.current)
+        let entry = state.withLock { state -> Pending? in
+            guard !state.closed, let entry = state.pending.removeValue(forKey: id) else { return nil }
+            state.replyingThreads.append(ThreadID.current)
             return entry
         }
         guard let entry else { return }
@@ -627,9 +630,9 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
 
     private func doneReplying() {
         let me = ThreadID.current
-        lock.withLock {
-            if let index = replyingThreads.firstIndex(where: { ThreadID.equal($0, me) }) {
-                replyingThreads.remove(at: index)
+        state.withLock { state in
+            if let index = state.replyingThreads.firstIndex(where: { ThreadID.equal($0, me) }) {
+                state.replyingThreads.remove(at: index)
             }
         }
     }
@@ -638,18 +641,18 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// this very thread, e.g. a host that closes from inside a callback), so no callback runs
     /// after `close` returns.
     override func close() {
-        let (tasks, channels): ([Task<Void, Never>], [RequestChannel]) = lock.withLock {
-            closed = true
-            let tasks = pending.values.compactMap(\.task)
-            let channels = pending.values.compactMap(\.channel)
-            pending.removeAll()
+        let (tasks, channels): ([Task<Void, Never>], [RequestChannel]) = state.withLock { state in
+            state.closed = true
+            let tasks = state.pending.values.compactMap(\.task)
+            let channels = state.pending.values.compactMap(\.channel)
+            state.pending.removeAll()
             return (tasks, channels)
         }
         // (Each waits for a notification being sent: none is sent after `close` returns.)
         for channel in channels { channel.close() }
         for task in tasks { task.cancel() }
         let me = ThreadID.current
-        while lock.withLock({ replyingThreads.contains { !ThreadID.equal($0, me) } }) {
+        while state.withLock({ $0.replyingThreads.contains { !ThreadID.equal($0, me) } }) {
             ThreadID.yield()
         }
     }

@@ -35,6 +35,37 @@ public final class Lock: @unchecked Sendable {
     }
 }
 
+/// State guarded by a lock and kept behind a pointer: as a class's stored `var`s, each access
+/// would also be checked for exclusivity at run time (two runtime calls), several times per
+/// request on the SDK's request path.
+final class Locked<State>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let state: UnsafeMutablePointer<State>
+
+    init(_ initial: State) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        state = .allocate(capacity: 1)
+        state.initialize(to: initial)
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` on the state with the lock held.
+    @inline(__always)
+    func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state.pointee)
+    }
+}
+
 /// A thread's identity.
 typealias ThreadHandle = pthread_t
 
