@@ -37,6 +37,11 @@
 #   EXTRAS=0     skip the lazy-worker and package benchmarks that follow the tables
 #   EMBED=0      skip the embedding API rows (embed-bench: InProcessHost and ContextHostClient)
 #   OUT          where the tables are written [Benchmarks/results/compare.md; QUICK: the raw folder]
+#   BASELINE     another build's release folder (context-host + lib*Provider.so, e.g. a worktree of
+#                an older commit): adds the row `host-baseline`, that build in-process, interleaved
+#                with the others, and a table of both builds' ratios to the peers. BASELINE_MANIFESTS
+#                [$BASELINE/../../manifests: the worktree's own] and BASELINE_LABEL [its git commit].
+#                The way to show a change keeps its ratios: one run, not two runs minutes apart.
 # Raw key=value lines, server stderr and build logs: Benchmarks/results/raw/compare-<UTC>/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -139,6 +144,14 @@ for mode in $HOSTS; do
         *) echo "unknown host mode '$mode' in HOSTS (use in-process, worker, worker-nosandbox, defaults)" >&2; exit 2 ;;
     esac
 done
+if [[ -n "${BASELINE:-}" ]]; then
+    BASELINE=$(cd "$BASELINE" && pwd)
+    BASELINE_MANIFESTS=${BASELINE_MANIFESTS:-$(cd "$BASELINE/../../manifests" 2>/dev/null && pwd || echo "$ROOT/manifests")}
+    BASELINE_LABEL=${BASELINE_LABEL:-$(git -C "$BASELINE" rev-parse --short HEAD 2>/dev/null || echo "$BASELINE")}
+    [[ -x "$BASELINE/context-host" ]] || { echo "BASELINE=$BASELINE has no context-host" >&2; exit 2; }
+    add_row host-baseline "context-host (in-process, baseline $BASELINE_LABEL)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
+        "$HOST_REQ/preview-note.jsonl" "$BASELINE/context-host" --manifests "$BASELINE_MANIFESTS" --isolation in-process --no-state
+fi
 for peer in $PEERS; do
     case $peer in
         limit)              command=("$BIN_TOOLS/limit") ;;

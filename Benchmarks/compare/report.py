@@ -173,6 +173,29 @@ def main():
             f"{cpu[0]} / {cpu[1]} | {drv[0]} / {drv[1]} |")
     say("")
 
+    # Against a baseline build (BASELINE=...), same run: the change's cost, as ratios to the peers.
+    if "host-baseline" in order and "host-in-process" in order:
+        peers = [p for p in ("python", "swift-foundation") if p in order]
+        say(f"This build against the baseline build, in-process, same run (interleaved; medians of {reps}); "
+            "× = the host's rate over the peer's (higher is better)")
+        say("")
+        say("| measure | this build | baseline | this ÷ baseline | " + " | ".join(f"this ÷ {p} / baseline ÷ {p}" for p in peers) + " |")
+        say("|---|---:|---:|---:|" + "---:|" * len(peers))
+        for label, kind in (("`ping` pipelined, req/s", "ping"), ("`items/preview` pipelined, req/s", "call")):
+            this, base = med(sel("host-in-process", "throughput", kind), "rps"), med(sel("host-baseline", "throughput", kind), "rps")
+            cells = []
+            for p in peers:
+                peer = med(sel(p, "throughput", kind), "rps")
+                cells.append(f"{this / peer:.2f}× / {base / peer:.2f}×" if this and base and peer else "n/a")
+            change = f"{this / base:.3f}" if this and base else "n/a"
+            say(f"| {label} | {fmt(this)} | {fmt(base)} | {change} | " + " | ".join(cells) + " |")
+        for label, kind in (("server CPU per `ping`, µs", "ping"), ("server CPU per `items/preview`, µs", "call")):
+            this = med_of(sel("host-in-process", "throughput", kind), cpu_per_request)
+            base = med_of(sel("host-baseline", "throughput", kind), cpu_per_request)
+            change = f"{this / base:.3f}" if this and base else "n/a"
+            say(f"| {label} (lower is better) | {fmt(this, 2)} | {fmt(base, 2)} | {change} | " + " | ".join("" for _ in peers) + " |")
+        say("")
+
     # Start-up and memory
     startup_runs = None
     say("Start-up and memory")

@@ -26,14 +26,6 @@ extension Host {
 }
 
 extension Host {
-    /// The notification channel of one provider request made for the client: `$/progress` goes
-    /// to the client when it passed `token` and speaks version 2, `$/log` to the host's log and,
-    /// under version 2, to the client as `log/message` within its level.
-    package func events(providerID: String, token: ProgressToken?) -> RequestEvents {
-        let v2 = speaksVersion2.load(ordering: .acquiring)
-        return RequestEvents(providerID: providerID, token: v2 ? token : nil, forwardsLogs: v2, client: self)
-    }
-
     /// A request's `progressToken`: from where the params check found it (`Request.itemLocation`),
     /// so the `items/*` hot path reads nothing more when there is none.
     package static func progressToken(_ request: Request) throws(RPCError) -> ProgressToken? {

@@ -275,12 +275,15 @@ package final class Host: Sendable {
     }
 
     /// A call to `provider` with its deadline (the manifest's timeout for `method`, capped), the
-    /// host's output limits and the request's notification channel; `start` sends it.
+    /// host's output limits and the request's notification channel: `$/progress` goes to the
+    /// client when it passed `progressToken` and speaks version 2, `$/log` to the host's log and,
+    /// under version 2, to the client as `log/message` within its level. `start` sends it.
     func providerCall(_ provider: LiveProvider, method: String, progressToken: ProgressToken?, sink: ProviderCall.Sink) -> ProviderCall {
-        ProviderCall(
+        let v2 = speaksVersion2.load(ordering: .acquiring)
+        return ProviderCall(
             sink: sink, providerID: provider.id, method: method, timeout: Self.timeout(for: method, in: provider.timeouts),
             connection: provider.connection, limits: configuration.outputLimits, messageLimit: configuration.maximumMessageBytes,
-            events: events(providerID: provider.id, token: progressToken))
+            token: v2 ? progressToken : nil, forwardsLogs: v2, client: self)
     }
 
     /// Whether raw bytes contain `\n` or `\r` (which NDJSON framing cannot carry).

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Each closure it hands out captures only this object, so a call allocates it alone rather than
 /// a closure context and a box for each (the reader forwards every `items/*` request).
-final class ProviderCall: Sendable {
+final class ProviderCall: RequestEvents, @unchecked Sendable {
     /// Where the outcome goes.
     enum Sink: Sendable {
         /// The client's answer: the checked result bytes passed through untouched, or decoded
@@ -41,15 +41,12 @@ final class ProviderCall: Sendable {
     }
 
     let sink: Sink
-    let providerID: String
     let method: String
     /// Milliseconds.
     let timeout: Int
     let connection: any ProviderConnection
     let limits: OutputLimits
     let messageLimit: Int
-    /// The provider's notifications for this request; closed before the outcome.
-    let events: RequestEvents
     /// The provider-side request id once `send` returned (ids are never 0 or negative); before
     /// that, 0, or what to tell the provider once the id is known: `Self.cancelled` or
     /// `Self.timedOut` (a cancel or the deadline came while `send` ran).
@@ -58,25 +55,27 @@ final class ProviderCall: Sendable {
     /// The deadline's token (`DeadlineTimer.Token.rawValue`), stored before the request is sent.
     private let deadline = Atomic<UInt64>(0)
 
+    /// - Parameters:
+    ///   - token, forwardsLogs, client: the request's notification channel (`RequestEvents`,
+    ///     which the call is: one object per call, not two); closed before the outcome.
     init(
         sink: Sink, providerID: String, method: String, timeout: Int, connection: any ProviderConnection, limits: OutputLimits,
-        messageLimit: Int, events: RequestEvents
+        messageLimit: Int, token: ProgressToken?, forwardsLogs: Bool, client: any RequestEventsClient
     ) {
         self.sink = sink
-        self.providerID = providerID
         self.method = method
         self.timeout = timeout
         self.connection = connection
         self.limits = limits
         self.messageLimit = messageLimit
-        self.events = events
+        super.init(providerID: providerID, token: token, forwardsLogs: forwardsLogs, client: client)
     }
 
     /// Arms the deadline (before the call, so a provider slow to return from `call` is timed
     /// too), then sends the request.
     func start(params: ParamsWriter) {
         deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { self.timedOut() }.rawValue, ordering: .releasing)
-        let id = connection.send(method: method, params: params, events: events) { response in self.complete(response) }
+        let id = connection.send(method: method, params: params, events: self) { response in self.complete(response) }
         sent(id)
     }
 
@@ -116,7 +115,7 @@ final class ProviderCall: Sendable {
     /// any, is dropped; a worker that does not stop within the grace period is killed and restarted.
     private func timedOut() {
         guard !isFinished else { return }
-        events.close()
+        closeEvents()
         fail(Host.timedOutError(providerID: providerID, method: method, timeout: timeout))
         let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.timedOut, ordering: .acquiringAndReleasing)
         if !noIDYet, id > 0 { tellTimedOut(id) }  // (with no id yet, `sent` tells it)
@@ -133,7 +132,7 @@ final class ProviderCall: Sendable {
     /// already answered a `.reply` sink); tells the provider, and disarms the deadline (which
     /// would otherwise keep this call until it passed).
     func cancelProviderRequest() {
-        events.close()
+        closeEvents()
         if case .task = sink { fail(RPCError(.requestCancelled, "Request cancelled")) }
         DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
         let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.cancelled, ordering: .acquiringAndReleasing)
@@ -151,7 +150,7 @@ final class ProviderCall: Sendable {
 
     /// The provider answered (or the host gave up on it): checks the answer and delivers it.
     private func complete(_ response: ProviderResponse) {
-        events.close()
+        closeEvents()
         DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
         if let error = response.error {
             return fail(Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))

@@ -10,7 +10,7 @@ import Darwin
 
 /// What a provider may send through a request's reply callback before the response: `$/progress`
 /// and `$/log` notifications (docs/provider-abi.md, "Messages"). One per provider request; the
-/// connection hands it every notification of that request, and the caller `close`s it before
+/// connection hands it every notification of that request, and the caller closes it (`closeEvents`) before
 /// the response reaches the client, so nothing is forwarded after the response.
 ///
 /// Every notification is hostile input: larger than `maximumBytes`, not JSON, or with invalid
@@ -18,7 +18,10 @@ import Darwin
 /// such per request is logged). Progress is rate-limited to one per `progressInterval` (a
 /// `done == total` one always passes) and at most `maximumProgress` per request; log lines to
 /// `maximumLogLines` per request.
-package final class RequestEvents: Sendable {
+///
+/// Not final: `ProviderCall` is one, so a provider call allocates one object, not two (its
+/// methods are final, so calls on it are direct).
+package class RequestEvents: @unchecked Sendable {
     /// Largest notification read, in bytes.
     static let maximumBytes = 8 << 10
     /// Least time between two forwarded `$/progress` of one request (but the final one).
@@ -70,7 +73,7 @@ package final class RequestEvents: Sendable {
     }
 
     /// Handles one notification the provider sent (on the provider's thread).
-    func receive(_ bytes: UnsafeRawBufferPointer) {
+    final func receive(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count <= Self.maximumBytes else { return invalid("a notification of \(bytes.count) bytes (limit \(Self.maximumBytes))") }
         guard let message = try? JSONReader.parse(bytes), let method = message["method"]?.stringValue else {
             return invalid("a notification that is not valid JSON")
@@ -94,7 +97,7 @@ package final class RequestEvents: Sendable {
         }
     }
 
-    private func progress(_ notification: ProviderProgressNotification) {
+    private final func progress(_ notification: ProviderProgressNotification) {
         guard let token else { return }
         let final = notification.total.map { notification.done == $0 } ?? false
         let now = ContinuousClock.now
@@ -120,7 +123,7 @@ package final class RequestEvents: Sendable {
         }
     }
 
-    private func log(_ notification: ProviderLogNotification) {
+    private final func log(_ notification: ProviderLogNotification) {
         let text = String(notification.message.prefix(ProviderLogNotification.maximumMessageLength))
         let forward = state.withLock { state -> Bool in
             guard !state.closed, state.logLines < Self.maximumLogLines else {
@@ -147,7 +150,7 @@ package final class RequestEvents: Sendable {
         }
     }
 
-    private func invalid(_ what: String) {
+    private final func invalid(_ what: String) {
         let first = state.withLock { state -> Bool in
             state.dropped += 1
             defer { state.loggedInvalid = true }
@@ -157,7 +160,7 @@ package final class RequestEvents: Sendable {
     }
 
     /// The response is about to be delivered: nothing more is forwarded.
-    package func close() {
+    package final func closeEvents() {
         let dropped = state.withLock { state -> Int in
             state.closed = true
             return state.dropped
