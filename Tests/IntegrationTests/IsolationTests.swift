@@ -592,6 +592,31 @@ struct IsolationTests {
         #expect(process.terminationStatus == 0)
     }
 
+    @Test("serving parses its options alone, and anything else still goes through the root parser: help, version, subcommands, errors")
+    func serveCommandLine() throws {
+        // Served (stdin closed at once: the host exits 0), with and without the subcommand's name.
+        for arguments in [["--manifests", "/nowhere", "--no-state"], ["serve", "--no-state", "--manifests", "/nowhere"]] {
+            let served = try CommandRunner.run(arguments)
+            #expect(served.status == 0, "\(arguments): \(served.standardError)")
+        }
+        let unknown = try CommandRunner.run(["--no-state", "--bogus"])
+        #expect(unknown.status == 64)
+        #expect(unknown.standardError.contains("Unknown option '--bogus'"))
+        #expect(unknown.standardError.contains("context-host serve"))
+        let badValue = try CommandRunner.run(["--max-message-bytes", "x"])
+        #expect(badValue.status == 64)
+        #expect(badValue.standardError.contains("--max-message-bytes"))
+        let help = try CommandRunner.run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.standardOutput.contains("SUBCOMMANDS"))
+        let version = try CommandRunner.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.standardOutput.split(separator: ".").count == 3)
+        let validate = try CommandRunner.run(["validate", "/nowhere/none.yaml"])
+        #expect(validate.status != 0)
+        #expect(!validate.standardError.contains("Unknown option"))
+    }
+
     @Test("a worker command line the host did not write goes through the full parser and its errors")
     func workerCommandLineErrors() throws {
         let unknown = try CommandRunner.run(["worker", "--library", "/nowhere/lib.so", "--bogus", "1"])
