@@ -72,7 +72,7 @@ struct MinisignTests {
         let pubText = try read(folder.path + "/x.pub")
         let publicKey = try MinisignPublicKey(parsing: pubText)
         // The id as minisign prints it, in the comment line and in the bare-key form.
-        #expect(pubText.hasPrefix("untrusted comment: minisign public key \(publicKey.keyIDString)\n"))
+        #expect(pubText.hasPrefix("untrusted comment: minisign public key \(publicKey.printedKeyIDString)\n"))
         let keyLine = String(pubText.split(separator: "\n")[1])
         #expect(try MinisignPublicKey(parsing: keyLine) == publicKey)
         #expect(publicKey.base64 == keyLine)
@@ -196,6 +196,22 @@ struct MinisignTests {
         change(&bytes)
         lines[index] = Data(bytes).base64EncodedString()
         return lines.joined(separator: "\n")
+    }
+
+    @Test("a key id with leading zeros: 16 digits here, minisign's shorter form in the default comment; both parse")
+    func leadingZeroKeyID() throws {
+        let generated = MinisignSecretKey.generate().publicKey
+        // Little-endian: the last bytes are the leading digits.
+        let key = MinisignPublicKey(keyID: [0x88, 0x90, 0x27, 0x64, 0x07, 0x94, 0x1B, 0x00], bytes: generated.bytes)
+        #expect(key.keyIDString == "001B940764279088")
+        #expect(key.printedKeyIDString == "1B940764279088")
+        #expect(key.defaultComment == "minisign public key 1B940764279088")
+        #expect(MinisignFormat.keyID(parsing: "1B940764279088") == key.keyID)
+        #expect(MinisignFormat.keyID(parsing: "001b940764279088") == key.keyID)
+        #expect(MinisignFormat.printedKeyIDString([0, 0, 0, 0, 0, 0, 0, 0]) == "0")
+        #expect(MinisignFormat.keyID(parsing: "") == nil)
+        #expect(MinisignFormat.keyID(parsing: "11B940764279088AA") == nil)
+        #expect(MinisignFormat.keyID(parsing: "1B94076427908G") == nil)
     }
 
     @Test("a changed message, signature, trusted comment or key is a signature mismatch")

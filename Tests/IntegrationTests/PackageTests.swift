@@ -1,5 +1,6 @@
 import ContextHost
 import ContextHostTestSupport
+import ContextProtocol
 import ContextProviderKit
 import Foundation
 import Testing
@@ -67,6 +68,43 @@ struct PackageTests {
         let index = try #require(entries.firstIndex { $0.path == entry })
         change(&entries[index].bytes)
         try Data(BundleArchive.write(entries)).write(to: URL(fileURLWithPath: output))
+    }
+
+    @Test("an app that embeds the host loads its user's installed providers when its configuration names their folders, and none by default")
+    func embeddedHostLoadsInstalled() async throws {
+        let workspace = try Workspace()
+        try workspace.install(try workspace.package(Self.manifests + "/note.yaml", "note.ctxp"))
+        let noManifests = try TemporaryDirectory()
+        func host(_ locations: PackageLocations?) -> InProcessHost {
+            var configuration = HostConfiguration(manifestDirectories: [noManifests.path])
+            configuration.packageLocations = locations
+            // Installed providers are not trusted: they run in workers.
+            configuration.isolation.workerExecutable = BuildProducts.hostExecutable
+            return InProcessHost(configuration: configuration)
+        }
+
+        let installed = host(PackageLocations(
+            configDirectory: workspace.path + "/config/context-host", storeDirectory: workspace.path + "/data/context-host/packages"))
+        _ = try await installed.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test")))
+        let note = try #require(try await installed.providers().first { $0.id == "com.contexthost.note" })
+        #expect(note.manifestPath?.hasPrefix(workspace.path + "/data/context-host/packages/com.contexthost.note/") == true, "\(note.manifestPath ?? "-")")
+        #expect(note.effectiveIsolation == "process")
+        // It works: an item collected and previewed through the installed library, in a worker.
+        let composer = try await installed.openComposer()
+        let started = try await installed.startCollection(providerId: "com.contexthost.note", composerId: composer.composerId)
+        let done = try await installed.submit(sessionId: started.sessionId, values: ["title": "Installed", "body": "From the store."])
+        guard case .item(let item) = done.outcome else {
+            Issue.record("expected an item, got \(done.outcome)")
+            await installed.close()
+            return
+        }
+        #expect(try await installed.preview(item).title == "Installed")
+        await installed.close()
+
+        let plain = host(nil)
+        _ = try await plain.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test")))
+        #expect(try await plain.providers().isEmpty)
+        await plain.close()
     }
 
     @Test("a flipped byte in the library, the index or the manifest is refused; nothing is installed")

@@ -37,9 +37,12 @@ public struct HostConfiguration: Sendable {
     public var watchManifests: Bool = false
     /// The parsed `--config FILE` (per-provider priority, enabled, settings), if any.
     package var configFile: HostConfigFile?
-    /// Where installed providers are (the lock file and the store, docs/packages.md); nil loads
-    /// none. `context-host` sets the standard folders unless `--no-installed`.
-    package var packageLocations: PackageLocations?
+    /// Where installed providers are (the lock file and the store, docs/packages.md); nil, the
+    /// default for embedders, loads none. `PackageLocations.standard()` loads what the user
+    /// installed with `context-host install`, as `context-host` does unless `--no-installed`.
+    /// Installed providers are checked as at install (hashes pinned by the lock file) and run in
+    /// workers unless trusted (`isolation`).
+    public var packageLocations: PackageLocations?
 
     public init(
         manifestDirectories: [String] = [],

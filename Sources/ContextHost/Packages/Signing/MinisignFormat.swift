@@ -42,8 +42,8 @@ enum MinisignFormat {
         return bytes
     }
 
-    /// A key id as minisign prints it: the 8 bytes read as a little-endian number, 16 uppercase
-    /// hex digits.
+    /// A key id: the 8 bytes read as a little-endian number, 16 uppercase hex digits (how this
+    /// host names keys; minisign's own comments drop leading zeros: `printedKeyIDString`).
     static func keyIDString(_ keyID: [UInt8]) -> String {
         let digits: [Character] = Array("0123456789ABCDEF")
         var text = ""
@@ -54,10 +54,20 @@ enum MinisignFormat {
         return text
     }
 
-    /// The key id bytes of a 16-hex-digit id (either case), or nil.
+    /// A key id as minisign writes it in its comments (`"%" PRIX64`): uppercase hex without
+    /// leading zeros.
+    static func printedKeyIDString(_ keyID: [UInt8]) -> String {
+        let text = keyIDString(keyID)
+        let significant = text.drop { $0 == "0" }
+        return significant.isEmpty ? "0" : String(significant)
+    }
+
+    /// The key id bytes of an id of up to 16 hex digits (either case; minisign prints it without
+    /// leading zeros), or nil.
     static func keyID(parsing text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 2 * keyIDBytes else { return nil }
+        var utf8 = Array(text.utf8)
+        guard !utf8.isEmpty, utf8.count <= 2 * keyIDBytes else { return nil }
+        utf8.insert(contentsOf: repeatElement(UInt8(ascii: "0"), count: 2 * keyIDBytes - utf8.count), at: 0)
         func nibble(_ c: UInt8) -> UInt8? {
             switch c {
             case 0x30...0x39: c - 0x30

@@ -51,8 +51,11 @@ package struct MinisignPublicKey: Sendable, Hashable {
         bytes = Array(decoded[10...])
     }
 
-    /// The key id as 16 uppercase hex digits, exactly as minisign prints it ("minisign public key …").
+    /// The key id as 16 uppercase hex digits (how this host names keys).
     package var keyIDString: String { MinisignFormat.keyIDString(keyID) }
+
+    /// The key id as minisign prints it in its comments: without leading zeros.
+    package var printedKeyIDString: String { MinisignFormat.printedKeyIDString(keyID) }
 
     /// The key line: Base64 of "Ed" + key id + key (what `minisign -P` takes).
     package var base64: String { Base64.encode(MinisignFormat.ed + keyID + bytes) }
@@ -63,7 +66,7 @@ package struct MinisignPublicKey: Sendable, Hashable {
     }
 
     /// The default comment minisign writes: `minisign public key ID`.
-    package var defaultComment: String { "minisign public key \(keyIDString)" }
+    package var defaultComment: String { "minisign public key \(printedKeyIDString)" }
 
     /// keyInvalid for a public key, saying what is wrong.
     static func invalid(_ what: String) -> PackageError {

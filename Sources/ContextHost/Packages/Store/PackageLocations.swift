@@ -11,13 +11,17 @@ import Darwin
 /// - the **store** (`$XDG_DATA_HOME/context-host/packages`, else
 ///   `~/.local/share/context-host/packages`) holds one read-only folder per installed version,
 ///   `<id>/<version>/`, exactly the bundle's files.
-package struct PackageLocations: Sendable, Equatable {
-    /// The configuration folder.
-    package var configDirectory: String
+///
+/// Public so an app that embeds the host can load the providers its user installed with
+/// `context-host install` (`HostConfiguration.packageLocations`).
+public struct PackageLocations: Sendable, Equatable {
+    /// The configuration folder (lock file and trusted keys).
+    public var configDirectory: String
     /// The store of unpacked versions.
-    package var storeDirectory: String
+    public var storeDirectory: String
 
-    package init(configDirectory: String, storeDirectory: String) {
+    /// Explicit folders (tests, or an app with an installation of its own).
+    public init(configDirectory: String, storeDirectory: String) {
         self.configDirectory = configDirectory
         self.storeDirectory = storeDirectory
     }
@@ -38,8 +42,9 @@ package struct PackageLocations: Sendable, Equatable {
     /// The folders of every version of `id` in the store.
     package func providerDirectory(id: String) -> String { storeDirectory + "/" + id }
 
-    /// The standard folders for this user (XDG), or nil without `HOME` or XDG variables.
-    package static func standard() -> PackageLocations? {
+    /// The standard folders for this user (XDG), the ones `context-host install` writes, or nil
+    /// without `HOME` or XDG variables.
+    public static func standard() -> PackageLocations? {
         func variable(_ name: String) -> String? {
             guard let value = getenv(name).map({ String(cString: $0) }), value.hasPrefix("/") else { return nil }
             return value
