@@ -53,6 +53,8 @@ WRAP
             || { cat "$SCRATCH/bench.log" >&2; exit 1; }
         total=0
         for out in "$SCRATCH"/cg-*.out; do
+            # (A child the host forks and that execs at once, a worker or a probe, leaves an empty file.)
+            [[ -s "$out" ]] || continue
             count=$(awk '/^totals:/ { print $2 }' "$out")
             [[ -n "$count" ]] || { echo "callgrind wrote no total in $out (the host did not exit cleanly?)" >&2; exit 1; }
             total=$((total + count))
