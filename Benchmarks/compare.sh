@@ -145,10 +145,18 @@ for mode in $HOSTS; do
     esac
 done
 if [[ -n "${BASELINE:-}" ]]; then
+    [[ -x "$BASELINE/context-host" ]] || {
+        echo "BASELINE=$BASELINE holds no context-host: give another build's release folder (e.g. ../old/.build/release after 'swift build -c release' there)" >&2
+        exit 2
+    }
     BASELINE=$(cd "$BASELINE" && pwd)
-    BASELINE_MANIFESTS=${BASELINE_MANIFESTS:-$(cd "$BASELINE/../../manifests" 2>/dev/null && pwd || echo "$ROOT/manifests")}
+    BASELINE_MANIFESTS=${BASELINE_MANIFESTS:-$BASELINE/../../manifests}
+    [[ -d "$BASELINE_MANIFESTS" ]] || {
+        echo "BASELINE_MANIFESTS=$BASELINE_MANIFESTS is not a folder: set it to the baseline's manifests (an older host may reject this tree's)" >&2
+        exit 2
+    }
+    BASELINE_MANIFESTS=$(cd "$BASELINE_MANIFESTS" && pwd)
     BASELINE_LABEL=${BASELINE_LABEL:-$(git -C "$BASELINE" rev-parse --short HEAD 2>/dev/null || echo "$BASELINE")}
-    [[ -x "$BASELINE/context-host" ]] || { echo "BASELINE=$BASELINE has no context-host" >&2; exit 2; }
     add_row host-baseline "context-host (in-process, baseline $BASELINE_LABEL)" "$HOST_REQ/preamble.jsonl" "$HOST_REQ/ping.jsonl" \
         "$HOST_REQ/preview-note.jsonl" "$BASELINE/context-host" --manifests "$BASELINE_MANIFESTS" --isolation in-process --no-state
 fi

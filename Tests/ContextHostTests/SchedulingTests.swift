@@ -109,6 +109,20 @@ struct DeadlineTimerQueueTests {
         #expect(timer.armedCount == 0)
     }
 
+    @Test("a delay too long for the clock's arithmetic is shortened, not a crash; it stays armed until cancelled")
+    func hugeDelay() {
+        let timer = DeadlineTimer(resolution: .milliseconds(1))
+        let fired = Atomic<Bool>(false)
+        let token = timer.schedule(afterMilliseconds: .max) { fired.store(true, ordering: .relaxed) }
+        timer.schedule(afterMilliseconds: -5) {}  // (negative: now)
+        usleep(20_000)
+        #expect(timer.armedCount == 1)
+        timer.cancel(token)
+        #expect(timer.armedCount == 0)
+        let didFire = fired.load(ordering: .relaxed)
+        #expect(!didFire)
+    }
+
     @Test("a queue emptied of one delay serves another; an old token finds nothing in it")
     func reuse() {
         let timer = DeadlineTimer(resolution: .milliseconds(1), maximumQueues: 1)

@@ -124,10 +124,15 @@ package final class DeadlineTimer: @unchecked Sendable {
         pthread_condattr_destroy(&attributes)
     }
 
-    /// Runs `action` once, `milliseconds` from now, unless cancelled first.
+    /// The longest delay, in milliseconds (~24.8 days): longer ones are shortened to it, so the
+    /// deadline's arithmetic cannot overflow whatever a configuration asks for.
+    package static let maximumDelayMilliseconds = Int(Int32.max)
+
+    /// Runs `action` once, `milliseconds` from now (at most `maximumDelayMilliseconds`), unless
+    /// cancelled first.
     @discardableResult
     package func schedule(afterMilliseconds milliseconds: Int, _ action: @escaping @Sendable () -> Void) -> Token {
-        let delay = UInt64(max(0, milliseconds)) * 1_000_000
+        let delay = UInt64(min(max(0, milliseconds), Self.maximumDelayMilliseconds)) * 1_000_000
         let deadline = Self.now() + delay
         pthread_mutex_lock(mutex)
         let index = queueIndex(for: delay)

@@ -183,7 +183,8 @@ package struct TrustedKeys: Sendable, Equatable {
 
     // MARK: Keys and scopes
 
-    /// The trusted key with this id (16 hex digits, either case), or nil.
+    /// The trusted key with this id (up to 16 hex digits, either case: minisign prints ids
+    /// without leading zeros), or nil.
     package func key(id keyIDString: String) -> Key? {
         guard let keyID = MinisignFormat.keyID(parsing: keyIDString) else { return nil }
         return keys.first { $0.publicKey.keyID == keyID }

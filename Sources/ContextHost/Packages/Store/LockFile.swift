@@ -13,7 +13,7 @@ package struct LockFile: Sendable, Equatable {
     /// One installed version.
     package struct Installed: Sendable, Equatable {
         package var version: String
-        /// The signing key's id (16 hex digits, as minisign prints it); nil for an unsigned bundle.
+        /// The signing key's id (16 hex digits; minisign prints it without leading zeros); nil for an unsigned bundle.
         package var signer: String?
         /// The signing key itself (minisign base64), so `install --locked` and upgrades can check it.
         package var signerKey: String?
