@@ -25,7 +25,7 @@ struct ReplyRelayTests {
 
     private static func offer(_ relay: ReplyRelay, id: Int64, chip: String, to seen: Seen) -> Bool {
         let bytes = Array(#"{"jsonrpc":"2.0","id":\#(id),"result":\#(chip)}"#.utf8)
-        let waiting = ReplyRouter.Waiting(completion: { seen.record($0) }, expected: .any)
+        let waiting = ReplyTable.Waiting(completion: { seen.record($0) }, expected: .any)
         return bytes.withUnsafeBytes { relay.offer(id: id, waiting: waiting, bytes: $0) }
     }
 
@@ -76,10 +76,10 @@ struct ReplyRelayTests {
 
     @Test("exit writes the answers queued for the reader before the process ends")
     func exitDrains() {
-        let relay = ReplyRelay.shared
         let written = Seen()
         let logger = Logger(label: "test")
         let host = Host(configuration: HostConfiguration(), logger: logger)
+        let relay = host.calls.relay
         let output = OutputChannel { bytes in
             written.answers.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) }
             return true
@@ -90,7 +90,7 @@ struct ReplyRelayTests {
         let reply = Reply(id: Array("5".utf8), output: output)
         relay.readerWakes()
         let bytes = Array(#"{"jsonrpc":"2.0","id":77,"result":{"done":true}}"#.utf8)
-        let waiting = ReplyRouter.Waiting(
+        let waiting = ReplyTable.Waiting(
             completion: { response in response.resultBytes.map { reply.sendResult(raw: $0) } }, expected: .any)
         #expect(bytes.withUnsafeBytes { relay.offer(id: 77, waiting: waiting, bytes: $0) })
         output.batch { server.exit(status: 0) }
@@ -106,7 +106,7 @@ struct ReplyRelayTests {
         let seen = Seen()
         relay.readerWakes()
         let bytes = Array(#"{"jsonrpc":"2.0","id":9,"result":{}}"#.utf8)
-        let waiting = ReplyRouter.Waiting(completion: { seen.record($0) }, expected: .any)
+        let waiting = ReplyTable.Waiting(completion: { seen.record($0) }, expected: .any)
         #expect(bytes.withUnsafeBytes { relay.offer(id: 8, waiting: waiting, bytes: $0) })
         relay.drain()
         #expect(seen.all.count == 1)

@@ -39,10 +39,17 @@ public final class InProcessHost: ContextHostSession {
         // reader does; handlers never wait, so the lock is held briefly) — no thread hop.
         let serverSlot = Mutex<RPCServer?>(nil)
         let pendingOutput = Mutex<[UInt8]>([])
-        let tracker = RequestTracker(decodeEvent: HostEvent.init(method:params:)) { message in
+        // Requests over the message limit are refused before they are sent (as `ContextHostClient`
+        // does once it knows the limit); one that got here anyway is discarded as `serve` does.
+        let limit = configuration.maximumMessageBytes
+        let tracker = RequestTracker(messageLimit: limit, decodeEvent: HostEvent.init(method:params:)) { message in
             serverSlot.withLock { server in
                 guard let server else { return false }
-                server.receive(message)
+                if message.count > limit {
+                    server.handle(.oversized(length: message.count))
+                } else {
+                    server.receive(message)
+                }
                 return true
             }
         }

@@ -27,10 +27,15 @@ package final class Host: Sendable {
     /// The manifest watcher, once `startWatchingManifests()` ran.
     let manifestWatcher = Mutex<ManifestWatcher?>(nil)
 
+    /// What this host's calls to in-process providers share (waiting requests, reply limit, relay,
+    /// batching): its own, so two hosts in one process never see each other's.
+    package var calls: CallRuntime { registry.calls }
+
     package init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.registry = ProviderRegistry(configuration: configuration, logger: logger)
+        self.registry = ProviderRegistry(
+            configuration: configuration, logger: logger, calls: CallRuntime(maximumReplyBytes: configuration.maximumMessageBytes))
         self.composers = ComposerStore(stateDirectory: configuration.stateDirectory, logger: logger)
         for problem in registry.catalogProblems { logger.warning("\(problem)") }
     }

@@ -51,7 +51,8 @@ public enum StdioServer {
             exitNow(status)
         }
         // In-process providers answer on their call threads; buffer each batch's replies too.
-        CallThread.batchScope = { body in output.batch(body) }
+        host.calls.setBatchScope { body in output.batch(body) }
+        let relay = host.calls.relay
         var framer = MessageFramer(maximumMessageBytes: configuration.maximumMessageBytes)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -65,15 +66,15 @@ public enum StdioServer {
             buffer.withUnsafeBytes { bytes in
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
                 output.batch {
-                    ReplyRelay.shared.readerWakes()
+                    relay.readerWakes()
                     // Each message is handled as it is framed (its buffer then serves the next);
                     // provider answers that came in meanwhile are delivered after it. Answers are
                     // framed as the client frames its messages, known before the first.
                     framer.consume(chunk, framingChosen: { output.setFraming($0) }) { event in
                         server.handle(event)
-                        ReplyRelay.shared.deliverQueued()
+                        relay.deliverQueued()
                     }
-                    ReplyRelay.shared.drain()
+                    relay.drain()
                 }
             }
         }

@@ -95,10 +95,8 @@ extension ProviderConnection {
     }
 }
 
-/// Routes replies from provider threads back to the completion of the request that caused them.
-///
-/// The C `reply_context` carries a token rather than a pointer, so a provider that answers twice
-/// or answers a request that timed out cannot make the host touch freed memory.
+/// Reads a provider's answer and hands it to the completion of the request that caused it. The
+/// requests waiting for answers are a host's own (`ReplyTable`); this part holds no state.
 package enum ReplyRouter {
     package typealias Completion = @Sendable (ProviderResponse) -> Void
 
@@ -119,58 +117,6 @@ package enum ReplyRouter {
             default: self = .any
             }
         }
-    }
-
-    /// A request waiting for its answer.
-    struct Waiting {
-        let completion: Completion
-        let expected: Expected
-        /// The connection that sent it (its never-reused key; 0 for none), so a connection that
-        /// goes away can answer what it still owes (`failAll(owner:)`).
-        var owner: UInt = 0
-        /// Where the provider's notifications for it go.
-        var events: RequestEvents? = nil
-    }
-
-    private static let pending = Mutex<[Int64: Waiting]>([:])
-    private static let nextID = Atomic<Int64>(1)
-
-    static func register(_ completion: @escaping Completion, expected: Expected = .any, owner: UInt = 0, events: RequestEvents? = nil) -> Int64 {
-        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        pending.withLock { $0[id] = Waiting(completion: completion, expected: expected, owner: owner, events: events) }
-        return id
-    }
-
-    /// Where request `id`'s notifications go, while it waits for its answer.
-    static func events(_ id: Int64) -> RequestEvents? {
-        pending.withLock { $0[id]?.events }
-    }
-
-    /// Completes every request `owner` sent that still waits, with `error` (a host-made error);
-    /// returns how many there were.
-    @discardableResult
-    static func failAll(owner: UInt, _ error: RPCError) -> Int {
-        let owed: [Waiting] = pending.withLock { table in
-            let ids = table.compactMap { $0.value.owner == owner ? $0.key : nil }
-            return ids.compactMap { table.removeValue(forKey: $0) }
-        }
-        let empty: [UInt8] = []
-        empty.withUnsafeBytes { buffer in
-            for waiting in owed {
-                waiting.completion(ProviderResponse(bytes: buffer, result: nil, error: error, errorIsFromHost: true))
-            }
-        }
-        return owed.count
-    }
-
-    /// Removes and returns the completion for `id`, or nil if it was already answered.
-    static func take(_ id: Int64) -> Completion? {
-        takeWaiting(id)?.completion
-    }
-
-    /// Removes and returns what waits for `id`, or nil if it was already answered.
-    static func takeWaiting(_ id: Int64) -> Waiting? {
-        pending.withLock { $0.removeValue(forKey: id) }
     }
 
     /// The value of a JSON integer written plainly (digits, optional minus), else nil.
@@ -213,20 +159,6 @@ package enum ReplyRouter {
             || bytes[bytes.count - 2] == 0x0D || bytes[bytes.count - 2] == 0x09)
         else { return nil }
         return start..<(bytes.count - 1)
-    }
-
-    /// Whether `id` still waits for its answer.
-    static func isPending(_ id: Int64) -> Bool {
-        pending.withLock { $0[id] != nil }
-    }
-
-    /// Completes `id` with a host-made error (cancel, timeout, crash), if still pending.
-    package static func fail(_ id: Int64, _ error: RPCError) {
-        guard let completion = take(id) else { return }
-        let empty: [UInt8] = []
-        empty.withUnsafeBytes { buffer in
-            completion(ProviderResponse(bytes: buffer, result: nil, error: error, errorIsFromHost: true))
-        }
     }
 
     /// Parses a provider's response bytes and runs the completion.
@@ -296,30 +228,10 @@ extension ReplyRouter {
     }
 }
 
-/// The largest reply an in-process provider may send (the host's message limit).
-private let inProcessReplyLimit = Atomic<Int>(.max)
-
-/// The C callback every provider instance answers through.
-private let replyCallback: ctxp_reply_fn = { context, bytes, length in
-    let id = Int64(Int(bitPattern: context))
-    let reply = UnsafeRawBufferPointer(start: bytes, count: length)
-    // A notification before the response (`$/progress`, `$/log`): the request still waits.
-    if RequestEvents.isNotification(reply) {
-        ReplyRouter.events(id)?.receive(reply)
-        return
-    }
-    guard let waiting = ReplyRouter.takeWaiting(id) else { return }  // late or duplicate answer: dropped
-    // While the reader is awake, it takes over the rest (`ReplyRelay`).
-    if ReplyRelay.shared.offer(id: id, waiting: waiting, bytes: reply) { return }
-    ReplyRouter.deliverInProcess(reply, id: id, waiting: waiting)
-}
-
 extension ReplyRouter {
     /// Delivers an in-process provider's answer to request `id` (taken from the pending table).
-    static func deliverInProcess(_ bytes: UnsafeRawBufferPointer, id: Int64, waiting: Waiting) {
-        deliver(
-            bytes, to: waiting.completion, expectedID: id, maximumBytes: inProcessReplyLimit.load(ordering: .relaxed),
-            expected: waiting.expected)
+    static func deliverInProcess(_ bytes: UnsafeRawBufferPointer, id: Int64, waiting: ReplyTable.Waiting) {
+        deliver(bytes, to: waiting.completion, expectedID: id, maximumBytes: waiting.maximumBytes, expected: waiting.expected)
     }
 }
 
@@ -342,18 +254,23 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     /// provider works (two cores share a pipelined load), and a provider stuck inside `call` holds
     /// up only its own requests, which then time out, instead of the whole host. (A second thread
     /// per provider was measured: lock contention made it slower on two cores.)
-    private let calls = CallThread()
+    private let calls: CallThread
+    /// The host's call runtime (its table of waiting requests, reply limit and batching).
+    private let runtime: CallRuntime
     /// Request messages, reused.
     private let buffers = MessageBuffers()
 
     /// Opens an instance with the init JSON.
     ///
-    /// - Parameter maximumReplyBytes: replies larger than this become `-32014` errors (the host's
-    ///   message limit; one value for the whole process).
-    package init(library: ProviderLibrary, initJSON: [UInt8], maximumReplyBytes: Int = .max) throws(LoadError) {
+    /// - Parameter runtime: the host's call runtime: its table of waiting requests, its reply
+    ///   limit (larger replies become `-32014` errors) and its reply batching. Default: a private
+    ///   one with no limit (tests, the conformance runner).
+    package init(library: ProviderLibrary, initJSON: [UInt8], runtime: CallRuntime = CallRuntime()) throws(LoadError) {
         self.library = library
+        self.runtime = runtime
+        self.owner = runtime.replies.newOwner()
+        self.calls = CallThread(runtime: runtime)
         self.instance = try Self.openInstance(library: library, initJSON: initJSON)
-        inProcessReplyLimit.store(maximumReplyBytes, ordering: .relaxed)
     }
 
     /// The last step of the C ABI's lifecycle: `close`, once (a hot reload replaced or removed the
@@ -371,22 +288,22 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         let library = library
         let address = Int(bitPattern: instance)
         let owner = owner
+        let runtime = runtime
         // A thread of its own, not Dispatch's pool: the SDK's `close` spins while a reply callback
         // runs elsewhere, and the pool's threads also carry the host's timeouts. The owed
         // requests are failed there too, since their completions take locks (the deadline
         // timer's) that the thread dropping the last reference may hold.
         startThread(name: "provider-close") {
-            ReplyRouter.failAll(
+            runtime.replies.failAll(
                 owner: owner,
                 RPCError(.providerUnavailable, "The provider's instance was closed before it answered (a reload replaced or removed the provider); send the request again."))
             library.table.pointee.close(UnsafeMutableRawPointer(bitPattern: address))
         }
     }
 
-    /// This connection's key in `ReplyRouter`'s table of waiting requests: never reused, so
+    /// This connection's key in the runtime's table of waiting requests: never reused, so
     /// failing a closed connection's requests later cannot touch a newer connection's.
-    private let owner = InProcessConnection.nextOwner.wrappingAdd(1, ordering: .relaxed).oldValue
-    private static let nextOwner = Atomic<UInt>(1)
+    private let owner: UInt
 
     /// Calls the provider's `open`; its reported error becomes a `provider-open-failed` LoadError.
     package static func openInstance(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) -> UnsafeMutableRawPointer? {
@@ -417,7 +334,9 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter, events: RequestEvents?,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        let id = ReplyRouter.register(completion, expected: ReplyRouter.Expected(method: method), owner: owner, events: events)
+        let id = runtime.replies.register(ReplyTable.Waiting(
+            completion: completion, expected: ReplyRouter.Expected(method: method), owner: owner, events: events,
+            relay: runtime.relay, maximumBytes: runtime.maximumReplyBytes))
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
         let queued = QueuedCall(connection: self, id: id, message: bytes)
@@ -449,9 +368,9 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
     /// Hands one request to the provider's `call` (on the call thread).
     private func call(id: Int64, message: consuming [UInt8]) {
         // Cancelled or timed out while queued: nobody waits for the answer.
-        if ReplyRouter.isPending(id) {
+        if runtime.replies.isPending(id) {
             message.withUnsafeBufferPointer { buffer in
-                library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, UnsafeMutableRawPointer(bitPattern: Int(id)))
+                library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, runtime.replies.token(for: id))
             }
         }
         buffers.giveBack(message)
@@ -462,6 +381,6 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         message.withUnsafeBufferPointer { buffer in
             library.table.pointee.call(instance, buffer.baseAddress, buffer.count, nil, nil)
         }
-        ReplyRouter.fail(id, RPCError(.requestCancelled, "Request cancelled"))
+        runtime.replies.fail(id, RPCError(.requestCancelled, "Request cancelled"))
     }
 }

@@ -63,9 +63,11 @@ package enum ProviderLauncher {
     ///   - lazyWorker: a worker starts on the first request rather than here (so its open errors
     ///     reach that request, not the caller).
     ///   - startLimiter: bounds how many workers start at once (the registry's); nil: a private one.
+    ///   - calls: the host's call runtime, for an in-process provider; nil: a private one with the
+    ///     configuration's message limit.
     package static func open(
         manifest: Manifest, libraryPath: String, initJSON: [UInt8], configuration: HostConfiguration, logger: Logger,
-        lazyWorker: Bool = false, startLimiter: WorkerStartLimiter? = nil
+        lazyWorker: Bool = false, startLimiter: WorkerStartLimiter? = nil, calls: CallRuntime? = nil
     ) throws(LoadError) -> Launched {
         let decision = decide(manifest, configuration)
         var initValue = (try? JSONValue(parsing: initJSON)) ?? .object([:])
@@ -90,7 +92,8 @@ package enum ProviderLauncher {
             try checkRuntime(manifest.runtime, libraryPath: libraryPath)
             let library = try ProviderLibrary.load(path: libraryPath, sha256: manifest.sha256, confined: !configuration.allowOutsideLibraryPaths)
             let connection = try InProcessConnection(
-                library: library, initJSON: bytes, maximumReplyBytes: configuration.maximumMessageBytes)
+                library: library, initJSON: bytes,
+                runtime: calls ?? CallRuntime(maximumReplyBytes: configuration.maximumMessageBytes))
             return Launched(connection: connection, isolation: .inProcess, isolationNote: decision.note)
         }
     }

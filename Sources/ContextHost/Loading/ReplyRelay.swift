@@ -15,15 +15,13 @@ import Synchronization
 /// The rule this adds: **nothing may wait on the reader thread for an in-process provider's
 /// answer** (it would wait until that answer's timeout). Handlers already never wait there.
 ///
-/// Only the stdio server's reader drives it; with no reader, `offer` always declines.
+/// One per host (`CallRuntime.relay`). Only the stdio server's reader drives it; with no reader,
+/// `offer` always declines.
 package final class ReplyRelay: Sendable {
-    /// The relay of the process's stdio server.
-    package static let shared = ReplyRelay()
-
     /// An answer taken off a call thread: what waited for it, and a copy of its bytes.
     struct Relayed {
         let id: Int64
-        let waiting: ReplyRouter.Waiting
+        let waiting: ReplyTable.Waiting
         var bytes: [UInt8]
     }
 
@@ -49,7 +47,7 @@ package final class ReplyRelay: Sendable {
 
     /// Queues an answer for the reader if the reader is busy (true); false if the caller must
     /// deliver it itself. `bytes` are the provider's, valid only during this call.
-    func offer(id: Int64, waiting: ReplyRouter.Waiting, bytes: UnsafeRawBufferPointer) -> Bool {
+    func offer(id: Int64, waiting: ReplyTable.Waiting, bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count <= Self.largestRelayed, readerBusyHint.load(ordering: .relaxed) else { return false }
         var copy = buffers.take()
         copy.append(contentsOf: bytes)

@@ -65,7 +65,7 @@ package final class RPCServer: Sendable {
 
     package func exit(status: Int32) {
         // Answers an in-process provider gave while this chunk of input was read go out first.
-        ReplyRelay.shared.drain()
+        host.calls.relay.drain()
         output.flush()
         exitHandler(status)
     }

@@ -122,11 +122,17 @@ package final class ProviderRegistry: Sendable {
     package let metadata: ProviderMetadataCache
     /// Bounds how many of this registry's workers start at once.
     package let workerStarts: WorkerStartLimiter
+    /// The host's call runtime, which its in-process providers answer through.
+    package let calls: CallRuntime
 
     /// Discovers manifests; nothing is loaded until `startLoading(client:)` (or `load(client:)`).
-    package init(configuration: HostConfiguration, logger: Logger) {
+    ///
+    /// - Parameter calls: the host's call runtime; default: a private one with the configuration's
+    ///   message limit.
+    package init(configuration: HostConfiguration, logger: Logger, calls: CallRuntime? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.calls = calls ?? CallRuntime(maximumReplyBytes: configuration.maximumMessageBytes)
         let catalog = Self.discoverCatalog(configuration, logger: logger)
         var entries: [ProviderEntry] = []
         for entry in catalog.entries {
@@ -393,7 +399,7 @@ package final class ProviderRegistry: Sendable {
             initBytes = initJSON.jsonBytes
             let launched = try ProviderLauncher.open(
                 manifest: manifest, libraryPath: path, initJSON: initBytes, configuration: configuration, logger: logger,
-                lazyWorker: configuration.isolation.lazyWorkers, startLimiter: workerStarts)
+                lazyWorker: configuration.isolation.lazyWorkers, startLimiter: workerStarts, calls: calls)
             entry.connection = launched.connection
             entry.effectiveIsolation = launched.isolation
             entry.isolationNote = launched.isolationNote

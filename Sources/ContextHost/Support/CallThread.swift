@@ -20,16 +20,18 @@ package final class CallThread: @unchecked Sendable {
     private var stopping = false
     private var exited = false
 
-    /// How many queued jobs run in one `batchScope`. Small groups keep answers flowing to a
+    /// How many queued jobs run in one batch scope (`CallRuntime.inBatch`). Small groups keep answers flowing to a
     /// pipelining client (it sends more work as answers arrive): with 64 `items/preview` in flight,
     /// groups of 8 did 111k/s against 106k/s for 32 (mean of interleaved rpcload runs, 2026-11-22),
     /// at one write per 8 answers.
     static let groupSize = 8
 
-    /// Wraps each group of jobs (the server sets it to buffer replies: one write per group).
-    package nonisolated(unsafe) static var batchScope: (@Sendable (() -> Void) -> Void)?
+    /// The host's call runtime, whose batch scope wraps each group of jobs (the stdio server
+    /// buffers replies: one write per group).
+    private let runtime: CallRuntime?
 
-    package init() {
+    package init(runtime: CallRuntime? = nil) {
+        self.runtime = runtime
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -85,8 +87,8 @@ package final class CallThread: @unchecked Sendable {
             var start = 0
             while start < batch.count {
                 let end = min(batch.count, start + Self.groupSize)
-                if let scope = Self.batchScope {
-                    scope { for job in batch[start..<end] { job.run() } }
+                if let runtime {
+                    runtime.inBatch { for job in batch[start..<end] { job.run() } }
                 } else {
                     for job in batch[start..<end] { job.run() }
                 }

@@ -6,9 +6,20 @@ import Synchronization
 package final class RequestTracker: Sendable {
     private typealias Waiter = CheckedContinuation<Result<JSONValue, ResponseError>, Never>
 
+    /// A request waiting for its answer, and its message's size (a host that discards a message
+    /// over its limit answers without an id, naming the size; see `receive`).
+    private struct Waiting {
+        let waiter: Waiter
+        let method: String
+        let length: Int
+    }
+
     private struct State {
         var nextID = 1
-        var waiting: [Int: Waiter] = [:]
+        var waiting: [Int: Waiting] = [:]
+        /// The host's message limit, once known (`initialize`'s `capabilities.maximumMessageBytes`,
+        /// or given): larger requests are refused here, never sent.
+        var messageLimit: Int?
         var subscribers: [Int: AsyncStream<HostEvent>.Continuation] = [:]
         var nextSubscriber = 0
         /// Set once the transport ended: why, for every later request.
@@ -22,12 +33,16 @@ package final class RequestTracker: Sendable {
     /// Turns a notification into an event (typed where the library knows the method).
     private let decodeEvent: @Sendable (String, JSONValue) -> HostEvent
 
+    /// - Parameter messageLimit: the host's message limit when the caller knows it (an in-process
+    ///   host); otherwise learnt from `initialize`.
     package init(
+        messageLimit: Int? = nil,
         decodeEvent: @escaping @Sendable (String, JSONValue) -> HostEvent = { .notification(method: $0, params: $1) },
         transport: @escaping @Sendable ([UInt8]) -> Bool
     ) {
         self.transport = transport
         self.decodeEvent = decodeEvent
+        state.withLock { $0.messageLimit = messageLimit }
     }
 
     /// Sends a request and waits for its answer, decoded as `Request.Response`.
@@ -49,18 +64,21 @@ package final class RequestTracker: Sendable {
             defer { state.nextID += 1 }
             return state.nextID
         }
-        let message: JSONValue = ["jsonrpc": "2.0", "id": .number(Double(id)), "method": .string(method), "params": params]
+        let message = JSONValue.object(["jsonrpc": "2.0", "id": .number(Double(id)), "method": .string(method), "params": params]).jsonBytes
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiter) in
                 let refusal = state.withLock { state -> ResponseError? in
                     if let closed = state.closed { return closed }
-                    state.waiting[id] = continuation
+                    if let limit = state.messageLimit, message.count > limit {
+                        return Self.tooLarge(method: method, length: message.count, limit: limit, sent: false)
+                    }
+                    state.waiting[id] = Waiting(waiter: continuation, method: method, length: message.count)
                     return nil
                 }
                 if let refusal { return continuation.resume(returning: .failure(refusal)) }
                 // A transport that fails is ending: its owner calls `close(_:)` with the reason
                 // (e.g. how the process died), which answers this request too.
-                if transport(message.jsonBytes), Task.isCancelled {
+                if transport(message), Task.isCancelled {
                     // Cancelled while being registered: the handler below may have run too early.
                     notify(method: "$/cancelRequest", params: ["id": .number(Double(id))])
                 }
@@ -69,7 +87,20 @@ package final class RequestTracker: Sendable {
             // The host answers the request -32800 and tells its provider to stop.
             notify(method: "$/cancelRequest", params: ["id": .number(Double(id))])
         }
-        return try result.get()
+        let value = try result.get()
+        if method == "initialize", let limit = value["capabilities"]?["maximumMessageBytes"]?.intValue, limit > 0 {
+            state.withLock { $0.messageLimit = limit }
+        }
+        return value
+    }
+
+    /// The error for a request over the host's message limit.
+    private static func tooLarge(method: String, length: Int, limit: Int, sent: Bool) -> ResponseError {
+        ResponseError(
+            code: .invalidRequest,
+            message: "The \(method) request is \(length) bytes, over the host's limit of \(limit) bytes (capabilities.maximumMessageBytes)"
+                + (sent ? "; the host discarded it." : "; it was not sent.") + " Send less (fewer or smaller values), or raise the host's maximumMessageBytes.",
+            data: ["method": .string(method), "length": .number(Double(length)), "limit": .number(Double(limit))])
     }
 
     /// Sends a notification; false when the transport is gone.
@@ -89,7 +120,14 @@ package final class RequestTracker: Sendable {
             publish(decodeEvent(method, object["params"] ?? .object([:])))
             return
         }
-        guard let id = object["id"]?.intValue else { return }
+        guard let id = object["id"]?.intValue else {
+            // An error without an id: the host could not read the message's id. One that names the
+            // length of a message it discarded as too large answers the request of that size.
+            if let error = object["error"], let length = error["data"]?["length"]?.intValue {
+                failDiscarded(length: length, limit: error["data"]?["limit"]?.intValue)
+            }
+            return
+        }
         if let error = object["error"] {
             let decoded = (try? ResponseError(json: error)) ?? ResponseError(code: .internalError, message: "The host answered with a malformed error: \(error.jsonString)")
             finish(id: id, with: .failure(decoded))
@@ -109,7 +147,7 @@ package final class RequestTracker: Sendable {
             }
             return (Array(state.waiting.values), Array(state.subscribers.values))
         }
-        for waiter in waiters { waiter.resume(returning: .failure(error)) }
+        for waiting in waiters { waiting.waiter.resume(returning: .failure(error)) }
         for subscriber in subscribers { subscriber.finish() }
     }
 
@@ -141,7 +179,17 @@ package final class RequestTracker: Sendable {
     }
 
     private func finish(id: Int, with result: Result<JSONValue, ResponseError>) {
-        let waiter = state.withLock { $0.waiting.removeValue(forKey: id) }
-        waiter?.resume(returning: result)
+        let waiting = state.withLock { $0.waiting.removeValue(forKey: id) }
+        waiting?.waiter.resume(returning: result)
+    }
+
+    /// Fails the oldest request whose message was `length` bytes: the host discarded it unread.
+    private func failDiscarded(length: Int, limit: Int?) {
+        let waiting = state.withLock { state -> Waiting? in
+            guard let id = state.waiting.filter({ $0.value.length == length }).keys.min() else { return nil }
+            return state.waiting.removeValue(forKey: id)
+        }
+        guard let waiting else { return }
+        waiting.waiter.resume(returning: .failure(Self.tooLarge(method: waiting.method, length: length, limit: limit ?? 0, sent: true)))
     }
 }

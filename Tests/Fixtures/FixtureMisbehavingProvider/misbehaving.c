@@ -12,7 +12,7 @@
 //   garbage   write garbage to fd 1 and answer with bytes that are not JSON
 //   wrong-id  answer with a response whose id is not the request's
 //   stdout    write a fake JSON-RPC response to fd 1, then answer normally
-//   huge      answer a chip whose title is `hugeMB` (default 20) MiB long
+//   huge      answer a chip whose title is `hugeMB` (default 20) MiB long, or `hugeKB` KiB when given
 //   leak      allocate and touch `leakMB` (default 64) MiB that are never freed, then answer;
 //             abort with "out of memory" on stderr when allocation fails
 //   flood     before answering, send `floodCount` (default 10000) `$/progress` notifications
@@ -263,7 +263,8 @@ static void fixture_call(void *instance, const uint8_t *message, size_t length, 
         static const char fake[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"INJECTED-BY-PROVIDER\"}\n";
         (void)!write(1, fake, sizeof fake - 1);
     } else if (strcmp(mode, "huge") == 0) {
-        size_t size = (size_t)integer_value(bytes, length, "hugeMB", 20) << 20;
+        long long kilobytes = integer_value(bytes, length, "hugeKB", 0);
+        size_t size = kilobytes > 0 && kilobytes < (1 << 20) ? (size_t)kilobytes << 10 : (size_t)integer_value(bytes, length, "hugeMB", 20) << 20;
         char *buffer = malloc(size + 256);
         if (!buffer) abort();
         // Valid as a chip and as a detail (blocks), so only its size matters.
