@@ -137,7 +137,7 @@ for _ in 0..<options.reps {
     // In-process host.
     var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [products])
     configuration.isolation.policy = .inProcess
-    let inProcess = InProcessHost(configuration: configuration)
+    let inProcess = try InProcessHost(configuration: configuration)
     for (key, value) in try await measure("in-process", session: inProcess, item: item) {
         runs["in-process", default: [:]][key, default: []].append(value)
     }

@@ -48,7 +48,13 @@ extension ContextHostCommand {
             var configuration = options.hostConfiguration()
             configuration.watchManifests = true
             let itemsDirectory = configuration.stateDirectory.map { $0 + "/mcp-items" }
-            let host = InProcessHost(configuration: configuration, logger: logger)
+            let host: InProcessHost
+            do {
+                host = try InProcessHost(configuration: configuration, logger: logger)
+            } catch {
+                writeStandardError("context-host mcp: \(error)")
+                throw ExitCode(1)
+            }
             let bridge = MCPBridge(
                 host: host, options: MCPBridge.Options(itemsDirectory: itemsDirectory, grantedPermissions: grants, locale: locale),
                 output: OutputChannel(fileDescriptor: protocolFD), logger: logger)

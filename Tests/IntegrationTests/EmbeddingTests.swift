@@ -31,7 +31,7 @@ struct EmbeddingTests {
         return folder
     }()
 
-    static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [relaxedManifests]) -> InProcessHost {
+    static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [relaxedManifests]) throws -> InProcessHost {
         var configuration = HostConfiguration(
             manifestDirectories: manifests, libraryDirectories: [BuildProducts.directory], stateDirectory: stateDirectory)
         configuration.watchManifests = watch
@@ -41,7 +41,7 @@ struct EmbeddingTests {
         // package (EmbeddingPackageTests) runs Note inside its own process instead.
         configuration.isolation.workerExecutable = BuildProducts.hostExecutable
         configuration.isolation.policy = .process
-        return InProcessHost(configuration: configuration)
+        return try InProcessHost(configuration: configuration)
     }
 
     static func client(_ extra: [String] = []) throws -> ContextHostClient {
@@ -91,7 +91,7 @@ struct EmbeddingTests {
     @Test("in-process: Note end to end through the typed session")
     func inProcessNote() async throws {
         try BuildProducts.checkBuilt()
-        let host = Self.inProcessHost()
+        let host = try Self.inProcessHost()
         _ = try await Self.noteRoundTrip(host)
         await host.close()
         // After close every request fails at once with connectionClosed.
@@ -110,8 +110,8 @@ struct EmbeddingTests {
     @Test("two in-process hosts in one process do not interfere")
     func twoHosts() async throws {
         try BuildProducts.checkBuilt()
-        let first = Self.inProcessHost()
-        let second = Self.inProcessHost()
+        let first = try Self.inProcessHost()
+        let second = try Self.inProcessHost()
         async let one = Self.noteRoundTrip(first)
         async let two = Self.noteRoundTrip(second)
         _ = try await (one, two)
@@ -124,7 +124,7 @@ struct EmbeddingTests {
     @Test("many requests in flight, answered to their callers", arguments: ["in-process", "client"])
     func manyInFlight(_ mode: String) async throws {
         try BuildProducts.checkBuilt()
-        let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
+        let host: any ContextHostSession = try mode == "client" ? Self.client() : Self.inProcessHost()
         _ = try await host.initialize()
         let made = try #require(try await host.make(providerId: "com.contexthost.fixture").item)
         let titles = try await withThrowingTaskGroup(of: String.self) { group in
@@ -145,7 +145,7 @@ struct EmbeddingTests {
     @Test("cancelling the Swift task cancels the provider call", arguments: ["in-process", "client"])
     func cancellation(_ mode: String) async throws {
         try BuildProducts.checkBuilt()
-        let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
+        let host: any ContextHostSession = try mode == "client" ? Self.client() : Self.inProcessHost()
         _ = try await host.initialize()
         var hanging = try #require(try await host.make(providerId: "com.contexthost.fixture").item)
         hanging.content = ["hang": true]
@@ -203,7 +203,7 @@ struct EmbeddingTests {
                 executable: BuildProducts.hostExecutable,
                 arguments: ["serve", "--manifests", manifests, "--library-path", BuildProducts.directory, "--no-state", "--no-installed"])
         } else {
-            host = Self.inProcessHost(watch: true, manifests: [manifests])
+            host = try Self.inProcessHost(watch: true, manifests: [manifests])
         }
         let events = host.events()
         _ = try await host.initialize()
@@ -231,7 +231,7 @@ struct EmbeddingTests {
     @Test("events: provider log lines arrive typed, at the session's level", arguments: ["in-process", "client"])
     func logEvents(_ mode: String) async throws {
         try BuildProducts.checkBuilt()
-        let host: any ContextHostSession = mode == "client" ? try Self.client() : Self.inProcessHost()
+        let host: any ContextHostSession = try mode == "client" ? Self.client() : Self.inProcessHost()
         let events = host.events()
         _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test"), logLevel: .warning))
         guard let made = try await host.make(providerId: "com.contexthost.fixture").item else {

@@ -27,11 +27,11 @@ struct HostLimitTests {
     }()
 
     /// A host whose providers all run inside this process, with `limit` as its message limit.
-    static func inProcessHost(limit: Int) -> InProcessHost {
+    static func inProcessHost(limit: Int) throws -> InProcessHost {
         var configuration = HostConfiguration(
             manifestDirectories: [manifests], libraryDirectories: [BuildProducts.directory], maximumMessageBytes: limit)
         configuration.isolation.policy = .inProcess
-        return InProcessHost(configuration: configuration)
+        return try InProcessHost(configuration: configuration)
     }
 
     /// An item whose detail is a valid document of about `kilobytes` KiB (the fixture's `huge`).
@@ -64,14 +64,14 @@ struct HostLimitTests {
         let small: InProcessHost
         // The host opened last used to set the one process-wide limit for both.
         if largeFirst {
-            large = Self.inProcessHost(limit: 16 << 20)
+            large = try Self.inProcessHost(limit: 16 << 20)
             try await Self.start(large)
-            small = Self.inProcessHost(limit: 16 << 10)
+            small = try Self.inProcessHost(limit: 16 << 10)
             try await Self.start(small)
         } else {
-            small = Self.inProcessHost(limit: 16 << 10)
+            small = try Self.inProcessHost(limit: 16 << 10)
             try await Self.start(small)
-            large = Self.inProcessHost(limit: 16 << 20)
+            large = try Self.inProcessHost(limit: 16 << 20)
             try await Self.start(large)
         }
         let answered = await Self.detailOutcome(large)
@@ -93,7 +93,7 @@ struct HostLimitTests {
     @Test("InProcessHost refuses a request over its message limit, and goes on")
     func inProcessRequestLimit() async throws {
         try BuildProducts.checkBuilt()
-        let host = Self.inProcessHost(limit: 16 << 10)
+        let host = try Self.inProcessHost(limit: 16 << 10)
         try await Self.start(host)
         var item = Self.bigDetailItem(kilobytes: 1)
         item.content = ["misbehave": "none", "padding": .string(String(repeating: "p", count: 20_000))]

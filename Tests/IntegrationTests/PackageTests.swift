@@ -75,15 +75,15 @@ struct PackageTests {
         let workspace = try Workspace()
         try workspace.install(try workspace.package(Self.manifests + "/note.yaml", "note.ctxp"))
         let noManifests = try TemporaryDirectory()
-        func host(_ locations: PackageLocations?) -> InProcessHost {
+        func host(_ locations: PackageLocations?) throws -> InProcessHost {
             var configuration = HostConfiguration(manifestDirectories: [noManifests.path])
             configuration.packageLocations = locations
             // Installed providers are not trusted: they run in workers.
             configuration.isolation.workerExecutable = BuildProducts.hostExecutable
-            return InProcessHost(configuration: configuration)
+            return try InProcessHost(configuration: configuration)
         }
 
-        let installed = host(PackageLocations(
+        let installed = try host(PackageLocations(
             configDirectory: workspace.path + "/config/context-host", storeDirectory: workspace.path + "/data/context-host/packages"))
         _ = try await installed.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test")))
         let note = try #require(try await installed.providers().first { $0.id == "com.contexthost.note" })
@@ -101,7 +101,7 @@ struct PackageTests {
         #expect(try await installed.preview(item).title == "Installed")
         await installed.close()
 
-        let plain = host(nil)
+        let plain = try host(nil)
         _ = try await plain.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test")))
         #expect(try await plain.providers().isEmpty)
         await plain.close()

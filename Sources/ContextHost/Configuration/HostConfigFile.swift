@@ -353,7 +353,9 @@ package struct HostConfigFile: Sendable {
     package func disabledReason(for id: String) -> Unavailability? {
         guard let provider = provider(id), provider.enabled == false else { return nil }
         let location = provider.enabledLocation ?? provider.location
-        return Unavailability(code: "disabled", message: "disabled by the host configuration (\(path):\(location.line))")
+        // Line 0: set by the embedding app (`HostConfiguration.providerOptions`), not in a file.
+        let place = location.line > 0 ? "\(path):\(location.line)" : HostConfiguration.providerOptionsSource
+        return Unavailability(code: "disabled", message: "disabled by the host configuration (\(place))")
     }
 
     /// The provider's settings with this file's values applied (see `Manifest.resolvedSettings`).
@@ -390,7 +392,7 @@ package struct HostConfigFile: Sendable {
                 else { return diagnostic }
                 var moved = diagnostic
                 let location = diagnostic.code == .unknownSetting ? setting.keyLocation : setting.valueLocation
-                moved.file = path
+                moved.file = location.line > 0 ? path : HostConfiguration.providerOptionsSource
                 moved.line = location.line
                 moved.column = location.column
                 moved.fieldPath = "providers.\(manifest.id).settings.\(setting.name)"
@@ -408,7 +410,7 @@ extension HostConfiguration {
     /// The settings a provider is opened with: the manifest's defaults with the host configuration
     /// file's values applied.
     package func resolvedSettings(for manifest: Manifest) throws(SettingsResolutionError) -> JSONObject {
-        if let configFile { return try configFile.resolvedSettings(for: manifest) }
+        if let overrides = providerOverrides { return try overrides.resolvedSettings(for: manifest) }
         return try manifest.resolvedSettings(overrides: [:])
     }
 }

@@ -31,8 +31,13 @@ public final class InProcessHost: ContextHostSession {
     /// - Parameters:
     ///   - configuration: where manifests and libraries are, limits, isolation and state folders.
     ///   - logger: where the host logs (never standard output).
-    public init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) {
+    /// - Throws: `HostConfigurationError` when a manifests folder the configuration names does not
+    ///   exist or is not a folder (a host that would silently list no providers).
+    public init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) throws(HostConfigurationError) {
         let host = Host(configuration: configuration, logger: logger)
+        if let missing = host.registry.missingFolders.first {
+            throw HostConfigurationError(code: missing.code.rawValue, message: missing.message, hint: missing.hint)
+        }
         // The server's output (framed answers and notifications) and the tracker's transport point
         // at each other; the slot is filled right after both exist. Messages are handled one at a
         // time, in the order callers send them, on the caller's thread (as the stdio server's one

@@ -37,6 +37,9 @@ public struct HostConfiguration: Sendable {
     public var watchManifests: Bool = false
     /// The parsed `--config FILE` (per-provider priority, enabled, settings), if any.
     package var configFile: HostConfigFile?
+    /// Per-provider choices made in code (settings, priority, enabled), by provider id: what a
+    /// `--config` file's `providers:` entries say, for an app that has its own settings UI.
+    public var providerOptions: [String: ProviderOptions] = [:]
     /// Where installed providers are (the lock file and the store, docs/packages.md); nil, the
     /// default for embedders, loads none. `PackageLocations.standard()` loads what the user
     /// installed with `context-host install`, as `context-host` does unless `--no-installed`.
@@ -125,4 +128,23 @@ extension HostConfiguration {
         guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else { return nil }
         return home + "/.cache/context-host"
     }
+}
+
+/// A host configuration that cannot work as given, found when the host is made: for example a
+/// manifests folder that does not exist (the host would list no providers and say nothing).
+public struct HostConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// A stable code, as in manifest diagnostics (`directory-not-found`).
+    public var code: String
+    /// What is wrong, naming the value.
+    public var message: String
+    /// How to fix it.
+    public var hint: String
+
+    public init(code: String, message: String, hint: String) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+    }
+
+    public var description: String { "\(message) [\(code)]; \(hint)" }
 }

@@ -171,7 +171,7 @@ package struct ManifestCatalog: Sendable, Equatable {
                             message: exists
                                 ? "the manifests folder '\(searchPath.path)' is not a readable folder"
                                 : "the manifests folder '\(searchPath.path)' does not exist",
-                            hint: "check the path given by \(searchPath.source == .commandLine ? "--manifests" : ManifestSearchPaths.environmentVariable)"
+                            hint: "check the path given by \(searchPath.source == .commandLine ? "--manifests (HostConfiguration.manifestDirectories)" : ManifestSearchPaths.environmentVariable)"
                         ))
                 }
                 continue

@@ -19,7 +19,7 @@ extension ProviderEntry {
 extension ProviderRegistry {
     /// Warnings about the configuration file against this catalog (ids no manifest declares).
     static func configurationWarnings(_ configuration: HostConfiguration, _ catalog: ManifestCatalog) -> [String] {
-        guard let configFile = configuration.configFile else { return [] }
+        guard let configFile = configuration.providerOverrides else { return [] }
         let ids = Set(catalog.entries.compactMap(\.id))
         return configFile.unknownProviderWarnings(knownIDs: ids).map(HostConfigFile.warningText)
     }

@@ -51,7 +51,7 @@ extension ProviderRegistry {
     package func reload(client: ClientInfo?) -> ProviderChanges {
         waitForLoads()
         let catalog = Self.discoverCatalog(configuration, logger: logger)
-        let fresh = Self.entries(from: catalog, configFile: configuration.configFile)
+        let fresh = Self.entries(from: catalog, configFile: configuration.providerOverrides)
         let current = state.withLock { $0 }
         recordLibraryStamps(current)
 

@@ -114,6 +114,8 @@ package final class ProviderRegistry: Sendable {
     let state: Mutex<[ProviderEntry]>
     /// Problems with the catalog itself (e.g. a manifest folder that does not exist).
     package let catalogProblems: [String]
+    /// Manifests folders given explicitly that do not exist or are not folders.
+    package let missingFolders: [ManifestDiagnostic]
     /// The loads `startLoading` started that have not finished, and who waits for them.
     let loads = Mutex(LoadProgress())
     /// How many loads have not finished (the lock-free check before `loads`).
@@ -143,8 +145,9 @@ package final class ProviderRegistry: Sendable {
                 entries.append(ProviderEntry(manifestPath: rejection.path, manifest: nil, status: .rejected, diagnostics: rejection.diagnostics))
             }
         }
-        for index in entries.indices { entries[index].applyHostConfiguration(configuration.configFile) }
+        for index in entries.indices { entries[index].applyHostConfiguration(configuration.providerOverrides) }
         self.catalogProblems = catalog.diagnostics.map(\.description) + Self.configurationWarnings(configuration, catalog)
+        self.missingFolders = catalog.diagnostics.filter { $0.code == .directoryNotFound }
         self.state = Mutex(entries)
         self.metadata = ProviderMetadataCache(path: configuration.metadataCacheFile(), logger: logger)
         if configuration.isolation.lazyWorkers, entries.contains(where: { $0.status == .discovered }) { metadata.prefetch() }

@@ -64,7 +64,7 @@ do {
         var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [libraries])
         configuration.isolation.workerExecutable = executable
         configuration.isolation.trustedManifestDirectories = [manifests]
-        let host = InProcessHost(configuration: configuration)
+        let host = try InProcessHost(configuration: configuration)
         try await attachNote(through: host)
         await host.close()
     } else {
