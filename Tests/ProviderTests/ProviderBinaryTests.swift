@@ -3,7 +3,7 @@ import ContextHostTestSupport
 import Foundation
 import Testing
 
-/// The binary inspector and compatibility checks of issue 27 (Sources/ContextHost/Packages/Binary/),
+/// The binary inspector and compatibility checks of issue 27 (Sources/ContextHost/Binary/),
 /// on the real bundled libraries, a static-stdlib library compiled here, and copies patched to
 /// fail each check.
 @Suite("Provider binaries")

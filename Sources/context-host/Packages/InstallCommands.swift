@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContextConformance
 import ContextHost
+import ContextPackages
 import Logging
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContextHost
+import ContextPackages
 
 extension ContextHostCommand {
     /// `keys`: the signing keys this user trusts (`trusted-keys.json`, docs/packages.md §4).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContextConformance
 import ContextHost
+import ContextPackages
 import Logging
 
 #if canImport(Glibc)
@@ -162,7 +163,7 @@ extension ContextHostCommand {
                     throw PackageError(.storeIO, "cannot write \(file): \(reason)", fix: "choose another --output")
                 }
                 print("Packaged \(made.index.id) \(made.index.version) → \(file)")
-                print("  \(made.bytes.count) bytes, \(made.index.files.count) files, platforms: \(made.platforms.joined(separator: ", ")), runtime: \(VerifiedBundle.describe(made.runtime))")
+                print("  \(made.bytes.count) bytes, \(made.index.files.count) files, platforms: \(made.platforms.joined(separator: ", ")), runtime: \(made.runtime.text)")
                 print("  " + (made.signer.map { "signed by key \($0)" } ?? "unsigned (installs need --allow-unsigned; sign with --sign KEY)"))
                 if case .swiftDynamic(let version) = made.runtime {
                     print("  note: a swift-dynamic library runs only in hosts built with Swift \(version); build with -Xswiftc -static-stdlib to run in any host.")

@@ -1,8 +1,9 @@
+import ContextHost
 import ContextHostTestSupport
 import Foundation
 import Testing
 
-@testable import ContextHost
+@testable import ContextPackages
 
 /// The minisign format (keys, signatures), checked against the real `minisign` tool, the refusals
 /// of damaged or hostile files, and the trusted-key store.

@@ -1,22 +1,4 @@
-/// The fixed names inside a `.ctxp` bundle (docs/packages.md §1).
-package enum BundleLayout {
-    /// The bundle's manifest, at the root.
-    package static let manifestFileName = "manifest.yaml"
-    /// The file extension of bundles.
-    package static let fileExtension = "ctxp"
-
-    /// Where `package` puts the library of `platform`.
-    package static func libraryPath(platform: String, fileName: String) -> String {
-        "lib/\(platform)/\(fileName)"
-    }
-
-    /// `NAME-VERSION.ctxp`, NAME being the id's last label.
-    package static func fileName(id: String, version: String) -> String {
-        let name = id.split(separator: ".").last.map(String.init) ?? id
-        return "\(name)-\(version).\(fileExtension)"
-    }
-}
-
+import ContextHost
 /// A bundle read and checked end to end, nothing written yet: archive safety, the index against
 /// every file, the signature against a trusted key, the manifest against the index, each
 /// platform's library against its slot and the manifest's `runtime`.
@@ -47,26 +29,7 @@ package struct VerifiedBundle: Sendable {
     }
 
     /// `native`, `swift-static` or `swift-dynamic 6.3.1`, as the lock records it.
-    package var runtimeText: String { Self.describe(runtime) }
-
-    /// `describe`'s text read back: `native`, `swift-static` or `swift-dynamic VERSION`.
-    package static func runtime(describedBy text: String) -> ProviderRuntime? {
-        switch text {
-        case "native": return .native
-        case "swift-static": return .swiftStatic
-        default:
-            guard text.hasPrefix("swift-dynamic "), text.utf8.count <= 64 else { return nil }
-            return .swiftDynamic(swiftVersion: String(text.dropFirst("swift-dynamic ".count)))
-        }
-    }
-
-    package static func describe(_ runtime: ProviderRuntime) -> String {
-        switch runtime {
-        case .native: "native"
-        case .swiftStatic: "swift-static"
-        case .swiftDynamic(let version): "swift-dynamic \(version)"
-        }
-    }
+    package var runtimeText: String { runtime.text }
 
     /// The library of this machine's platform.
     package var hostLibrary: Library? {

@@ -1,3 +1,4 @@
+import ContextHost
 /// Makes a `.ctxp` bundle from a provider's manifest and built library (`context-host package`,
 /// docs/packages.md §6): the manifest rewritten with per-platform `libraries` and the detected
 /// `runtime`, each platform's library under `lib/<platform>/`, licence and data files, the index
@@ -81,7 +82,7 @@ package struct Packager {
             if let runtime, runtime != binary.runtime {
                 throw PackageError(
                     .runtimeMismatch,
-                    "the libraries carry different runtimes: \(VerifiedBundle.describe(runtime)) and \(VerifiedBundle.describe(binary.runtime)) (\(slot.file))",
+                    "the libraries carry different runtimes: \(runtime.text) and \(binary.runtime.text) (\(slot.file))",
                     fix: "build every platform's library the same way (for Swift: -Xswiftc -static-stdlib)")
             }
             runtime = binary.runtime
@@ -96,7 +97,7 @@ package struct Packager {
         if let declared = manifest.runtime, declared != runtime {
             throw PackageError(
                 .runtimeMismatch,
-                "\(manifestFile) says runtime \(VerifiedBundle.describe(declared)), but the library is \(VerifiedBundle.describe(runtime))",
+                "\(manifestFile) says runtime \(declared.text), but the library is \(runtime.text)",
                 fix: "remove 'runtime' and 'swiftVersion' from the manifest: `package` fills them in")
         }
 
