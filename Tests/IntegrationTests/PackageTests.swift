@@ -320,7 +320,10 @@ struct PackageTests {
         let second = try Workspace()
         let lockCopy = second.path + "/providers.lock"
         try lock.write(toFile: lockCopy, atomically: true, encoding: .utf8)
-        let reproduced = try second.run(["install", "--locked", lockCopy, note, device])
+        // The lock trusts no key: the user does (docs/packages.md §5).
+        let untrusted = try second.run(["install", "--locked", lockCopy, note, device])
+        #expect(untrusted.status != 0 && untrusted.standardError.contains("[key-unknown]"), "\(untrusted.standardError)")
+        let reproduced = try second.run(["install", "--locked", lockCopy, note, device, "--trust-key", first.publicKey, "--key-scope", "com.contexthost.*"])
         try #require(reproduced.status == 0, "\(reproduced.standardError)")
         #expect(try String(contentsOfFile: second.lockFile, encoding: .utf8) == lock)
         let empty = second.path + "/empty"
@@ -338,6 +341,7 @@ struct PackageTests {
         try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("NoteProvider"))).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
         let rebuilt = try first.package(folder + "/note.yaml", "rebuilt.ctxp")
         try lock.write(toFile: third.path + "/providers.lock", atomically: true, encoding: .utf8)
+        #expect(try third.run(["keys", "trust", first.publicKey, "--scope", "com.contexthost.*"]).status == 0)
         let mismatch = try third.run(["install", "--locked", third.path + "/providers.lock", rebuilt, device])
         #expect(mismatch.status != 0)
         #expect(mismatch.standardError.contains("[lock-mismatch]"), "\(mismatch.standardError)")

@@ -4,6 +4,9 @@ package enum BundleLayout {
     package static let manifestFileName = "manifest.yaml"
     /// The file extension of bundles.
     package static let fileExtension = "ctxp"
+    /// What follows a bundle's file name for its detached signature (`NAME.ctxp.minisig`), the
+    /// minisign signature of the whole file, checked before the file is decompressed.
+    package static let signatureSuffix = ".minisig"
 
     /// Where `package` puts the library of `platform`.
     package static func libraryPath(platform: String, fileName: String) -> String {

@@ -35,6 +35,9 @@ package struct Packager {
         package var signer: String?
         /// The index's exact bytes (what a signature covers).
         package var indexBytes: [UInt8]
+        /// With `signingKey`: the minisign signature of `bytes`, the whole bundle, to write beside
+        /// it as `NAME.ctxp.minisig`, so an installer checks the file before decompressing it.
+        package var bundleSignature: String?
     }
 
     /// Builds the bundle in memory.
@@ -159,9 +162,15 @@ package struct Packager {
             signer = parsed.keyIDString
         }
         archive += entries
+        let bytes = try BundleArchive.write(archive)
+        let bundleSignature = signingKey.map { key in
+            MinisignSignature.sign(
+                bytes, with: key, trustedComment: "\(manifest.id) \(manifest.version) bundle sha256 \(SHA256.hex(of: bytes))",
+                untrustedComment: "signature of the bundle \(manifest.id) \(manifest.version) by context-host package")
+        }
         return Output(
-            bytes: try BundleArchive.write(archive), index: index, runtime: runtime,
-            platforms: libraries.map(\.platform), signer: signer, indexBytes: indexBytes)
+            bytes: bytes, index: index, runtime: runtime, platforms: libraries.map(\.platform), signer: signer,
+            indexBytes: indexBytes, bundleSignature: bundleSignature)
     }
 
     /// The runtime to record: a `swift-dynamic` library that records no Swift version (a release
