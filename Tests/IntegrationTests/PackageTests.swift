@@ -271,20 +271,9 @@ struct PackageTests {
         // Another Swift: the version its debug information records, changed in place (same length).
         let host = try #require(HostRuntime.current.swiftVersion)
         let other = host == "6.2.1" ? "6.2.3" : "6.2.1"
-        let needle = Array("Swift version \(host)".utf8), replacement = Array("Swift version \(other)".utf8)
-        try #require(needle.count == replacement.count)
-        var patched = 0
-        var offset = 0
-        while offset + needle.count <= library.count {
-            if library[offset] == needle[0], Array(library[offset..<(offset + needle.count)]) == needle {
-                library.replaceSubrange(offset..<(offset + needle.count), with: replacement)
-                patched += 1
-                offset += needle.count
-            } else {
-                offset += 1
-            }
-        }
-        try #require(patched > 0, "no 'Swift version' string in the library")
+        let patched = BytePatch.replacingAll("Swift version \(host)", with: "Swift version \(other)", in: library)
+        try #require(patched.count > 0, "no 'Swift version' string in the library")
+        library = patched.bytes
         try Data(library).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
         let otherSwift = try workspace.package(folder + "/note.yaml", "other-swift.ctxp")
         try expectRefusal(workspace, ["install", otherSwift, "--trust-key", workspace.publicKey], code: "swift-version-mismatch")

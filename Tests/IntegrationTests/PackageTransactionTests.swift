@@ -40,19 +40,12 @@ struct PackageTransactionTests {
             .write(toFile: folder + "/provider.yaml", atomically: true, encoding: .utf8)
         let libraryName = String(try #require(text.split(separator: "\n").first { $0.hasPrefix("library: ") }).dropFirst("library: ".count))
         var library = [UInt8](try Data(contentsOf: URL(fileURLWithPath: BuildProducts.directory + "/" + libraryName)))
-        let old = Array("\"version\":\"\(current.dropFirst("version: ".count))\"".utf8), new = Array("\"version\":\"\(version)\"".utf8)
+        let old = "\"version\":\"\(current.dropFirst("version: ".count))\"", new = "\"version\":\"\(version)\""
         if old != new {
-            try #require(old.count == new.count, "versions of different lengths")
-            var patched = 0
-            var offset = 0
-            while offset + old.count <= library.count {
-                if library[offset] == old[0], Array(library[offset..<(offset + old.count)]) == old {
-                    library.replaceSubrange(offset..<(offset + old.count), with: new)
-                    patched += 1
-                }
-                offset += 1
-            }
-            try #require(patched > 0, "no \(String(decoding: old, as: UTF8.self)) in \(libraryName)")
+            try #require(old.utf8.count == new.utf8.count, "versions of different lengths")
+            let patched = BytePatch.replacingAll(old, with: new, in: library)
+            try #require(patched.count > 0, "no \(old) in \(libraryName)")
+            library = patched.bytes
         }
         try Data(library).write(to: URL(fileURLWithPath: folder + "/" + libraryName))
         let output = workspace.path + "/\(name).ctxp"
