@@ -12,7 +12,6 @@ let package = Package(
     products: [
         .executable(name: "context-host", targets: ["context-host"]),
         .library(name: "ContextHost", targets: ["ContextHost"]),
-        .library(name: "ContextPackages", targets: ["ContextPackages"]),
         .library(name: "ContextProtocol", targets: ["ContextProtocol"]),
         .library(name: "ContextHostClient", targets: ["ContextHostClient"]),
         .library(name: "ContextProviderKit", targets: ["ContextProviderKit"]),
