@@ -70,11 +70,24 @@ let package = Package(
         .target(name: "ContextHostClient", dependencies: ["ContextProtocol"]),
         // The SDK provider authors write against (re-exports ContextProtocol).
         .target(name: "ContextProviderKit", dependencies: ["CContextProvider", "ContextProtocol"]),
-        // The embeddable host.
+        // The embeddable host. It reads the lock file and checks installed files' hashes at load,
+        // but links neither libsodium nor zlib: making, verifying and installing bundles is
+        // ContextPackages (EmbeddingPackageTests checks an embedding app's executable).
         .target(
             name: "ContextHost",
             dependencies: [
-                "CContextProvider", "CYAML", "ContextProviderKit", "CHostSupport", "CSodium", "CZlib",
+                "CContextProvider", "CYAML", "ContextProviderKit", "CHostSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Provider bundles (docs/packages.md): the archive (tar, gzip), minisign signing and key
+        // generation, trusted keys, the packager, and install/upgrade/rollback in the store, for
+        // the CLI. Depends on the host (the install probe loads the provider in a worker); the
+        // host never depends on it.
+        .target(
+            name: "ContextPackages",
+            dependencies: [
+                "ContextHost", "ContextProviderKit", "CSodium", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -95,6 +108,7 @@ let package = Package(
             name: "context-host",
             dependencies: [
                 "ContextHost",
+                "ContextPackages",
                 "ContextConformance",
                 "ContextClient",
                 "ContextMCP",
@@ -133,9 +147,9 @@ let package = Package(
         .executableTarget(name: "sdk-json-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/SDKJSONFuzzer"),
         .executableTarget(name: "ctxui-fuzzer", dependencies: ["FuzzSupport", "ContextProviderKit"], path: "Fuzz/CtxuiFuzzer"),
         .executableTarget(name: "elf-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ELFFuzzer"),
-        .executableTarget(name: "signature-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/SignatureFuzzer"),
+        .executableTarget(name: "signature-fuzzer", dependencies: ["FuzzSupport", "ContextHost", "ContextPackages"], path: "Fuzz/SignatureFuzzer"),
         .executableTarget(name: "protocol-fuzzer", dependencies: ["FuzzSupport", "ContextProtocol"], path: "Fuzz/ProtocolFuzzer"),
-        .executableTarget(name: "bundle-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/BundleFuzzer"),
+        .executableTarget(name: "bundle-fuzzer", dependencies: ["FuzzSupport", "ContextHost", "ContextPackages"], path: "Fuzz/BundleFuzzer"),
         // Fixture providers used by the tests.
         .target(name: "FixtureProviders", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureProviders"),
         .target(name: "FixtureOldABIProvider", path: "Tests/Fixtures/FixtureOldABIProvider"),
@@ -149,7 +163,8 @@ let package = Package(
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextHostClient"]),
+        .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),

@@ -8,6 +8,7 @@
 // Built with `-sanitize=fuzzer -DFUZZING` by `Fuzz/run.sh`; a normal `swift build` makes a replay
 // driver (`bundle-fuzzer FILE|DIR…`).
 import ContextHost
+import ContextPackages
 import FuzzSupport
 
 /// Small caps, so a mutated header or a bomb costs little.

@@ -5,6 +5,7 @@
 // Built with `-sanitize=fuzzer -DFUZZING` by `Fuzz/run.sh`; a normal `swift build` makes a replay
 // driver (`signature-fuzzer FILE|DIR…`).
 import ContextHost
+import ContextPackages
 import FuzzSupport
 
 /// A fixed key, to verify every signature that parses (it must never verify: nothing signs with it).

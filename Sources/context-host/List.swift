@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContextHost
+import ContextPackages
 import ContextProviderKit
 
 #if canImport(Glibc)

@@ -28,7 +28,7 @@ struct EmbeddingPackageTests {
         "done",
     ]
 
-    @Test("a separate Swift package builds against ContextHost and drives Note in-process and through the client")
+    @Test("a separate Swift package builds against ContextHost (without libsodium or zlib) and drives Note in-process and through the client")
     func separatePackage() throws {
         try BuildProducts.checkBuilt()
         let folder = try TemporaryDirectory()
@@ -45,6 +45,18 @@ struct EmbeddingPackageTests {
         let binary = try Shell.run("swift build --scratch-path '\(Self.scratch)' --show-bin-path", in: app, timeout: 120)
         let executable = binary.output.split(separator: "\n").last.map(String.init).map { $0 + "/EmbedNote" } ?? ""
 
+        #if os(Linux)
+        // An app that embeds only the host links neither libsodium nor zlib (they are
+        // ContextPackages', for the CLI's install and package commands). Control: the same check
+        // finds both in `context-host`, so it can see them when they are there.
+        let embedded = try Self.neededLibraries(executable, in: app)
+        #expect(!embedded.isEmpty, "readelf listed no NEEDED libraries of \(executable)")
+        #expect(!embedded.contains { $0.hasPrefix("libsodium.") }, "EmbedNote links libsodium: \(embedded)")
+        #expect(!embedded.contains { $0.hasPrefix("libz.") }, "EmbedNote links zlib: \(embedded)")
+        let cli = try Self.neededLibraries(BuildProducts.hostExecutable, in: app)
+        #expect(cli.contains { $0.hasPrefix("libsodium.") } && cli.contains { $0.hasPrefix("libz.") }, "context-host: \(cli)")
+        #endif
+
         for mode in ["in-process", "client"] {
             let run = try Shell.run(
                 "'\(executable)' \(mode) '\(BuildProducts.hostExecutable)' '\(BuildProducts.directory)' '\(Self.manifests)'",
@@ -59,6 +71,17 @@ struct EmbeddingPackageTests {
                 }
                 index = found + 1
             }
+        }
+    }
+
+    /// The `NEEDED` entries of an ELF file's dynamic section (`readelf -d`), e.g. `libsodium.so.23`.
+    static func neededLibraries(_ file: String, in directory: String) throws -> [String] {
+        let result = try Shell.run("readelf -d '\(file)'", in: directory, timeout: 60)
+        try #require(result.status == 0, "readelf -d \(file) failed:\n\(result.output)")
+        return result.output.split(separator: "\n").compactMap { line -> String? in
+            guard line.contains("(NEEDED)"), let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]"), open < close
+            else { return nil }
+            return String(line[line.index(after: open)..<close])
         }
     }
 

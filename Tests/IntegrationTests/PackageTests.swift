@@ -1,4 +1,5 @@
 import ContextHost
+import ContextPackages
 import ContextHostTestSupport
 import ContextProtocol
 import ContextProviderKit
@@ -270,20 +271,9 @@ struct PackageTests {
         // Another Swift: the version its debug information records, changed in place (same length).
         let host = try #require(HostRuntime.current.swiftVersion)
         let other = host == "6.2.1" ? "6.2.3" : "6.2.1"
-        let needle = Array("Swift version \(host)".utf8), replacement = Array("Swift version \(other)".utf8)
-        try #require(needle.count == replacement.count)
-        var patched = 0
-        var offset = 0
-        while offset + needle.count <= library.count {
-            if library[offset] == needle[0], Array(library[offset..<(offset + needle.count)]) == needle {
-                library.replaceSubrange(offset..<(offset + needle.count), with: replacement)
-                patched += 1
-                offset += needle.count
-            } else {
-                offset += 1
-            }
-        }
-        try #require(patched > 0, "no 'Swift version' string in the library")
+        let patched = BytePatch.replacingAll("Swift version \(host)", with: "Swift version \(other)", in: library)
+        try #require(patched.count > 0, "no 'Swift version' string in the library")
+        library = patched.bytes
         try Data(library).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
         let otherSwift = try workspace.package(folder + "/note.yaml", "other-swift.ctxp")
         try expectRefusal(workspace, ["install", otherSwift, "--trust-key", workspace.publicKey], code: "swift-version-mismatch")
@@ -319,7 +309,10 @@ struct PackageTests {
         let second = try Workspace()
         let lockCopy = second.path + "/providers.lock"
         try lock.write(toFile: lockCopy, atomically: true, encoding: .utf8)
-        let reproduced = try second.run(["install", "--locked", lockCopy, note, device])
+        // The lock trusts no key: the user does (docs/packages.md §5).
+        let untrusted = try second.run(["install", "--locked", lockCopy, note, device])
+        #expect(untrusted.status != 0 && untrusted.standardError.contains("[key-unknown]"), "\(untrusted.standardError)")
+        let reproduced = try second.run(["install", "--locked", lockCopy, note, device, "--trust-key", first.publicKey, "--key-scope", "com.contexthost.*"])
         try #require(reproduced.status == 0, "\(reproduced.standardError)")
         #expect(try String(contentsOfFile: second.lockFile, encoding: .utf8) == lock)
         let empty = second.path + "/empty"
@@ -337,6 +330,7 @@ struct PackageTests {
         try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("NoteProvider"))).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
         let rebuilt = try first.package(folder + "/note.yaml", "rebuilt.ctxp")
         try lock.write(toFile: third.path + "/providers.lock", atomically: true, encoding: .utf8)
+        #expect(try third.run(["keys", "trust", first.publicKey, "--scope", "com.contexthost.*"]).status == 0)
         let mismatch = try third.run(["install", "--locked", third.path + "/providers.lock", rebuilt, device])
         #expect(mismatch.status != 0)
         #expect(mismatch.standardError.contains("[lock-mismatch]"), "\(mismatch.standardError)")

@@ -3,7 +3,7 @@ import ContextHostTestSupport
 import Foundation
 import Testing
 
-/// The binary inspector and compatibility checks of issue 27 (Sources/ContextHost/Packages/Binary/),
+/// The binary inspector and compatibility checks of issue 27 (Sources/ContextHost/Binary/),
 /// on the real bundled libraries, a static-stdlib library compiled here, and copies patched to
 /// fail each check.
 @Suite("Provider binaries")
@@ -39,23 +39,9 @@ struct ProviderBinaryTests {
 
     /// `bytes` with every occurrence of `old` replaced by `new` (same length); fails when none.
     static func patched(_ bytes: [UInt8], _ old: String, _ new: String) throws -> [UInt8] {
-        let from = Array(old.utf8)
-        let to = Array(new.utf8)
-        precondition(from.count == to.count)
-        var result = bytes
-        var count = 0
-        var index = 0
-        while index + from.count <= result.count {
-            if result[index] == from[0], Array(result[index..<(index + from.count)]) == from {
-                result.replaceSubrange(index..<(index + from.count), with: to)
-                count += 1
-                index += from.count
-            } else {
-                index += 1
-            }
-        }
-        try #require(count > 0, "'\(old)' not found")
-        return result
+        let result = BytePatch.replacingAll(old, with: new, in: bytes)
+        try #require(result.count > 0, "'\(old)' not found")
+        return result.bytes
     }
 
     /// Writes `bytes` to a temporary file and answers its path.

@@ -50,7 +50,7 @@ public enum WorkerMain {
         guard case .frame(_, let initJSON) = reader.next(maximumPayload: 64 << 20) else { _exit(0) }
         if let runtime {
             do throws(LoadError) {
-                guard let declared = VerifiedBundle.runtime(describedBy: runtime) else {
+                guard let declared = ProviderRuntime(text: runtime) else {
                     throw LoadError(code: "runtime-mismatch", message: "Unknown runtime '\(runtime)'.", hint: "Package the provider again.")
                 }
                 try ProviderLauncher.checkRuntime(declared, libraryPath: libraryPath)

@@ -85,7 +85,7 @@ package enum ProviderLauncher {
             let sandbox = sandboxOptions(manifest: manifest, initJSON: initValue, dataDirectory: dataDirectory, configuration: configuration)
             let connection = try WorkerConnection(
                 providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256,
-                runtime: manifest.runtime.map(VerifiedBundle.describe), initJSON: bytes,
+                runtime: manifest.runtime.map(\.text), initJSON: bytes,
                 configuration: configuration, logger: logger, sandbox: sandbox, lazy: lazyWorker, startLimiter: startLimiter)
             return Launched(connection: connection, isolation: .process, isolationNote: decision.note)
         case .inProcess:

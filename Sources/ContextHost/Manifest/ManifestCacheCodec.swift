@@ -312,12 +312,7 @@ extension CacheEncoder {
             string(entry.platform)
             string(entry.path)
         }
-        switch manifest.runtime {
-        case nil: string("")
-        case .native?: string("native")
-        case .swiftStatic?: string("swift-static")
-        case .swiftDynamic(let swiftVersion)?: string("swift-dynamic " + swiftVersion)
-        }
+        string(manifest.runtime?.text ?? "")
         int(manifest.priority)
         int(manifest.maximumAttachmentCount)
         bool(manifest.usesContainerPanel)
@@ -409,13 +404,9 @@ extension CacheDecoder {
         for _ in 0..<(try count()) { libraries.append(PlatformLibrary(platform: try string(), path: try string())) }
         let runtimeText = try string()
         var runtime: ProviderRuntime?
-        switch runtimeText {
-        case "": runtime = nil
-        case "native": runtime = .native
-        case "swift-static": runtime = .swiftStatic
-        default:
-            guard runtimeText.hasPrefix("swift-dynamic ") else { throw CacheFormatError(reason: "an unknown runtime") }
-            runtime = .swiftDynamic(swiftVersion: String(runtimeText.dropFirst("swift-dynamic ".count)))
+        if !runtimeText.isEmpty {
+            guard let parsed = ProviderRuntime(text: runtimeText) else { throw CacheFormatError(reason: "an unknown runtime") }
+            runtime = parsed
         }
         let priority = try int()
         let maximumAttachmentCount = try int()

@@ -22,7 +22,7 @@ package enum ManifestFileSystem {
     }
 
     /// Whether `path` itself (not its target) is a symbolic link.
-    static func isSymlink(_ path: String) -> Bool {
+    package static func isSymlink(_ path: String) -> Bool {
         var info = stat()
         guard lstat(path, &info) == 0 else { return false }
         return info.st_mode & S_IFMT == S_IFLNK
@@ -105,13 +105,13 @@ package enum ManifestFileSystem {
     // MARK: Lexical path helpers
 
     /// `base/relative`, or `relative` if it is absolute; then lexically normalised.
-    static func join(_ base: String, _ relative: String) -> String {
+    package static func join(_ base: String, _ relative: String) -> String {
         if relative.hasPrefix("/") { return normalize(relative) }
         return normalize(base + "/" + relative)
     }
 
     /// Removes `.` and empty segments and folds `..` lexically. Keeps a leading `/`.
-    static func normalize(_ path: String) -> String {
+    package static func normalize(_ path: String) -> String {
         let absolute = path.hasPrefix("/")
         var parts: [Substring] = []
         for part in path.split(separator: "/") {
@@ -129,7 +129,7 @@ package enum ManifestFileSystem {
     }
 
     /// The folder part of a path (`.` if none).
-    static func directoryName(_ path: String) -> String {
+    package static func directoryName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])

@@ -76,7 +76,7 @@ extension Manifest {
 }
 
 /// Turns a YAML tree into a `Manifest`, collecting every problem.
-struct ManifestValidator {
+package struct ManifestValidator {
     let file: String
     var diagnostics: [ManifestDiagnostic] = []
     var locations: [String: Manifest.SourceLocation] = [:]
@@ -432,7 +432,7 @@ struct ManifestValidator {
     // MARK: Fields
 
     /// Lowercase letters, digits and `-`; labels separated by dots; at least two labels.
-    static func isValidID(_ id: String) -> Bool {
+    package static func isValidID(_ id: String) -> Bool {
         guard id.utf8.count <= 255 else { return false }
         let labels = id.split(separator: ".", omittingEmptySubsequences: false)
         guard labels.count >= 2 else { return false }

@@ -403,7 +403,7 @@ clients with it, run `context-host serve --manifests .`.
 ## Sharing
 
 Make a signing key once (`{{host}} keygen --output mykey`; publish `mykey.pub`), then
-`{{host}} package {{slug}}.yaml --sign mykey.key` writes one signed file, `NAME-VERSION.ctxp`
+`{{host}} package {{slug}}.yaml --sign mykey.key` writes one signed file, `NAME-VERSION.ctxp`, and its signature `NAME-VERSION.ctxp.minisig` (publish both)
 (`runtime: native`), which users install with `context-host install FILE --trust-key <the RW…
 line of mykey.pub>`. Hosts run third-party providers in a sandboxed worker process. See
 `docs/packages.md`. Author guide and ABI reference: `docs/writing-a-provider.md`

@@ -270,7 +270,7 @@ your Swift version, and hosts of any other version refuse it with `swift-version
 - Release build: `swift build -c release -Xswiftc -static-stdlib`, and point `library:` at
   `.build/release/lib{{Product}}.so` (on macOS the library ends in `.dylib`).
 - Sharing: make a signing key once (`{{host}} keygen --output mykey`; publish `mykey.pub`), then
-  `{{host}} package {{slug}}.yaml --sign mykey.key` writes one signed file, `NAME-VERSION.ctxp`.
+  `{{host}} package {{slug}}.yaml --sign mykey.key` writes one signed file, `NAME-VERSION.ctxp`, and its signature `.ctxp.minisig` (publish both).
   Users install it with `context-host install NAME-VERSION.ctxp --trust-key <the RW… line of
   mykey.pub>` the first time, and `context-host upgrade` later. Hosts run third-party providers
   in a sandboxed worker process. See `docs/packages.md` in the ContextHost repository.

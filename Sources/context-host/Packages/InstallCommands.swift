@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContextConformance
 import ContextHost
+import ContextPackages
 import Logging
 
 #if canImport(Glibc)
@@ -9,26 +10,33 @@ import Glibc
 import Darwin
 #endif
 
-/// The steps every install and upgrade share: verify, stage, check the library on this machine,
-/// probe it in a throwaway sandboxed worker (and run conformance when asked), then activate.
+/// The steps every install and upgrade share, inside one store transaction: verify with the keys
+/// read under the store lock, stage, check the library on this machine, probe it in a throwaway
+/// sandboxed worker (and run conformance when asked); the transaction then activates everything
+/// at once, or nothing.
 struct InstallSteps {
     var locations: PackageLocations
     var sandbox: IsolationConfiguration.SandboxPolicy
     var conformance: Bool
 
-    func run(_ bundle: VerifiedBundle, operation: PackageStore.Operation, acceptNewKey: Bool) throws(PackageError) -> PackageStore.Staged {
-        let store = PackageStore(locations: locations)
-        return try store.exclusively { () throws(PackageError) -> PackageStore.Staged in
-            let staged = try store.stage(bundle, operation: operation, acceptNewKey: acceptNewKey)
-            do throws(PackageError) {
-                try check(staged)
-                try store.commit(staged)
-            } catch {
-                store.abandon(staged)
-                throw error
+    /// Verifies, stages and checks each file in order in `transaction`; the first failure undoes all.
+    func run(
+        _ files: [String], verify: VerifyOptions, operation: PackageStore.Operation, acceptNewKey: Bool,
+        in transaction: inout PackageStore.Transaction
+    ) throws(PackageError) -> [PackageStore.Staged] {
+        var verifier = try verify.verifier(trustedKeys: transaction.trustedKeys)
+        var done: [PackageStore.Staged] = []
+        for file in files {
+            let bundle = try verifier.open(file: file, directory: locations.versionDirectory)
+            if let keys = bundle.trustedKeysToSave {
+                transaction.trustedKeys = keys
+                verifier.trustedKeys = keys
             }
-            return staged
+            let staged = try transaction.stage(bundle, operation: operation, acceptNewKey: acceptNewKey)
+            try check(staged)
+            done.append(staged)
         }
+        return done
     }
 
     /// This machine can run it, it loads, it is what it says, and (optionally) it conforms.
@@ -73,8 +81,9 @@ extension ContextHostCommand {
                 match the signed index, and the library must run on this machine. It is unpacked into a read-only \
                 folder under $XDG_DATA_HOME/context-host/packages, loaded once in a throwaway sandboxed worker, and \
                 only then recorded in the lock file ($XDG_CONFIG_HOME/context-host/providers.lock). A running host \
-                picks it up. With --locked LOCKFILE, installs exactly what that lock file lists from the given bundles, \
-                or fails. See docs/packages.md.
+                picks it up. Several bundles are one transaction: all are installed, or none. With --locked LOCKFILE, \
+                installs exactly what that lock file lists from the given bundles, or nothing; the lock file only \
+                narrows what is accepted, it trusts no key. See docs/packages.md.
                 """)
 
         @Argument(help: ArgumentHelp("Bundle files, or folders of them (with --locked).", valueName: "file"))
@@ -83,8 +92,11 @@ extension ContextHostCommand {
         @OptionGroup var verify: VerifyOptions
         @OptionGroup var store: StoreOptions
 
-        @Flag(help: "Reinstall or replace a provider that is installed already.")
+        @Flag(help: "Reinstall or replace a provider that is installed already (every file is unpacked again, repairing a damaged copy).")
         var force = false
+
+        @Flag(help: "Allow --force or --locked to install an older version than the installed one.")
+        var allowDowngrade = false
 
         @Option(help: ArgumentHelp("Reproduce this lock file exactly from the given bundles, or fail.", valueName: "lockfile"))
         var locked: String?
@@ -98,21 +110,36 @@ extension ContextHostCommand {
                 locations: locations, sandbox: IsolationConfiguration.SandboxPolicy(rawValue: store.sandbox) ?? .bestEffort,
                 conformance: verify.conformance)
             do throws(PackageError) {
+                let packageStore = PackageStore(locations: locations)
                 if let locked {
-                    try installLocked(locked, locations: locations, steps: steps)
+                    let (installed, count) = try packageStore.transaction(waiting: waitingForStore) {
+                        (transaction) throws(PackageError) -> ([VerifiedBundle], Int) in
+                        try installLocked(locked, locations: locations, steps: steps, in: &transaction)
+                    }
+                    for bundle in installed {
+                        report("Installed", bundle: bundle, folder: locations.versionDirectory(id: bundle.index.id, version: bundle.index.version), replacing: nil)
+                    }
+                    print("The installation matches \(locked): \(count) provider(s).")
                     return
                 }
-                for file in files {
-                    let bundle = try verify.verifier(locations).open(file: file, directory: locations.versionDirectory)
-                    let staged = try steps.run(bundle, operation: .install(force: force), acceptNewKey: acceptNewKey)
-                    report("Installed", staged)
+                let staged = try packageStore.transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
+                    try steps.run(
+                        files, verify: verify, operation: .install(force: force, allowDowngrade: allowDowngrade),
+                        acceptNewKey: acceptNewKey, in: &transaction)
                 }
+                for each in staged { report("Installed", each) }
             } catch {
                 throw fail(error)
             }
         }
 
-        private func installLocked(_ lockPath: String, locations: PackageLocations, steps: InstallSteps) throws(PackageError) {
+        /// `install --locked`: every bundle verified with the user's own trust (trusted keys,
+        /// --trust-key, --allow-unsigned) and matched against the lock, every current version
+        /// present, before anything is unpacked; then all staged and probed, and the lock written
+        /// once. The lock narrows what is accepted (exact index hash and signer) but trusts nothing.
+        private func installLocked(
+            _ lockPath: String, locations: PackageLocations, steps: InstallSteps, in transaction: inout PackageStore.Transaction
+        ) throws(PackageError) -> ([VerifiedBundle], Int) {
             let wanted = try LockFile.load(file: lockPath)
             var bundles: [String] = []
             for file in files {
@@ -122,61 +149,67 @@ extension ContextHostCommand {
                     bundles.append(file)
                 }
             }
-            // Open every bundle with the key the lock names (the lock is the user's own record).
+            var verifier = try verify.verifier(trustedKeys: transaction.trustedKeys)
             var opened: [VerifiedBundle] = []
             for file in bundles {
-                var verifier = try verify.verifier(locations)
-                let probe = try BundleArchive.read(file: file)
-                let index = try BundleIndex.decode(probe.first { $0.path == BundleIndex.fileName }?.bytes ?? [])
-                guard let entry = wanted.entry(id: index.id),
-                    let record = [entry.current, entry.previous].compactMap({ $0 }).first(where: { $0.version == index.version })
+                let bundle = try verifier.open(file: file, directory: locations.versionDirectory)
+                if let keys = bundle.trustedKeysToSave {
+                    transaction.trustedKeys = keys
+                    verifier.trustedKeys = keys
+                }
+                let (id, version) = (bundle.index.id, bundle.index.version)
+                guard let entry = wanted.entry(id: id),
+                    let record = [entry.current, entry.previous].compactMap({ $0 }).first(where: { $0.version == version })
                 else {
                     throw PackageError(
-                        .lockMismatch, "\(file) is \(index.id) \(index.version), which \(lockPath) does not list",
+                        .lockMismatch, "\(file) is \(id) \(version), which \(lockPath) does not list; nothing was installed",
                         fix: "pass only the bundles the lock file names")
                 }
-                if let key = record.signerKey { verifier.keyToTrust = try MinisignPublicKey(parsing: key) }
-                verifier.allowUnsigned = record.signer == nil
-                let bundle = try verifier.open(file: file, directory: locations.versionDirectory)
                 guard bundle.indexSHA256 == record.indexSHA256, bundle.signer?.keyIDString == record.signer else {
                     throw PackageError(
                         .lockMismatch,
-                        "\(file) (\(index.id) \(index.version)) differs from \(lockPath): index SHA-256 \(bundle.indexSHA256) (lock: \(record.indexSHA256)), signer \(bundle.signer?.keyIDString ?? "none") (lock: \(record.signer ?? "none"))",
+                        "\(file) (\(id) \(version)) differs from \(lockPath): index SHA-256 \(bundle.indexSHA256) (lock: \(record.indexSHA256)), signer \(bundle.signer?.keyIDString ?? "none") (lock: \(record.signer ?? "none")); nothing was installed",
                         fix: "use the exact bundle the lock was made with; if it was rebuilt on purpose, install it normally and commit the new lock")
                 }
                 opened.append(bundle)
             }
+            // Every current version given, and no downgrade unless asked, before anything is unpacked.
+            for entry in wanted.providers {
+                guard opened.contains(where: { $0.index.id == entry.id && $0.index.version == entry.current.version }) else {
+                    throw PackageError(
+                        .lockMismatch, "\(lockPath) lists \(entry.id) \(entry.current.version), but no bundle given is that version; nothing was installed",
+                        fix: "add \(BundleLayout.fileName(id: entry.id, version: entry.current.version)) to the command")
+                }
+                if let installed = transaction.lock.entry(id: entry.id), let old = Version(installed.current.version),
+                    let new = Version(entry.current.version), new < old, !allowDowngrade
+                {
+                    throw PackageError(
+                        .notNewer, "\(lockPath) lists \(entry.id) \(entry.current.version), older than the installed \(installed.current.version); nothing was installed",
+                        fix: "to go back on purpose, add --allow-downgrade")
+                }
+            }
             for entry in wanted.providers {
                 for record in [entry.previous, entry.current].compactMap({ $0 }) {
                     guard let bundle = opened.first(where: { $0.index.id == entry.id && $0.index.version == record.version }) else {
-                        if record == entry.current {
-                            throw PackageError(
-                                .lockMismatch, "\(lockPath) lists \(entry.id) \(record.version), but no bundle given is that version",
-                                fix: "add \(BundleLayout.fileName(id: entry.id, version: record.version)) to the command")
-                        }
                         writeStandardError("note: \(entry.id)'s previous version \(record.version) was not given; it cannot be rolled back to here.")
                         continue
                     }
-                    let staged = try steps.run(bundle, operation: .install(force: true), acceptNewKey: true)
-                    report("Installed", staged)
+                    try steps.check(try transaction.unpack(bundle))
                 }
             }
-            // The lock now says exactly what the given one says (previous versions given or not).
-            let store = PackageStore(locations: locations)
-            try store.exclusively { () throws(PackageError) in
-                var result = LockFile()
-                for entry in wanted.providers {
-                    var copy = entry
-                    if let previous = entry.previous,
-                        ManifestFileSystem.kind(of: locations.versionDirectory(id: entry.id, version: previous.version)) != .directory
-                    {
-                        copy.previous = nil
-                    }
-                    result.set(copy)
+            // The lock now says exactly what the given one says (previous versions given or already in the store).
+            var result = LockFile()
+            for entry in wanted.providers {
+                var copy = entry
+                if let previous = entry.previous,
+                    ManifestFileSystem.kind(of: locations.versionDirectory(id: entry.id, version: previous.version)) != .directory
+                {
+                    copy.previous = nil
                 }
-                try result.save(file: locations.lockFile)
+                result.set(copy)
             }
-            print("The installation matches \(lockPath): \(wanted.providers.count) provider(s).")
+            transaction.lock = result
+            return (opened, wanted.providers.count)
         }
     }
 
@@ -203,9 +236,12 @@ extension ContextHostCommand {
                 locations: locations, sandbox: IsolationConfiguration.SandboxPolicy(rawValue: store.sandbox) ?? .bestEffort,
                 conformance: verify.conformance)
             do throws(PackageError) {
-                let bundle = try verify.verifier(locations).open(file: file, directory: locations.versionDirectory)
-                let staged = try steps.run(bundle, operation: .upgrade(allowDowngrade: allowDowngrade), acceptNewKey: acceptNewKey)
-                report("Upgraded", staged)
+                let staged = try PackageStore(locations: locations).transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
+                    try steps.run(
+                        [file], verify: verify, operation: .upgrade(allowDowngrade: allowDowngrade), acceptNewKey: acceptNewKey,
+                        in: &transaction)
+                }
+                for each in staged { report("Upgraded", each) }
             } catch {
                 throw fail(error)
             }
@@ -225,7 +261,9 @@ extension ContextHostCommand {
             let locations = try store.locations()
             let packageStore = PackageStore(locations: locations)
             do throws(PackageError) {
-                let entry = try packageStore.exclusively { () throws(PackageError) in try packageStore.rollback(id: id) }
+                let entry = try packageStore.transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
+                    try transaction.rollback(id: id)
+                }
                 print("Rolled back \(id) to \(entry.current.version) (from \(entry.previous?.version ?? "?")).")
             } catch {
                 throw fail(error)
@@ -247,7 +285,9 @@ extension ContextHostCommand {
             let locations = try store.locations()
             let packageStore = PackageStore(locations: locations)
             do throws(PackageError) {
-                let entry = try packageStore.exclusively { () throws(PackageError) in try packageStore.uninstall(id: id) }
+                let entry = try packageStore.transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
+                    try transaction.uninstall(id: id)
+                }
                 print("Uninstalled \(id) \(entry.current.version). Its files stay in \(locations.providerDirectory(id: id)) until `context-host gc`.")
             } catch {
                 throw fail(error)
@@ -267,7 +307,7 @@ extension ContextHostCommand {
             let locations = try store.locations()
             let packageStore = PackageStore(locations: locations)
             do throws(PackageError) {
-                let result = try packageStore.exclusively { () throws(PackageError) in try packageStore.collectGarbage() }
+                let result = try packageStore.exclusively(waiting: waitingForStore) { () throws(PackageError) in try packageStore.collectGarbage() }
                 for path in result.removed { print("removed \(path)") }
                 print("Freed \(result.bytes) bytes (\(result.removed.count) folder(s)).")
             } catch {
@@ -277,13 +317,17 @@ extension ContextHostCommand {
     }
 }
 
-/// One line per installed or upgraded provider.
+/// One line per installed or upgraded provider (printed once the transaction committed).
 private func report(_ verb: String, _ staged: PackageStore.Staged) {
-    let bundle = staged.bundle
+    report(verb, bundle: staged.bundle, folder: staged.folder, replacing: staged.replacing)
+}
+
+private func report(_ verb: String, bundle: VerifiedBundle, folder: String, replacing: LockFile.Installed?) {
     let signer = bundle.signer.map { "signed by \($0.keyIDString)" } ?? "unsigned"
-    let from = staged.replacing.map { " (was \($0.version))" } ?? ""
-    print("\(verb) \(bundle.index.id) \(bundle.index.version)\(from): \(bundle.runtimeText), \(signer), probed in a sandboxed worker → \(staged.folder)")
+    let from = replacing.map { " (was \($0.version))" } ?? ""
+    print("\(verb) \(bundle.index.id) \(bundle.index.version)\(from): \(bundle.runtimeText), \(signer), probed in a sandboxed worker → \(folder)")
     if let key = bundle.signer, let trusted = bundle.trustedKeysToSave?.key(id: key.keyIDString) {
-        print("Now trusting key \(key.keyIDString) for \(trusted.scopes.joined(separator: ", ")) (`context-host keys` lists and removes keys).")
+        let until = trusted.expires.map { " until \($0)" } ?? ""
+        print("Now trusting key \(key.keyIDString) for \(trusted.scopes.joined(separator: ", "))\(until) (`context-host keys` lists and removes keys).")
     }
 }

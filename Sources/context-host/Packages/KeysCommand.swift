@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContextHost
+import ContextPackages
 
 extension ContextHostCommand {
     /// `keys`: the signing keys this user trusts (`trusted-keys.json`, docs/packages.md §4).
@@ -20,8 +21,10 @@ extension ContextHostCommand {
             do throws(PackageError) {
                 let keys = try TrustedKeys.load(file: file)
                 if keys.keys.isEmpty { print("No trusted keys (\(file)). Installs with --trust-key RW… add them.") }
+                let today = TrustedKeys.today()
                 for key in keys.keys {
-                    print("\(key.publicKey.keyIDString)  \(key.scopes.joined(separator: ","))  \(key.publicKey.base64)  \(key.comment)")
+                    let expiry = key.expires.map { $0 < today ? "  expired \($0)" : "  expires \($0)" } ?? ""
+                    print("\(key.publicKey.keyIDString)  \(key.scopes.joined(separator: ","))  \(key.publicKey.base64)  \(key.comment)\(expiry)")
                 }
             } catch {
                 throw fail(error)
@@ -39,6 +42,8 @@ extension ContextHostCommand {
         var scopes: [String]
         @Option(help: ArgumentHelp("A note for yourself (who this key belongs to).", valueName: "text"))
         var comment: String = "trusted with context-host keys trust"
+        @Option(help: ArgumentHelp("The last day (UTC, YYYY-MM-DD) the key may be used; installs after it are refused (key-expired). Default: no end.", valueName: "date"))
+        var expires: String?
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
@@ -46,15 +51,15 @@ extension ContextHostCommand {
         }
 
         func run() throws {
-            let file = try store.locations().trustedKeysFile
+            let locations = try store.locations()
             do throws(PackageError) {
-                var keys = try TrustedKeys.load(file: file)
                 let text = ManifestFileSystem.kind(of: key) == .file
                     ? ((try? FileBytes.read(key)).map { String(decoding: $0, as: UTF8.self) } ?? key) : key
                 let publicKey = try MinisignPublicKey(parsing: text)
-                try keys.trust(publicKey, scopes: scopes, comment: comment)
-                try keys.save(file: file)
-                print("Trusted key \(publicKey.keyIDString) for \(scopes.joined(separator: ", ")).")
+                try PackageStore(locations: locations).transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
+                    try transaction.trustedKeys.trust(publicKey, scopes: scopes, comment: comment, expires: expires)
+                }
+                print("Trusted key \(publicKey.keyIDString) for \(scopes.joined(separator: ", "))\(expires.map { " until \($0)" } ?? "").")
             } catch {
                 throw fail(error)
             }
@@ -70,13 +75,13 @@ extension ContextHostCommand {
         @OptionGroup var store: StoreOptions
 
         func run() throws {
-            let file = try store.locations().trustedKeysFile
+            let locations = try store.locations()
             do throws(PackageError) {
-                var keys = try TrustedKeys.load(file: file)
-                guard keys.remove(id: id.uppercased()) else {
-                    throw PackageError(.keyUnknown, "no trusted key has the id \(id)", fix: "`context-host keys list` shows the ids")
+                try PackageStore(locations: locations).transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
+                    guard transaction.trustedKeys.remove(id: id.uppercased()) else {
+                        throw PackageError(.keyUnknown, "no trusted key has the id \(id)", fix: "`context-host keys list` shows the ids")
+                    }
                 }
-                try keys.save(file: file)
                 print("Removed key \(id.uppercased()).")
             } catch {
                 throw fail(error)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContextConformance
 import ContextHost
+import ContextPackages
 import Logging
 
 #if canImport(Glibc)
@@ -42,24 +43,34 @@ struct VerifyOptions: ParsableArguments {
     var trustKey: String?
 
     @Option(name: .customLong("key-scope"), help: ArgumentHelp(
-        "The provider ids a key accepted with --trust-key may sign (repeatable), e.g. 'com.example.*'. Default: the bundle id's prefix.",
+        "The provider ids a key accepted with --trust-key may sign (repeatable), e.g. 'com.example.*'. Default: the bundle's exact id.",
         valueName: "pattern"))
     var keyScopes: [String] = []
+
+    @Option(name: .customLong("key-expires"), help: ArgumentHelp(
+        "The last day (UTC, YYYY-MM-DD) a key accepted with --trust-key may be used. Default: no end.", valueName: "date"))
+    var keyExpires: String?
 
     @Flag(help: "Run the full conformance suite on the provider (in a worker) before activating it.")
     var conformance = false
 
-    /// A verifier with the user's keys and these options.
-    func verifier(_ locations: PackageLocations) throws(PackageError) -> BundleVerifier {
-        var verifier = BundleVerifier(trustedKeys: try TrustedKeys.load(file: locations.trustedKeysFile))
+    /// A verifier with the user's keys (as read under the store lock) and these options.
+    func verifier(trustedKeys: TrustedKeys) throws(PackageError) -> BundleVerifier {
+        var verifier = BundleVerifier(trustedKeys: trustedKeys)
         verifier.allowUnsigned = allowUnsigned
         if let trustKey {
             let text = ManifestFileSystem.kind(of: trustKey) == .file ? ((try? FileBytes.read(trustKey)).map { String(decoding: $0, as: UTF8.self) } ?? trustKey) : trustKey
             verifier.keyToTrust = try MinisignPublicKey(parsing: text)
         }
         if !keyScopes.isEmpty { verifier.scopesForNewKey = keyScopes }
+        verifier.expiryForNewKey = keyExpires
         return verifier
     }
+}
+
+/// Told once when a command waits for another that holds the store lock.
+func waitingForStore() {
+    writeStandardError("note: another context-host command is changing installed providers or trusted keys; waiting for it to finish…")
 }
 
 /// Prints a package error as `[code] message` and its fix, and exits 1.
@@ -161,8 +172,16 @@ extension ContextHostCommand {
                 if let reason = AtomicFile.write(made.bytes, to: file, mode: 0o644) {
                     throw PackageError(.storeIO, "cannot write \(file): \(reason)", fix: "choose another --output")
                 }
-                print("Packaged \(made.index.id) \(made.index.version) → \(file)")
-                print("  \(made.bytes.count) bytes, \(made.index.files.count) files, platforms: \(made.platforms.joined(separator: ", ")), runtime: \(VerifiedBundle.describe(made.runtime))")
+                let detached = file + BundleLayout.signatureSuffix
+                if let signature = made.bundleSignature {
+                    if let reason = AtomicFile.write(Array(signature.utf8), to: detached, mode: 0o644) {
+                        throw PackageError(.storeIO, "cannot write \(detached): \(reason)", fix: "choose another --output")
+                    }
+                } else if ManifestFileSystem.kind(of: detached) == .file, unlink(detached) == 0 {
+                    print("Removed \(detached): it signed an earlier bundle of this name.")
+                }
+                print("Packaged \(made.index.id) \(made.index.version) → \(file)" + (made.bundleSignature == nil ? "" : " and \(detached)"))
+                print("  \(made.bytes.count) bytes, \(made.index.files.count) files, platforms: \(made.platforms.joined(separator: ", ")), runtime: \(made.runtime.text)")
                 print("  " + (made.signer.map { "signed by key \($0)" } ?? "unsigned (installs need --allow-unsigned; sign with --sign KEY)"))
                 if case .swiftDynamic(let version) = made.runtime {
                     print("  note: a swift-dynamic library runs only in hosts built with Swift \(version); build with -Xswiftc -static-stdlib to run in any host.")

@@ -50,6 +50,8 @@ package struct PackageErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
     package static let keyChanged: Self = "key-changed"
     /// A key file is not in the minisign format, or cannot be read.
     package static let keyInvalid: Self = "key-invalid"
+    /// The trusted key's expiry date has passed.
+    package static let keyExpired: Self = "key-expired"
 
     // The manifest and the binaries
     /// The bundled manifest is invalid (the manifest diagnostics follow), or disagrees with the index.
@@ -95,7 +97,7 @@ package struct PackageErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
     package static let all: [PackageErrorCode] = [
         .archiveCorrupt, .archiveTooLarge, .archiveUnsafePath, .archiveLink, .archiveSpecialFile, .archiveDuplicateEntry,
         .indexInvalid, .indexUnsupportedFormat, .indexMismatch, .indexMissingFile, .indexExtraFile,
-        .signatureMissing, .signatureInvalid, .signatureMismatch, .keyUnknown, .keyOutOfScope, .keyChanged, .keyInvalid,
+        .signatureMissing, .signatureInvalid, .signatureMismatch, .keyUnknown, .keyOutOfScope, .keyChanged, .keyInvalid, .keyExpired,
         .manifestInvalid, .platformUnsupported, .platformMismatch, .swiftVersionMismatch, .missingDependency, .glibcTooOld,
         .binaryInvalid, .runtimeMismatch,
         .probeFailed, .conformanceFailed, .alreadyInstalled, .notInstalled, .noPreviousVersion, .notNewer, .lockInvalid,

@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 
 /// A minisign secret key, decrypted: the Ed25519 secret key and its public key (with the key id).

@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 
 /// What the minisign files share: line splitting, Base64 lines, key ids and comments.

@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 import Dispatch
 import Logging

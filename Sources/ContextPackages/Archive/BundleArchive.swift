@@ -1,3 +1,4 @@
+import ContextHost
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -91,6 +92,17 @@ package enum BundleArchive {
     /// Reads the archive at `path`: refuses a file over `limits.compressedBytes` before reading
     /// it (`archiveTooLarge`), an unreadable one with `storeIO`; every message starts with the path.
     package static func read(file path: String, limits: ArchiveLimits = .init()) throws(PackageError) -> [ArchiveEntry] {
+        let bytes = try readBytes(file: path, limits: limits)
+        do {
+            return try read(bytes, limits: limits)
+        } catch {
+            throw PackageError(error.code, "\(path): \(error.message)", fix: error.fix)
+        }
+    }
+
+    /// The bytes of the archive at `path`, not decompressed or parsed (for checking a detached
+    /// signature first): a file over `limits.compressedBytes` is refused before it is read.
+    package static func readBytes(file path: String, limits: ArchiveLimits = .init()) throws(PackageError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw PackageError(.storeIO, "\(path): cannot open the bundle: \(String(cString: strerror(errno)))", fix: "check the path and its permissions")
@@ -108,16 +120,10 @@ package enum BundleArchive {
                 .archiveTooLarge, "\(path): the archive is \(status.st_size) bytes (the cap is \(limits.compressedBytes))",
                 fix: ArchiveFix.tooLarge)
         }
-        let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(fd: fd, expectedSize: Int(status.st_size))
+            return try FileBytes.read(fd: fd, expectedSize: Int(status.st_size))
         } catch {
             throw PackageError(.storeIO, "\(path): cannot read the bundle: \(error.reason)", fix: "check the path and its permissions")
-        }
-        do {
-            return try read(bytes, limits: limits)
-        } catch {
-            throw PackageError(error.code, "\(path): \(error.message)", fix: error.fix)
         }
     }
 }

@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 
 #if canImport(Glibc)
@@ -13,10 +14,13 @@ import Darwin
 /// {
 ///   "format": 1,
 ///   "keys": [
-///     {"id": "BCC2D9A305EDF90C", "publicKey": "RWQM+e0F…", "scopes": ["com.example.*"], "comment": "Example Inc."}
+///     {"id": "BCC2D9A305EDF90C", "publicKey": "RWQM+e0F…", "scopes": ["com.example.weather"], "comment": "Example Inc.", "expires": "2027-06-30"}
 ///   ]
 /// }
 /// ```
+///
+/// `expires` is optional: the last day (UTC) the key may sign what is installed; from the next day
+/// it is refused (`key-expired`).
 package struct TrustedKeys: Sendable, Equatable {
     /// One trusted key and what it may sign.
     package struct Key: Sendable, Equatable {
@@ -26,12 +30,15 @@ package struct TrustedKeys: Sendable, Equatable {
         package var scopes: [String]
         /// Who the key belongs to, for the user (not used for decisions).
         package var comment: String
+        /// The last day (`YYYY-MM-DD`, UTC) it is accepted; nil: no end.
+        package var expires: String?
 
         /// A key entry.
-        package init(publicKey: MinisignPublicKey, scopes: [String], comment: String) {
+        package init(publicKey: MinisignPublicKey, scopes: [String], comment: String, expires: String? = nil) {
             self.publicKey = publicKey
             self.scopes = scopes
             self.comment = comment
+            self.expires = expires
         }
     }
 
@@ -134,10 +141,20 @@ package struct TrustedKeys: Sendable, Equatable {
                 comment = MinisignFormat.oneLine(text, maxBytes: Self.maxCommentBytes)
             default: throw Self.invalid(file, "\(at).comment is not a string")
             }
+            var expires: String?
+            switch object["expires"] {
+            case nil, .null?: expires = nil
+            case .string(let text)?:
+                guard Self.isDate(text) else {
+                    throw Self.invalid(file, "\(at).expires '\(Self.shortened(text))' is not a date such as 2027-06-30")
+                }
+                expires = text
+            default: throw Self.invalid(file, "\(at).expires is not a string")
+            }
             guard !keys.contains(where: { $0.publicKey.keyID == publicKey.keyID }) else {
                 throw Self.invalid(file, "key \(publicKey.keyIDString) is listed twice")
             }
-            keys.append(Key(publicKey: publicKey, scopes: scopes, comment: comment))
+            keys.append(Key(publicKey: publicKey, scopes: scopes, comment: comment, expires: expires))
         }
         self.keys = keys
     }
@@ -159,6 +176,10 @@ package struct TrustedKeys: Sendable, Equatable {
             }
             output += "], \"comment\": ".utf8
             JSONWriter.appendString(key.comment, to: &output)
+            if let expires = key.expires {
+                output += ", \"expires\": ".utf8
+                JSONWriter.appendString(expires, to: &output)
+            }
             output += "}".utf8
         }
         output += (keys.isEmpty ? "]\n}\n" : "\n  ]\n}\n").utf8
@@ -223,13 +244,28 @@ package struct TrustedKeys: Sendable, Equatable {
         return nil
     }
 
-    /// Trusts `key` for `scopes` (validated: keyInvalid otherwise). A key already trusted gets
-    /// these scopes and comment instead of its old ones; another key with the same id is refused.
-    package mutating func trust(_ key: MinisignPublicKey, scopes: [String], comment: String) throws(PackageError) {
+    /// Trusts `key` for `scopes` (validated: keyInvalid otherwise) until the end of `expires`
+    /// (a date not before `today`; nil: no end). A key already trusted gets these scopes, comment
+    /// and expiry instead of its old ones; another key with the same id is refused.
+    package mutating func trust(
+        _ key: MinisignPublicKey, scopes: [String], comment: String, expires: String? = nil, today: String = TrustedKeys.today()
+    ) throws(PackageError) {
         var unique: [String] = []
         for scope in scopes where !unique.contains(scope) { unique.append(scope) }
         if let problem = Self.scopesProblem(unique) {
             throw PackageError(.keyInvalid, "Cannot trust key \(key.keyIDString): \(problem).", fix: "Give scopes such as com.example.* or com.example.weather.")
+        }
+        if let expires {
+            guard Self.isDate(expires) else {
+                throw PackageError(
+                    .keyInvalid, "Cannot trust key \(key.keyIDString): the expiry '\(Self.shortened(expires))' is not a date.",
+                    fix: "Give the last day the key may be used as YYYY-MM-DD (UTC), e.g. 2027-06-30.")
+            }
+            guard expires >= today else {
+                throw PackageError(
+                    .keyInvalid, "Cannot trust key \(key.keyIDString) until \(expires): that day has passed (today is \(today), UTC).",
+                    fix: "Give a date from today on, or leave the expiry out.")
+            }
         }
         let comment = MinisignFormat.oneLine(comment, maxBytes: Self.maxCommentBytes)
         if let index = keys.firstIndex(where: { $0.publicKey.keyID == key.keyID }) {
@@ -240,11 +276,12 @@ package struct TrustedKeys: Sendable, Equatable {
             }
             keys[index].scopes = unique
             keys[index].comment = comment
+            keys[index].expires = expires
         } else {
             guard keys.count < Self.maxKeys else {
                 throw PackageError(.keyInvalid, "Cannot trust key \(key.keyIDString): over \(Self.maxKeys) keys are trusted.", fix: "Remove keys you no longer use.")
             }
-            keys.append(Key(publicKey: key, scopes: unique, comment: comment))
+            keys.append(Key(publicKey: key, scopes: unique, comment: comment, expires: expires))
         }
     }
 
@@ -257,10 +294,10 @@ package struct TrustedKeys: Sendable, Equatable {
         return true
     }
 
-    /// The trusted key that may sign `providerID`, given a verified signature's key id.
-    /// keyUnknown (printing the key id to check with the author) or keyOutOfScope (listing the
-    /// key's scopes).
-    package func authorize(keyID: [UInt8], providerID: String) throws(PackageError) -> Key {
+    /// The trusted key that may sign `providerID` on `today`, given a verified signature's key id.
+    /// keyUnknown (printing the key id to check with the author), keyOutOfScope (listing the
+    /// key's scopes) or keyExpired.
+    package func authorize(keyID: [UInt8], providerID: String, today: String = TrustedKeys.today()) throws(PackageError) -> Key {
         let id = MinisignFormat.keyIDString(keyID)
         guard let key = keys.first(where: { $0.publicKey.keyID == keyID }) else {
             throw PackageError(
@@ -275,7 +312,52 @@ package struct TrustedKeys: Sendable, Equatable {
                 "Key \(id)\(owner) is trusted only for \(key.scopes.joined(separator: ", ")), not for '\(providerID)'.",
                 fix: "If this author may publish '\(providerID)', give the key a scope that covers it: `context-host keys trust RW… --scope \(providerID)` (with its other scopes too).")
         }
+        if let expires = key.expires, expires < today {
+            let owner = key.comment.isEmpty ? "" : " (\(key.comment))"
+            throw PackageError(
+                .keyExpired,
+                "Key \(id)\(owner) expired: it was trusted until \(expires) and today is \(today) (UTC); '\(providerID)' is not installed.",
+                fix: "Check with the author that \(id) is still their key (or get their new one), then trust it again: `context-host keys trust RW… --scope \(providerID) --expires YYYY-MM-DD`.")
+        }
         return key
+    }
+
+    // MARK: Dates
+
+    /// Today's date in UTC, `YYYY-MM-DD`.
+    package static func today() -> String {
+        var now = time(nil)
+        var parts = tm()
+        guard gmtime_r(&now, &parts) != nil else { return "1970-01-01" }
+        return date(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
+    }
+
+    /// `YYYY-MM-DD` with zero padding (so dates compare as strings).
+    static func date(year: Int, month: Int, day: Int) -> String {
+        func padded(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
+    }
+
+    /// Whether `text` is a calendar date `YYYY-MM-DD` (years 1970–9999).
+    package static func isDate(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return false }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in bytes[range] {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), year >= 1970, (1...12).contains(month)
+        else { return false }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
     }
 
     // MARK: Helpers

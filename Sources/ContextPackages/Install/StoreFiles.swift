@@ -1,3 +1,4 @@
+import ContextHost
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

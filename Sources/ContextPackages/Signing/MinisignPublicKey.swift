@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 
 /// A minisign public key: an Ed25519 key and the 8-byte id that signatures name it by.

@@ -1,3 +1,4 @@
+import ContextHost
 /// One regular file of a bundle archive: its relative path, its bytes and whether it is executable.
 package struct ArchiveEntry: Sendable, Equatable {
     /// The path inside the archive: relative, `/`-separated, checked by `ArchivePath`.

@@ -1,3 +1,4 @@
+import ContextHost
 import CSodium
 
 /// The libsodium calls the minisign format needs, each after `sodium_init()` has run once.

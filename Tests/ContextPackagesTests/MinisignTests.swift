@@ -1,8 +1,9 @@
+import ContextHost
 import ContextHostTestSupport
 import Foundation
 import Testing
 
-@testable import ContextHost
+@testable import ContextPackages
 
 /// The minisign format (keys, signatures), checked against the real `minisign` tool, the refusals
 /// of damaged or hostile files, and the trusted-key store.
@@ -442,5 +443,36 @@ struct MinisignTests {
         #expect(unknown?.code == .keyUnknown)
         #expect(unknown?.message.contains(stranger.keyIDString) == true)
         #expect(unknown?.fix.contains("trust-key") == true)
+    }
+
+    @Test("key expiry: the last day is accepted, the next refused with key-expired; dates are validated and survive the file")
+    func expiry() throws {
+        let key = MinisignSecretKey.generate().publicKey
+        var store = TrustedKeys()
+        try store.trust(key, scopes: ["com.example.weather"], comment: "", expires: "2027-06-30", today: "2027-01-01")
+        #expect(try store.authorize(keyID: key.keyID, providerID: "com.example.weather", today: "2027-06-30").publicKey == key)
+        let expired = error { () throws(PackageError) in _ = try store.authorize(keyID: key.keyID, providerID: "com.example.weather", today: "2027-07-01") }
+        #expect(expired?.code == .keyExpired)
+        #expect(expired?.message.contains("2027-06-30") == true && expired?.message.contains(key.keyIDString) == true)
+        // Out of scope is still reported as such after the date.
+        #expect(code { () throws(PackageError) in _ = try store.authorize(keyID: key.keyID, providerID: "org.other", today: "2028-01-01") } == .keyOutOfScope)
+
+        // Past or impossible dates are refused when trusting.
+        for bad in ["2026-12-31", "2027-02-29", "2027-13-01", "2027-1-01", "27-01-01", "2027-01-01T00", "１９７０-01-01", ""] {
+            #expect(code { () throws(PackageError) in try store.trust(key, scopes: ["*"], comment: "", expires: bad, today: "2027-01-01") } == .keyInvalid, "\(bad)")
+        }
+        #expect(TrustedKeys.isDate("2028-02-29") && !TrustedKeys.isDate("2100-02-29") && TrustedKeys.isDate("2000-02-29"))
+
+        // Round trip through the file, and a damaged date in the file.
+        let file = try TrustedKeys(parsing: Array(store.jsonText.utf8), file: "k.json")
+        #expect(file.keys.first?.expires == "2027-06-30")
+        let damaged = store.jsonText.replacingOccurrences(of: "2027-06-30", with: "tomorrow")
+        #expect(code { () throws(PackageError) in _ = try TrustedKeys(parsing: Array(damaged.utf8), file: "k.json") } == .keyInvalid)
+        // No date: no "expires" field, and never expired.
+        var plain = TrustedKeys()
+        try plain.trust(key, scopes: ["*"], comment: "")
+        #expect(!plain.jsonText.contains("expires"))
+        #expect(try plain.authorize(keyID: key.keyID, providerID: "a.b", today: "9999-12-31").expires == nil)
+        #expect(TrustedKeys.isDate(TrustedKeys.today()))
     }
 }

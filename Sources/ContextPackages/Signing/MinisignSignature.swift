@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 
 /// A minisign signature file (`.minisig`): the Ed25519 signature of a message (prehashed "ED" or

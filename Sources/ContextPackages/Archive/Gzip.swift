@@ -1,3 +1,4 @@
+import ContextHost
 import CZlib
 
 /// Why a gzip stream could not be inflated (the tar reader words the message for its entry).

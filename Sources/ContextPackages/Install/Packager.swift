@@ -1,3 +1,4 @@
+import ContextHost
 /// Makes a `.ctxp` bundle from a provider's manifest and built library (`context-host package`,
 /// docs/packages.md §6): the manifest rewritten with per-platform `libraries` and the detected
 /// `runtime`, each platform's library under `lib/<platform>/`, licence and data files, the index
@@ -34,6 +35,9 @@ package struct Packager {
         package var signer: String?
         /// The index's exact bytes (what a signature covers).
         package var indexBytes: [UInt8]
+        /// With `signingKey`: the minisign signature of `bytes`, the whole bundle, to write beside
+        /// it as `NAME.ctxp.minisig`, so an installer checks the file before decompressing it.
+        package var bundleSignature: String?
     }
 
     /// Builds the bundle in memory.
@@ -81,7 +85,7 @@ package struct Packager {
             if let runtime, runtime != binary.runtime {
                 throw PackageError(
                     .runtimeMismatch,
-                    "the libraries carry different runtimes: \(VerifiedBundle.describe(runtime)) and \(VerifiedBundle.describe(binary.runtime)) (\(slot.file))",
+                    "the libraries carry different runtimes: \(runtime.text) and \(binary.runtime.text) (\(slot.file))",
                     fix: "build every platform's library the same way (for Swift: -Xswiftc -static-stdlib)")
             }
             runtime = binary.runtime
@@ -96,7 +100,7 @@ package struct Packager {
         if let declared = manifest.runtime, declared != runtime {
             throw PackageError(
                 .runtimeMismatch,
-                "\(manifestFile) says runtime \(VerifiedBundle.describe(declared)), but the library is \(VerifiedBundle.describe(runtime))",
+                "\(manifestFile) says runtime \(declared.text), but the library is \(runtime.text)",
                 fix: "remove 'runtime' and 'swiftVersion' from the manifest: `package` fills them in")
         }
 
@@ -158,9 +162,15 @@ package struct Packager {
             signer = parsed.keyIDString
         }
         archive += entries
+        let bytes = try BundleArchive.write(archive)
+        let bundleSignature = signingKey.map { key in
+            MinisignSignature.sign(
+                bytes, with: key, trustedComment: "\(manifest.id) \(manifest.version) bundle sha256 \(SHA256.hex(of: bytes))",
+                untrustedComment: "signature of the bundle \(manifest.id) \(manifest.version) by context-host package")
+        }
         return Output(
-            bytes: try BundleArchive.write(archive), index: index, runtime: runtime,
-            platforms: libraries.map(\.platform), signer: signer, indexBytes: indexBytes)
+            bytes: bytes, index: index, runtime: runtime, platforms: libraries.map(\.platform), signer: signer,
+            indexBytes: indexBytes, bundleSignature: bundleSignature)
     }
 
     /// The runtime to record: a `swift-dynamic` library that records no Swift version (a release

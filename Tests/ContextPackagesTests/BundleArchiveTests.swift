@@ -1,4 +1,5 @@
 import ContextHost
+import ContextPackages
 import ContextHostTestSupport
 import Foundation
 import Testing

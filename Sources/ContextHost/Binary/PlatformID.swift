@@ -59,4 +59,25 @@ package enum ProviderRuntime: Sendable, Equatable {
         default: return nil
         }
     }
+
+    /// One line naming the runtime, as the lock file records it and the worker is told:
+    /// `native`, `swift-static` or `swift-dynamic 6.3.1`.
+    package var text: String {
+        switch self {
+        case .native: "native"
+        case .swiftStatic: "swift-static"
+        case .swiftDynamic(let version): "swift-dynamic \(version)"
+        }
+    }
+
+    /// `text` read back; nil for anything else (the swift version is at most 64 bytes).
+    package init?(text: String) {
+        switch text {
+        case "native": self = .native
+        case "swift-static": self = .swiftStatic
+        default:
+            guard text.hasPrefix("swift-dynamic "), text.utf8.count <= 64 else { return nil }
+            self = .swiftDynamic(swiftVersion: String(text.dropFirst("swift-dynamic ".count)))
+        }
+    }
 }

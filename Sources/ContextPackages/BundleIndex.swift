@@ -1,3 +1,4 @@
+import ContextHost
 import ContextProviderKit
 
 /// A bundle's index, `ctxp-bundle.json`: the format version, the provider's id and version, and
