@@ -138,14 +138,7 @@ final class ProviderSession: Sendable {
     /// The `context-host` executable for workers and the stdout probe.
     static func hostExecutable(options: ConformanceOptions, libraryPath: String) -> String? {
         if let explicit = options.hostExecutable { return explicit }
-        #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: 4097)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if count > 0 {
-            let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if path.hasSuffix("/context-host") { return path }
-        }
-        #endif
+        if let running = RunningExecutable.contextHost { return running }
         for directory in [directoryName(libraryPath)] + options.libraryDirectories {
             let candidate = directory + "/context-host"
             if access(candidate, X_OK) == 0 { return candidate }

@@ -112,13 +112,6 @@ extension HostOptions {
 
     /// The running executable's path (`/proc/self/exe` on Linux).
     static func executablePath() -> String? {
-        #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        #else
-        return CommandLine.arguments.first
-        #endif
+        RunningExecutable.path
     }
 }

@@ -167,16 +167,7 @@ struct HostOptions: ParsableArguments {
 
     /// The folder of the running executable, so `.build/<config>/` libraries are found.
     static func executableDirectory() -> String? {
-        #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        #else
-        let path = CommandLine.arguments[0]
-        #endif
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return String(path[..<slash])
+        RunningExecutable.directory
     }
 }
 

@@ -232,14 +232,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     /// Where the host's `context-host` executable is.
     private static func workerExecutable(_ configuration: HostConfiguration) -> String? {
         if let explicit = configuration.isolation.workerExecutable { return explicit }
-        #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: 4097)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if count > 0 {
-            let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if path.hasSuffix("/context-host") { return path }
-        }
-        #endif
+        if let running = RunningExecutable.contextHost { return running }
         if let directory = configuration.executableDirectory, access(directory + "/context-host", X_OK) == 0 {
             return directory + "/context-host"
         }

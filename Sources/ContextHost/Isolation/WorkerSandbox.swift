@@ -213,12 +213,7 @@ enum WorkerSandbox {
         return folders
     }
 
-    private static func executablePath() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4097)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    private static func executablePath() -> String? { RunningExecutable.path }
 
     private static func withCStrings<T>(_ strings: [String], _ body: (UnsafeBufferPointer<UnsafePointer<CChar>?>) -> T) -> T {
         let owned = strings.map { strdup($0) }
