@@ -546,7 +546,9 @@ struct CalendarReader {
                     let rule = try RecurrenceRule(source.value(ruleProperty)) { text in
                         Self.parseDateTime(Substring(text)).map { EventTime(kind: $0.1 ? .utc : .floating, local: $0.0) }
                     }
-                    let isOnDemand = RecurringZone.Part.isOnDemand(rule)
+                    // A rule that ends before the table starts is tabulated whole, as it is.
+                    let endsEarly = rule.until.map { $0.local < Self.zoneTableStart } ?? false
+                    let isOnDemand = RecurringZone.Part.isOnDemand(rule) && !endsEarly
                     // A rule found on demand is tabulated from the table's start only (from a year
                     // before it, so the change in force at the start is in the table too).
                     let skipTo = isOnDemand && startLocal < Self.zoneTableStart ? Self.zoneTableStart - 400 * 86_400 : nil

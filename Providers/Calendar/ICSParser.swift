@@ -127,19 +127,7 @@ final class ICSSource: Sendable {
     func parameterValue(_ range: Range<Int>) -> String {
         withBytes(range) { bytes in
             guard bytes.contains(UInt8(ascii: "\\")) else { return String(decoding: bytes, as: UTF8.self) }
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
-            var index = 0
-            while index < bytes.count {
-                if bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count,
-                    bytes[index + 1] == UInt8(ascii: ",") || bytes[index + 1] == UInt8(ascii: ";")
-                {
-                    index += 1
-                }
-                out.append(bytes[index])
-                index += 1
-            }
-            return String(decoding: out, as: UTF8.self)
+            return String(decoding: ICSText.unescapeSeparators(bytes), as: UTF8.self)
         }
     }
 
@@ -242,6 +230,26 @@ enum ICSText {
             }
             return count
         }
+    }
+
+    /// The bytes with `\;` and `\,` read as `;` and `,` (other backslashes kept): TEXT escapes
+    /// where the value type has none, as exporters write them in parameters (`TZID="Kuala
+    /// Lumpur\, Singapore"`) and `RRULE`s (`FREQ=DAILY\;COUNT=10`).
+    static func unescapeSeparators(_ bytes: some RandomAccessCollection<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let next = bytes.index(after: index)
+            if bytes[index] == UInt8(ascii: "\\"), next != bytes.endIndex,
+                bytes[next] == UInt8(ascii: ";") || bytes[next] == UInt8(ascii: ",")
+            {
+                index = next
+            }
+            out.append(bytes[index])
+            index = bytes.index(after: index)
+        }
+        return out
     }
 
     /// Whether `bytes` spell `expected` (upper-case ASCII), ignoring ASCII case.

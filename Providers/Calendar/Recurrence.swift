@@ -64,7 +64,7 @@ struct RecurrenceRule: Sendable, Hashable {
         var frequency: Frequency?
         var text = text
         if text.utf8.contains(UInt8(ascii: "\\")) {
-            text = String(decoding: Self.unescapeSeparators(Array(text.utf8)), as: UTF8.self)
+            text = String(decoding: ICSText.unescapeSeparators(Array(text.utf8)), as: UTF8.self)
         }
         for part in text.split(separator: ";") where !part.isEmpty {
             let pieces = part.split(separator: "=", maxSplits: 1)
@@ -152,23 +152,6 @@ struct RecurrenceRule: Sendable, Hashable {
         self.frequency = frequency
         // Leap seconds are read as second 59 (as DATE-TIME values are).
         bySecond = bySecond.map { min($0, 59) }
-    }
-
-    /// Rule text with `\;` and `\,` (TEXT escapes, wrong in a RECUR value) read as `;` and `,`.
-    static func unescapeSeparators(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count,
-                bytes[index + 1] == UInt8(ascii: ";") || bytes[index + 1] == UInt8(ascii: ",")
-            {
-                index += 1
-            }
-            out.append(bytes[index])
-            index += 1
-        }
-        return out
     }
 
     /// At most 40 characters of a value, for messages.
