@@ -174,6 +174,8 @@ struct CalendarReader {
     /// The calendar's own VTIMEZONEs by TZID.
     var zones: [String: ZoneRules] = [:]
     var unknownZones: Set<String> = []
+    /// Whether a DATE-TIME marked `VALUE=DATE` was reported (once per file).
+    var reportedMistypedDate = false
     var resolvedZones: [String: ZoneRules?] = [:]
     /// `X-WR-TIMEZONE` (Google, Apple): the zone of the calendar's floating date-times.
     var calendarZone: (name: String, rules: ZoneRules)? {
@@ -283,13 +285,33 @@ struct CalendarReader {
     }
 
     /// A date or date-time value; `tzid` is where its TZID parameter's value is in the source.
-    mutating func time(_ text: UnsafeBufferPointer<UInt8>, tzid: Range<Int>?, forceDate: Bool, line: Int) -> EventTime? {
-        if forceDate || text.count == 8 {
+    ///
+    /// Read as the reference implementation reads them (see docs/providers/calendar.md, "Damaged
+    /// and unusual data"): a DATE-TIME marked `VALUE=DATE` is the DATE-TIME; a UTC value with a
+    /// `TZID` is that wall-clock time in the zone; with `calendarUTC`, a UTC value in a calendar
+    /// with `X-WR-TIMEZONE` is moved into that zone, as x-wr-timezone does for `DTSTART`,
+    /// `DTEND`, `RDATE`, `EXDATE` and `RECURRENCE-ID` (its wall-clock time then recurs there).
+    mutating func time(
+        _ text: UnsafeBufferPointer<UInt8>, tzid: Range<Int>?, forceDate: Bool, line: Int, calendarUTC: Bool = false
+    ) -> EventTime? {
+        if text.count == 8 || (forceDate && text.count != 15 && text.count != 16) {
             guard let days = Self.parseDate(bytes: text) else { return nil }
             return EventTime(kind: .date, local: days * 86_400)
         }
         guard let (local, isUTC) = Self.parseDateTime(bytes: text) else { return nil }
-        if isUTC { return EventTime(kind: .utc, local: local) }
+        if forceDate, !reportedMistypedDate {
+            reportedMistypedDate = true
+            report(line, "a DATE-TIME value is marked VALUE=DATE (\"\(String(decoding: text, as: UTF8.self))\"); it is read as the DATE-TIME (reported once per file)")
+        }
+        if isUTC {
+            if let tzid, case let (name, rules?) = zone(tzid) {
+                return EventTime(kind: .zoned(name), local: local, zone: rules)
+            }
+            if calendarUTC, let calendarZone {
+                return EventTime(kind: .zoned(calendarZone.name), local: calendarZone.rules.local(fromUTC: local), zone: calendarZone.rules)
+            }
+            return EventTime(kind: .utc, local: local)
+        }
         guard let tzid else {
             if let calendarZone { return EventTime(kind: .zoned(calendarZone.name), local: local, zone: calendarZone.rules) }
             return EventTime(kind: .floating, local: local)
@@ -319,7 +341,7 @@ struct CalendarReader {
     mutating func zone(_ range: Range<Int>) -> (tzid: String, rules: ZoneRules?) {
         let found = source.withBytes(range) { bytes in recentZones.firstIndex { $0.bytes.elementsEqual(bytes) } }
         if let found { return (recentZones[found].tzid, recentZones[found].rules) }
-        let tzid = source.string(range)
+        let tzid = source.parameterValue(range)
         let rules = resolve(tzid)
         if recentZones.count == 16 { recentZones.removeFirst() }
         recentZones.append((Array(source.bytes[range]), tzid, rules))
@@ -352,7 +374,9 @@ struct CalendarReader {
     mutating func time(_ property: ICSProperty) -> EventTime? {
         let forceDate = isDateValue(property)
         let tzid = source.parameterRange("TZID", of: property)
-        let value = source.withBytes(property.valueRange) { time($0, tzid: tzid, forceDate: forceDate, line: property.line) }
+        let value = source.withBytes(property.valueRange) {
+            time($0, tzid: tzid, forceDate: forceDate, line: property.line, calendarUTC: true)
+        }
         guard let value else {
             report(
                 property.line,
@@ -375,7 +399,8 @@ struct CalendarReader {
         for item in Self.pieces(of: property.valueRange, separatedBy: UInt8(ascii: ","), in: source.bytes) {
             let parts = Self.pieces(of: item, separatedBy: UInt8(ascii: "/"), in: source.bytes)
             let start = parts.first ?? item
-            guard let value = source.withBytes(start, { time($0, tzid: tzid, forceDate: forceDate, line: property.line) }) else {
+            guard let value = source.withBytes(start, { time($0, tzid: tzid, forceDate: forceDate, line: property.line, calendarUTC: true) })
+            else {
                 // One message per property is enough: a line of a million bad values is one problem.
                 if reported == 0 {
                     report(
@@ -484,16 +509,26 @@ struct CalendarReader {
         return text.withUTF8 { parseDate(bytes: $0) }.map { $0 * 86_400 }
     }
 
+    /// The transition table of an embedded VTIMEZONE covers 1900 to 2200 (see `RecurringZone`).
+    static let zoneTableStart = Civil.days(year: 1900, month: 1, day: 1) * 86_400
+    static let zoneTableEnd = Civil.days(year: 2200, month: 1, day: 1) * 86_400
+
     /// Builds the rules of an embedded VTIMEZONE (STANDARD/DAYLIGHT with DTSTART, offsets, RRULE,
-    /// RDATE) as a transition table through 2200.
+    /// RDATE): a transition table from 1900 (or the first DTSTART) through 2200, and the yearly
+    /// rules themselves for instants outside it. A rule from year 1 (eM Client) or 1601 (Outlook)
+    /// costs the same as one from 1990: its expansion jumps to the table's start.
     mutating func readTimeZone(_ component: ICSComponent) {
-        guard let tzid = component.property(.tzid).map(source.value), !tzid.isEmpty else {
+        // The TZID is TEXT: Outlook writes `TZID:Kuala Lumpur\, Singapore`.
+        guard let tzid = component.property(.tzid).map(source.text), !tzid.isEmpty else {
             report(component.line, "VTIMEZONE without TZID; skipped")
             return
         }
         var onsets: [(utc: Int, offset: Int)] = []
+        var parts: [RecurringZone.Part] = []
         var earliest: (utc: Int, offsetFrom: Int)?
-        let limitDay = Civil.days(year: 2200, month: 1, day: 1)
+        // The table answers from `coveredFrom` through `coveredThrough`; it is complete there.
+        var coveredFrom = Int.min
+        var coveredThrough = Self.zoneTableEnd
         for part in component.children where part.name == "STANDARD" || part.name == "DAYLIGHT" {
             guard let startProperty = part.property(.dtstart),
                 let startLocal = Self.parseZoneStart(source.value(startProperty)),
@@ -503,22 +538,36 @@ struct CalendarReader {
                 report(part.line, "\(part.name) in VTIMEZONE \(tzid) needs DTSTART, TZOFFSETFROM and TZOFFSETTO; skipped")
                 continue
             }
-            var locals = [startLocal]
+            var fixed = [startLocal]
+            var ruleLocals: [Int] = []
+            var onDemand: RecurrenceRule?
             if let ruleProperty = part.property(.rrule) {
                 do {
                     let rule = try RecurrenceRule(source.value(ruleProperty)) { text in
                         Self.parseDateTime(Substring(text)).map { EventTime(kind: $0.1 ? .utc : .floating, local: $0.0) }
                     }
+                    // A rule that ends before the table starts is tabulated whole, as it is.
+                    let endsEarly = rule.until.map { $0.local < Self.zoneTableStart } ?? false
+                    let isOnDemand = RecurringZone.Part.isOnDemand(rule) && !endsEarly
+                    // A rule found on demand is tabulated from the table's start only (from a year
+                    // before it, so the change in force at the start is in the table too).
+                    let skipTo = isOnDemand && startLocal < Self.zoneTableStart ? Self.zoneTableStart - 400 * 86_400 : nil
                     var seen = 0
-                    let expanded = rule.expand(start: startLocal, skipTo: nil, through: limitDay * 86_400) { local in
+                    let expanded = rule.expand(start: startLocal, skipTo: skipTo, through: Self.zoneTableEnd) { local in
                         // Zones change a few times a year: a rule that changes more is not a zone.
                         seen += 1
                         guard seen <= Self.maximumZoneOnsets else { return false }
                         guard let until = rule.until else { return true }
                         return until.kind == .utc ? local - from <= until.local : local <= until.local
                     }
-                    locals = [startLocal] + expanded.starts
-                    if seen > Self.maximumZoneOnsets || expanded.cutShort {
+                    ruleLocals = expanded.starts.filter { $0 != startLocal }
+                    let capped = seen > Self.maximumZoneOnsets || expanded.cutShort
+                    if isOnDemand, !ruleLocals.isEmpty {
+                        // Before and after the table (and past a cap), the rule answers itself.
+                        onDemand = rule
+                        if skipTo != nil { coveredFrom = max(coveredFrom, Self.zoneTableStart - 86_400) }
+                        if capped, let last = ruleLocals.last { coveredThrough = min(coveredThrough, last - from - 1) }
+                    } else if capped {
                         report(ruleProperty.line, "RRULE in VTIMEZONE \(tzid) changes the offset more than \(Self.maximumZoneOnsets) times; later changes are ignored")
                     }
                 } catch {
@@ -526,23 +575,40 @@ struct CalendarReader {
                 }
             }
             for rdate in part.properties(.rdate) {
-                for item in source.value(rdate).split(separator: ",") where locals.count < Self.maximumZoneOnsets {
-                    if let local = Self.parseZoneStart(String(item)) { locals.append(local) }
+                for item in source.value(rdate).split(separator: ",") where fixed.count < Self.maximumZoneOnsets {
+                    if let local = Self.parseZoneStart(String(item)) { fixed.append(local) }
                 }
             }
-            for local in locals {
+            if onDemand == nil {
+                fixed += ruleLocals
+                ruleLocals = []
+            }
+            for local in fixed + ruleLocals {
                 onsets.append((local - from, to))
             }
+            parts.append(
+                RecurringZone.Part(start: startLocal, from: from, to: to, rule: onDemand, fixed: fixed.map { $0 - from }.sorted()))
             if let known = earliest, known.utc <= startLocal - from {} else { earliest = (startLocal - from, from) }
         }
         guard !onsets.isEmpty else {
             report(component.line, "VTIMEZONE \(tzid) has no usable STANDARD or DAYLIGHT; skipped")
             return
         }
+        var recurring: RecurringZone?
+        if parts.contains(where: { $0.rule != nil }) {
+            let zone = RecurringZone(parts: parts, covered: coveredFrom...max(coveredFrom, coveredThrough))
+            // The change in force where the table starts, for each part found on demand.
+            if coveredFrom != Int.min {
+                for part in parts where part.rule != nil {
+                    if let change = part.lastChange(atOrBefore: coveredFrom) { onsets.append((change, part.to)) }
+                }
+            }
+            recurring = zone
+        }
         onsets.sort { $0.utc < $1.utc }
         zones[tzid] = ZoneRules(
             name: tzid, transitions: onsets.map(\.utc), offsets: onsets.map(\.offset),
-            initialOffset: earliest?.offsetFrom ?? onsets[0].offset, tail: nil)
+            initialOffset: earliest?.offsetFrom ?? onsets[0].offset, tail: nil, recurring: recurring)
     }
 
     func attendee(_ property: ICSProperty) -> Attendee {
@@ -606,7 +672,14 @@ struct CalendarReader {
             if let parsed = Self.parseDuration(source.value(durationProperty)), parsed >= 0 {
                 duration = parsed
                 // A date with a length in hours is a floating date-time from midnight.
-                if start.isDate, parsed % 86_400 != 0 { start = EventTime(kind: .floating, local: start.local) }
+                // (`DTSTART;TZID=Europe/Paris:20130903` with `PT1H`: midnight in Paris.)
+                if start.isDate, parsed % 86_400 != 0 {
+                    if let tzid = source.parameterRange("TZID", of: startProperty), case let (name, rules?) = zone(tzid) {
+                        start = EventTime(kind: .zoned(name), local: start.local, zone: rules)
+                    } else {
+                        start = EventTime(kind: .floating, local: start.local)
+                    }
+                }
             } else {
                 report(
                     durationProperty.line,
@@ -627,6 +700,10 @@ struct CalendarReader {
                     let rule = try RecurrenceRule(text) { text in time(text, line: ruleProperty.line) }
                     parsedRules[text] = rule
                     rules.append(rule)
+                    if !rule.skipped.isEmpty {
+                        let parts = rule.skipped.prefix(3).map { "\"\($0)\"" }.joined(separator: ", ")
+                        report(ruleProperty.line, "RRULE has parts that are not NAME=value or are extensions (\(parts)); they are left out and the rest of the rule is used")
+                    }
                 } catch {
                     report(ruleProperty.line, "\(error.message); this rule is ignored and the event's other dates are used")
                 }

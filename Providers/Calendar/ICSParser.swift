@@ -119,7 +119,16 @@ final class ICSSource: Sendable {
 
     /// The first value of a parameter (unquoted), or `nil` when the property does not have it.
     func parameter(_ name: StaticString, of property: ICSProperty) -> String? {
-        parameterRange(name, of: property).map(string)
+        parameterRange(name, of: property).map(parameterValue)
+    }
+
+    /// A parameter value's bytes as a string, with the TEXT escapes some exporters use in
+    /// parameters undone: `\,` and `\;` (Outlook's `TZID="Kuala Lumpur\, Singapore"`).
+    func parameterValue(_ range: Range<Int>) -> String {
+        withBytes(range) { bytes in
+            guard bytes.contains(UInt8(ascii: "\\")) else { return String(decoding: bytes, as: UTF8.self) }
+            return String(decoding: ICSText.unescapeSeparators(bytes), as: UTF8.self)
+        }
     }
 
     /// Where the first value of a parameter (unquoted) is, or `nil` when the property does not
@@ -146,8 +155,13 @@ final class ICSSource: Sendable {
                         value = (index + 1)..<close
                         index = close + 1
                     } else {
+                        // A backslash keeps the next byte in the value: Outlook writes
+                        // `TZID=Kuala Lumpur\, Singapore` unquoted, and means one value.
                         let start = index
-                        while index < end, all[index] != UInt8(ascii: ","), all[index] != UInt8(ascii: ";") { index += 1 }
+                        while index < end, all[index] != UInt8(ascii: ","), all[index] != UInt8(ascii: ";") {
+                            if all[index] == UInt8(ascii: "\\"), index + 1 < end, all[index + 1] == UInt8(ascii: ",") { index += 1 }
+                            index += 1
+                        }
                         value = start..<index
                     }
                     if first == nil { first = value }
@@ -183,7 +197,9 @@ struct ICSComponent: Sendable {
 
 /// TEXT escaping (RFC 5545 §3.3.11).
 enum ICSText {
-    /// TEXT value bytes, unescaped: `\n` and `\N` become a line feed, `\x` becomes `x`.
+    /// TEXT value bytes, unescaped (RFC 5545 §3.3.11): `\n` and `\N` become a line feed, `\\`,
+    /// `\;` and `\,` the character. Any other backslash is kept, as the reference implementation
+    /// keeps it (`\"` is not an escape).
     static func unescape(_ value: UnsafeBufferPointer<UInt8>) -> String {
         guard value.contains(UInt8(ascii: "\\")) else { return String(decoding: value, as: UTF8.self) }
         return String(unsafeUninitializedCapacity: value.count) { out in
@@ -191,7 +207,14 @@ enum ICSText {
             var escaped = false
             for byte in value {
                 if escaped {
-                    out[count] = byte == UInt8(ascii: "n") || byte == UInt8(ascii: "N") ? 10 : byte
+                    switch byte {
+                    case UInt8(ascii: "n"), UInt8(ascii: "N"): out[count] = 10
+                    case UInt8(ascii: "\\"), UInt8(ascii: ";"), UInt8(ascii: ","): out[count] = byte
+                    default:
+                        out[count] = UInt8(ascii: "\\")
+                        count += 1
+                        out[count] = byte
+                    }
                     count += 1
                     escaped = false
                 } else if byte == UInt8(ascii: "\\") {
@@ -207,6 +230,26 @@ enum ICSText {
             }
             return count
         }
+    }
+
+    /// The bytes with `\;` and `\,` read as `;` and `,` (other backslashes kept): TEXT escapes
+    /// where the value type has none, as exporters write them in parameters (`TZID="Kuala
+    /// Lumpur\, Singapore"`) and `RRULE`s (`FREQ=DAILY\;COUNT=10`).
+    static func unescapeSeparators(_ bytes: some RandomAccessCollection<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let next = bytes.index(after: index)
+            if bytes[index] == UInt8(ascii: "\\"), next != bytes.endIndex,
+                bytes[next] == UInt8(ascii: ";") || bytes[next] == UInt8(ascii: ",")
+            {
+                index = next
+            }
+            out.append(bytes[index])
+            index = bytes.index(after: index)
+        }
+        return out
     }
 
     /// Whether `bytes` spell `expected` (upper-case ASCII), ignoring ASCII case.
@@ -260,6 +303,8 @@ enum ICSText {
 struct ICSParser {
     let file: String
     private(set) var diagnostics: [Diagnostic] = []
+    /// Whether an indented content line was reported (once per file).
+    private var reportedIndent = false
 
     init(file: String) { self.file = file }
 
@@ -313,8 +358,17 @@ struct ICSParser {
                     guard next < count, next > end, buffer[next] == 32 || buffer[next] == 9 else { break }
                     segmentStart = next + 1
                 }
-                if lineStart == lineEnd { continue }
-                guard let property = parseLine(buffer, lineStart..<lineEnd, line: startLine) else { continue }
+                // A logical line can only start with a space or tab at the start of the file (or
+                // after a blank line): an indented `   BEGIN:VCALENDAR`. It is read without them,
+                // as the reference implementation reads it.
+                var contentStart = lineStart
+                while contentStart < lineEnd, buffer[contentStart] == 32 || buffer[contentStart] == 9 { contentStart += 1 }
+                if contentStart == lineEnd { continue }
+                if contentStart > lineStart, !reportedIndent {
+                    reportedIndent = true
+                    report(startLine, "the line starts with spaces or tabs, which only a folded line may; read without them (reported once per file)")
+                }
+                guard let property = parseLine(buffer, contentStart..<lineEnd, line: startLine) else { continue }
                 if skippedDepth > 0 {
                     if property.name == .begin {
                         skippedDepth += 1
@@ -477,8 +531,11 @@ struct ICSParser {
             end: range.upperBound, line: line)
     }
 
-    /// A component name (`BEGIN`/`END` value), upper-cased.
-    static func componentName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    /// A component name (`BEGIN`/`END` value), upper-cased: its first word (an indented file's
+    /// folds join `  BEGIN:VCALENDAR` and `  VERSION:2.0` into `BEGIN:VCALENDAR VERSION:2.0`).
+    static func componentName(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        let end = value.firstIndex { $0 == 32 || $0 == 9 } ?? value.count
+        let bytes = UnsafeBufferPointer(rebasing: value[0..<end])
         if bytes.allSatisfy({ $0 < 128 }) { return upper(bytes) }
         return String(decoding: bytes, as: UTF8.self).uppercased()
     }

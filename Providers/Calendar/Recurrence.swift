@@ -49,13 +49,34 @@ struct RecurrenceRule: Sendable, Hashable {
     /// the window, stops there).
     static let workBudget = 1_000_000
 
+    /// What was left out of the rule text while reading it (junk parts), for a warning.
+    var skipped: [String] = []
+
     /// Parses the rule text; throws a message naming the bad part.
+    ///
+    /// Damage the reference implementation reads through is read through too (see
+    /// docs/providers/calendar.md, "Damaged and unusual data"): separators escaped as in TEXT
+    /// (`FREQ=DAILY\;COUNT=10`, `BYDAY=MO\,TU`, as Exchange and some converters write), and
+    /// parts that are not `NAME=value` (`RRULE:FREQ=WEEKLY;JUNK`) or that are `X-` extensions are
+    /// left out (listed in `skipped`). An unknown part of another name (`RSCALE`, `SKIP`) still
+    /// rejects the rule: it could change which dates the rule means.
     init(_ text: String, parseUntil: (String) -> EventTime?) throws(RecurrenceError) {
         var frequency: Frequency?
+        var text = text
+        if text.utf8.contains(UInt8(ascii: "\\")) {
+            text = String(decoding: ICSText.unescapeSeparators(Array(text.utf8)), as: UTF8.self)
+        }
         for part in text.split(separator: ";") where !part.isEmpty {
             let pieces = part.split(separator: "=", maxSplits: 1)
-            guard pieces.count == 2 else { throw RecurrenceError("malformed RRULE part \"\(Self.excerpt(part))\"") }
+            guard pieces.count == 2 else {
+                skipped.append(Self.excerpt(part))
+                continue
+            }
             let key = pieces[0].uppercased()
+            if key.hasPrefix("X-") {
+                skipped.append(Self.excerpt(part))
+                continue
+            }
             let value = String(pieces[1])
             func integers(_ range: ClosedRange<Int>, allowNegative: Bool) throws(RecurrenceError) -> [Int] {
                 var result: [Int] = []

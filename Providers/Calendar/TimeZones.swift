@@ -23,15 +23,19 @@ final class ZoneRules: Sendable {
     /// The largest offset from UTC (east or west) the zone ever has: a wall-clock time and its
     /// UTC instant are never further apart.
     let largestOffset: Int
+    /// A `VTIMEZONE`'s yearly rules, for instants the table does not cover (see `RecurringZone`).
+    let recurring: RecurringZone?
 
-    init(name: String, transitions: [Int], offsets: [Int], initialOffset: Int, tail: PosixTZ?) {
+    init(name: String, transitions: [Int], offsets: [Int], initialOffset: Int, tail: PosixTZ?, recurring: RecurringZone? = nil) {
         self.name = name
         self.transitions = transitions
         self.offsets = offsets
         self.initialOffset = initialOffset
         self.tail = tail
+        self.recurring = recurring
         let tailOffsets = [tail?.standardOffset, tail?.daylightOffset].compactMap { $0 }
-        largestOffset = (offsets + tailOffsets).reduce(abs(initialOffset)) { max($0, abs($1)) }
+        let partOffsets = (recurring?.parts ?? []).flatMap { [$0.from, $0.to] }
+        largestOffset = (offsets + tailOffsets + partOffsets).reduce(abs(initialOffset)) { max($0, abs($1)) }
     }
 
     /// UTC.
@@ -39,6 +43,7 @@ final class ZoneRules: Sendable {
 
     /// The offset in force at a UTC instant.
     func offset(atUTC t: Int) -> Int {
+        if let recurring, !recurring.covered.contains(t) { return recurring.offset(atUTC: t, initialOffset: initialOffset) }
         if let last = transitions.last, t >= last, let tail { return tail.offset(atUTC: t) }
         if transitions.isEmpty { return tail?.offset(atUTC: t) ?? initialOffset }
         // Last transition <= t.
@@ -64,6 +69,83 @@ final class ZoneRules: Sendable {
 
     /// Wall-clock seconds of a UTC instant.
     func local(fromUTC t: Int) -> Int { t + offset(atUTC: t) }
+}
+
+/// The parts (`STANDARD`, `DAYLIGHT`) of a `VTIMEZONE` whose yearly rules reach outside the
+/// transition table, for the offsets there.
+///
+/// A `VTIMEZONE` part's `RRULE` can start in any year: eM Client writes `DTSTART:00010325T020000`,
+/// Outlook `16010101T…`. The table of a zone holds the changes from 1900 (or the part's start, if
+/// later) to 2200, which is a few hundred entries whatever the start year; instants outside it are
+/// answered from the rules themselves: the part's last change before the instant is found by
+/// expanding its rule over the two years before it (the rule's expansion jumps there, so the work
+/// does not grow with the distance from `DTSTART`), over more years only when that finds none.
+struct RecurringZone: Sendable {
+    /// One `STANDARD` or `DAYLIGHT` part.
+    struct Part: Sendable {
+        /// `DTSTART`, wall-clock seconds in `from`.
+        var start: Int
+        /// `TZOFFSETFROM` and `TZOFFSETTO`.
+        var from: Int
+        var to: Int
+        /// A `FREQ=YEARLY` rule without `COUNT`, at most one time of day: its changes are found
+        /// on demand. `nil`: every change is in `fixed`.
+        var rule: RecurrenceRule?
+        /// The changes that are not the rule's (`DTSTART`, `RDATE`s, or all of a part without a
+        /// rule found on demand), UTC seconds, ascending.
+        var fixed: [Int]
+
+        /// Whether `rule` can be expanded on demand with bounded work: yearly, no `COUNT`, and
+        /// at most one hour, minute and second (so at most 366 changes a year).
+        static func isOnDemand(_ rule: RecurrenceRule) -> Bool {
+            rule.frequency == .yearly && rule.count == nil && rule.byHour.count <= 1 && rule.byMinute.count <= 1
+                && rule.bySecond.count <= 1
+        }
+
+        /// The last change at or before the UTC instant `t`, or `nil` when the part has none yet.
+        func lastChange(atOrBefore t: Int) -> Int? {
+            // The last fixed change <= t (binary search).
+            var low = 0
+            var high = fixed.count
+            while low < high {
+                let mid = (low + high) / 2
+                if fixed[mid] <= t { low = mid + 1 } else { high = mid }
+            }
+            var best = low == 0 ? nil : fixed[low - 1]
+            guard let rule else { return best }
+            let (local, overflow) = t.addingReportingOverflow(from)
+            guard !overflow, local >= start else { return best }
+            let year = 366 * 86_400
+            for years in [2, 20, 200, 2_000, 10_000] {
+                let skip = max(start, local - years * year)
+                let expanded = rule.expand(start: start, skipTo: skip, through: local) { instance in
+                    guard let until = rule.until else { return true }
+                    return until.kind == .utc ? instance - from <= until.local : instance <= until.local
+                }
+                if let last = expanded.starts.last {
+                    best = max(best ?? Int.min, last - from)
+                    break
+                }
+                if skip <= start { break }
+            }
+            return best
+        }
+    }
+
+    var parts: [Part]
+    /// The UTC instants the zone's transition table answers for; outside them, `offset(atUTC:)`.
+    var covered: ClosedRange<Int>
+
+    /// The offset at a UTC instant: that of the part with the latest change at or before it (the
+    /// later part on a tie, as in the table), else the offset before the first change.
+    func offset(atUTC t: Int, initialOffset: Int) -> Int {
+        var best: (utc: Int, offset: Int)?
+        for part in parts {
+            guard let change = part.lastChange(atOrBefore: t) else { continue }
+            if change >= best?.utc ?? Int.min { best = (change, part.to) }
+        }
+        return best?.offset ?? initialOffset
+    }
 }
 
 /// A POSIX TZ string as found in a TZif footer, e.g. `CET-1CEST,M3.5.0,M10.5.0/3`.

@@ -16,14 +16,16 @@ summary line:
     N files, M identical (P%)
 
 N counts the files the oracle expanded without error (a file absent from PROVIDER.json counts
-as not identical); files the oracle itself failed on are listed as `oracle error` and left out
-of N. A file is identical when the provider reports no error and the multisets are equal.
+as not identical); files the reference cannot read (it raised an exception) are listed as
+`oracle error` and left out of N. A file whose oracle child timed out or crashed is an
+`oracle-failure` (counted in summary.oracleFailures): a failure of the run, not of the file.
+A file is identical when the provider reports no error and the multisets are equal.
 
 --json OUT writes the same result machine-readably:
 
     {"oracleWindow", "providerWindow", "summary": {"files", "identical", "percent",
-     "oracleErrors", "missingFromProvider", "notInOracle"},
-     "files": {"<name>": {"status": "same" | "different" | "oracle-error" |
+     "oracleErrors", "missingFromProvider", "notInOracle", "oracleFailures"},
+     "files": {"<name>": {"status": "same" | "different" | "oracle-error" | "oracle-failure" |
                           "missing-from-provider" | "not-in-oracle",
                           "oracleCount", "providerCount", "missingCount", "extraCount",
                           "missing": [first 5 rows], "extra": [first 5 rows],
@@ -90,6 +92,9 @@ def compare(oracle, provider):
         }
         if mine is None:
             result["status"] = "not-in-oracle"
+        elif (mine or {}).get("failure"):
+            result["status"] = "oracle-failure"
+            result["oracleFailure"] = mine["failure"]
         elif result["oracleError"]:
             result["status"] = "oracle-error"
         elif theirs is None:
@@ -125,6 +130,9 @@ def main():
                 print(f"{name}: oracle error ({result['oracleError']}); provider: "
                       f"{result['providerError'] or result['providerCount']}")
             continue
+        if status == "oracle-failure":
+            print(f"{name}: ORACLE FAILURE ({result['oracleFailure']}: {result['oracleError']})")
+            continue
         if status == "not-in-oracle":
             print(f"{name}: not in the oracle ({result['providerCount']} provider occurrences)")
             continue
@@ -152,10 +160,12 @@ def main():
         "oracleErrors": statuses["oracle-error"],
         "missingFromProvider": statuses["missing-from-provider"],
         "notInOracle": statuses["not-in-oracle"],
+        "oracleFailures": statuses["oracle-failure"],
     }
     line = f"{files} files, {identical} identical ({percent}%)"
     extras = [f"{summary['oracleErrors']} oracle errors not compared" if summary["oracleErrors"] else "",
-              f"{summary['notInOracle']} not in the oracle" if summary["notInOracle"] else ""]
+              f"{summary['notInOracle']} not in the oracle" if summary["notInOracle"] else "",
+              f"{summary['oracleFailures']} ORACLE FAILURES (timeouts or crashes)" if summary["oracleFailures"] else ""]
     print(line + "".join(f"; {text}" for text in extras if text))
     if args.json:
         document = {

@@ -40,6 +40,10 @@ Occurrences are sorted by (start, end, uid, summary, recurrenceId). If parsing o
 raises, "error" holds "ExceptionType: message" and "occurrences" is empty. A file with more
 than 20000 occurrences in the window keeps them all; it is reported on stderr as large.
 
+A child that is killed for taking too long or dies without an answer is not the reference
+failing to read a file: its entry also has "failure": "timeout" or "crashed", and compare.py
+reports it as an oracle failure (never left out of the comparison unnoticed).
+
 Each file is expanded in a fresh process (icalendar caches time zones built from VTIMEZONE
 components process-wide, and one file must not see another's zones). To keep that cheap the
 parent imports the libraries once, parses nothing, and forks a new child per file (--jobs at a
@@ -181,7 +185,11 @@ def main():
             if payload and not failure:
                 _, result, seconds = json.loads(payload)
             else:
-                result, seconds = {"occurrences": [], "error": failure or "the oracle's process died", "count": 0}, 0.0
+                # Not an answer about the file but a failure of the oracle itself: marked as such,
+                # so the comparison never counts it as a file the reference cannot read.
+                kind = "timeout" if failure else "crashed"
+                result = {"occurrences": [], "error": failure or "the oracle's process died", "count": 0, "failure": kind}
+                seconds = 0.0
             results[name] = result
             note = result["error"] or f"{result['count']} occurrences"
             if result["count"] > LARGE:
