@@ -11,6 +11,8 @@
 # .build-fuzz/crashes/<name>/ (replay it with the normal build: .build/debug/<target> FILE) and
 # makes the script exit 1. Builds take the shared build lock; fuzzing runs under nice -n 10, one
 # target at a time (a second lock keeps concurrent invocations from running fuzzers side by side).
+# LOG_DIR=Fuzz/logs/<date> keeps each target's libFuzzer log and its summary line there (commit
+# them with the results). .ci/run runs every target for a few seconds (CI_FUZZ_SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
@@ -51,7 +53,13 @@ for target in $targets; do
   corp=$(echo "$last" | grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' | cut -d' ' -f2 || true)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
   crashes=$(ls ".build-fuzz/crashes/$name" | wc -l)
-  echo "$target: seconds=$seconds exit=$code execs=${execs:-?} execs_per_s=${rate:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} artifacts=$crashes"
+  summary="$target: seconds=$seconds exit=$code execs=${execs:-?} execs_per_s=${rate:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} artifacts=$crashes"
+  echo "$summary"
+  if [ -n "${LOG_DIR:-}" ]; then
+    mkdir -p "$LOG_DIR"
+    cp "$log" "$LOG_DIR/$name.log"
+    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(git rev-parse --short HEAD 2>/dev/null || echo '?') $summary" >> "$LOG_DIR/summary.txt"
+  fi
   if [ "$code" != 0 ]; then
     status=1
     grep -E 'ERROR|Fatal error|SUMMARY|Test unit written' "$log" | head -10 >&2

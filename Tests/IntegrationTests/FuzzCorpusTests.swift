@@ -19,19 +19,25 @@ struct FuzzCorpusTests {
         ("protocol-fuzzer", "protocol"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
+        let (status, text) = try Self.run(target, ["-timeout=\(Self.timeoutSeconds)", "-rss_limit_mb=\(Self.rssLimitMB)", BuildProducts.packageRoot + "/Fuzz/corpus/" + corpus])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("\(target): replayed"), "\(text)")
+    }
+
+    /// Runs a replay driver; its exit status and stdout.
+    static func run(_ target: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let executable = BuildProducts.directory + "/" + target
         try #require(FileManager.default.fileExists(atPath: executable), "\(executable) is missing: run 'swift build' first")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-timeout=\(Self.timeoutSeconds)", "-rss_limit_mb=\(Self.rssLimitMB)", BuildProducts.packageRoot + "/Fuzz/corpus/" + corpus]
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("\(target): replayed"), "\(text)")
+        return (process.terminationStatus, text)
     }
 
     /// Per input, in the debug build.
@@ -40,18 +46,8 @@ struct FuzzCorpusTests {
 
     @Test("the replay driver enforces its memory limit: a 1 MB limit fails on the first input, naming it")
     func memoryLimitEnforced() throws {
-        let executable = BuildProducts.directory + "/sdk-json-fuzzer"
-        try #require(FileManager.default.fileExists(atPath: executable), "\(executable) is missing: run 'swift build' first")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-rss_limit_mb=1", BuildProducts.packageRoot + "/Fuzz/corpus/sdk-json"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 71, "\(text)")
+        let (status, text) = try Self.run("sdk-json-fuzzer", ["-rss_limit_mb=1", BuildProducts.packageRoot + "/Fuzz/corpus/sdk-json"])
+        #expect(status == 71, "\(text)")
         #expect(text.contains("replay: rss limit: the peak resident memory reached") && text.contains("Fuzz/corpus/sdk-json/"), "\(text)")
     }
 }

@@ -108,6 +108,25 @@ static void refused(char *out, size_t size, const char *what) {
     snprintf(out, size, "refused: %s: %s (%s)", what, name ? name : "E?", strerror(errno));
 }
 
+/* Connects a new stream socket of `family` to `address`; 1 on success, else 0 with `out` saying
+   which call was refused and why. */
+static int connect_to(int family, const struct sockaddr *address, socklen_t length, char *out, size_t size) {
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        refused(out, size, family == AF_INET ? "socket(AF_INET)" : "socket(AF_UNIX)");
+        return 0;
+    }
+    if (connect(fd, address, length) != 0) {
+        int error = errno;
+        close(fd);
+        errno = error;
+        refused(out, size, "connect");
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
+
 static volatile int stop_threads = 0;
 static void *idle_thread(void *argument) {
     (void)argument;
@@ -153,20 +172,12 @@ static void try_escape(const instance_t *instance, const char *escape, const cha
         if (wrote != 8) return refused(out, size, "write");
         snprintf(out, size, "%s: wrote %s", strcmp(escape, "write-own") == 0 ? "ok" : "ESCAPED", target);
     } else if (strcmp(escape, "tcp-connect") == 0) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return refused(out, size, "socket(AF_INET)");
         struct sockaddr_in address;
         memset(&address, 0, sizeof address);
         address.sin_family = AF_INET;
         address.sin_port = htons((unsigned short)port);
         address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-            int error = errno;
-            close(fd);
-            errno = error;
-            return refused(out, size, "connect");
-        }
-        close(fd);
+        if (!connect_to(AF_INET, (struct sockaddr *)&address, sizeof address, out, size)) return;
         snprintf(out, size, "ESCAPED: connected to 127.0.0.1:%lld", port);
     } else if (strcmp(escape, "netlink") == 0) {
         int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -174,8 +185,6 @@ static void try_escape(const instance_t *instance, const char *escape, const cha
         close(fd);
         snprintf(out, size, "ESCAPED: opened a netlink socket");
     } else if (strcmp(escape, "abstract-unix") == 0) {
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return refused(out, size, "socket(AF_UNIX)");
         struct sockaddr_un address;
         memset(&address, 0, sizeof address);
         address.sun_family = AF_UNIX;
@@ -183,13 +192,7 @@ static void try_escape(const instance_t *instance, const char *escape, const cha
         if (name_length + 1 > sizeof address.sun_path) name_length = sizeof address.sun_path - 1;
         memcpy(address.sun_path + 1, path, name_length);
         socklen_t address_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + name_length);
-        if (connect(fd, (struct sockaddr *)&address, address_length) != 0) {
-            int error = errno;
-            close(fd);
-            errno = error;
-            return refused(out, size, "connect to an abstract socket");
-        }
-        close(fd);
+        if (!connect_to(AF_UNIX, (struct sockaddr *)&address, address_length, out, size)) return;
         snprintf(out, size, "ESCAPED: connected to @%s", path);
     } else if (strcmp(escape, "getenv") == 0) {
         const char *value = getenv(path);
