@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets and runs each for SECONDS (default 300), one after the other.
+# Builds the libFuzzer targets and runs each for SECONDS (default 600: 10 minutes), one after the other.
 #
 #   Fuzz/run.sh [SECONDS]            every target
 #   TARGETS=manifest-fuzzer Fuzz/run.sh 60
@@ -11,9 +11,11 @@
 # .build-fuzz/crashes/<name>/ (replay it with the normal build: .build/debug/<target> FILE) and
 # makes the script exit 1. Builds take the shared build lock; fuzzing runs under nice -n 10, one
 # target at a time (a second lock keeps concurrent invocations from running fuzzers side by side).
+# LOG_DIR=Fuzz/logs/<date> keeps each target's libFuzzer log (less its NEW/REDUCE lines) and its
+# summary line there (commit them with the results). .ci/run runs every target for a few seconds (CI_FUZZ_SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-300}
+seconds=${1:-600}
 targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer elf-fuzzer signature-fuzzer bundle-fuzzer protocol-fuzzer"}
 build_lock=${BUILD_LOCK:-/tmp/ctxhost-build.lock}
 fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
@@ -51,7 +53,15 @@ for target in $targets; do
   corp=$(echo "$last" | grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' | cut -d' ' -f2 || true)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
   crashes=$(ls ".build-fuzz/crashes/$name" | wc -l)
-  echo "$target: seconds=$seconds exit=$code execs=${execs:-?} execs_per_s=${rate:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} artifacts=$crashes"
+  summary="$target: seconds=$seconds exit=$code execs=${execs:-?} execs_per_s=${rate:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} artifacts=$crashes"
+  echo "$summary"
+  if [ -n "${LOG_DIR:-}" ]; then
+    mkdir -p "$LOG_DIR"
+    # Without libFuzzer's NEW/REDUCE lines (one per corpus change: megabytes), which the corpus
+    # in .build-fuzz/corpus records anyway; everything else (seed, pulses, stats) is kept.
+    grep -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE) ' "$log" > "$LOG_DIR/$name.log" || true
+    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(git rev-parse --short HEAD 2>/dev/null || echo '?') $summary" >> "$LOG_DIR/summary.txt"
+  fi
   if [ "$code" != 0 ]; then
     status=1
     grep -E 'ERROR|Fatal error|SUMMARY|Test unit written' "$log" | head -10 >&2

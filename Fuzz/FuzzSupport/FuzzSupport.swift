@@ -28,10 +28,50 @@
     }
 #endif
 
+/// The input being replayed, for the timeout handler (a fixed C buffer: a signal handler may
+/// not allocate).
+nonisolated(unsafe) private var currentInput = UnsafeMutablePointer<CChar>.allocate(capacity: 4096)
+
 /// Runs every file named (directories: every file in them, not hidden) through `body` once, in
 /// name order; answers how many ran.
+///
+/// As libFuzzer does, `-timeout=SECONDS` (default 10) fails an input that takes longer (exit 70,
+/// naming it) and `-rss_limit_mb=MB` (default 2048) fails one after which the process's peak
+/// resident memory (`ru_maxrss`) is over the limit (exit 71, naming it); 0 turns either off. The
+/// data segment is capped at twice the RSS limit, so a runaway allocation fails fast instead of
+/// taking the machine's memory. Other arguments starting with `-` are ignored (libFuzzer's).
 public enum FuzzReplay {
-    public static func run(_ paths: ArraySlice<String>, _ body: (UnsafeRawBufferPointer) -> Void) -> Int {
+    public static func run(_ arguments: ArraySlice<String>, _ body: (UnsafeRawBufferPointer) -> Void) -> Int {
+        var timeout: UInt32 = 10
+        var rssLimitMB = 2048
+        var paths: [String] = []
+        for argument in arguments {
+            if argument.hasPrefix("-timeout="), let value = UInt32(argument.dropFirst("-timeout=".count)) {
+                timeout = value
+            } else if argument.hasPrefix("-rss_limit_mb="), let value = Int(argument.dropFirst("-rss_limit_mb=".count)), value >= 0 {
+                rssLimitMB = value
+            } else if !argument.hasPrefix("-") {
+                paths.append(argument)
+            }
+        }
+        if rssLimitMB > 0 {
+            let bytes = rlim_t(rssLimitMB) * 2 * (1 << 20)
+            var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
+            #if canImport(Glibc)
+                _ = setrlimit(Int32(RLIMIT_DATA.rawValue), &limit)
+            #else
+                _ = setrlimit(RLIMIT_DATA, &limit)
+            #endif
+        }
+        signal(SIGALRM) { _ in
+            // Only async-signal-safe calls: write(2) of fixed text and the saved name, then _exit.
+            for fd: Int32 in [1, 2] {
+                _ = "replay: timeout: an input ran longer than -timeout: ".withCString { write(fd, $0, strlen($0)) }
+                _ = write(fd, currentInput, strlen(currentInput))
+                _ = "\n".withCString { write(fd, $0, 1) }
+            }
+            _exit(70)
+        }
         var count = 0
         for path in paths {
             var files: [String] = []
@@ -48,7 +88,24 @@ public enum FuzzReplay {
             }
             for file in files.sorted() {
                 guard let bytes = readFile(file) else { continue }
+                _ = file.withCString { strncpy(currentInput, $0, 4095) }
+                currentInput[4095] = 0
+                alarm(timeout)
                 bytes.withUnsafeBytes { body($0) }
+                alarm(0)
+                if rssLimitMB > 0 {
+                    var usage = rusage()
+                    #if canImport(Glibc)
+                        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+                    #else
+                        getrusage(RUSAGE_SELF, &usage)
+                    #endif
+                    let peakMB = Int(usage.ru_maxrss) / 1024
+                    if peakMB > rssLimitMB {
+                        print("replay: rss limit: the peak resident memory reached \(peakMB) MB (limit \(rssLimitMB) MB) after \(file)")
+                        exit(71)
+                    }
+                }
                 count += 1
             }
         }

@@ -4,7 +4,9 @@ import Testing
 
 /// The committed fuzz seeds (Fuzz/corpus/), replayed once through the fuzz targets' replay drivers
 /// (built by a normal `swift build`, without the fuzzer runtime), so a regression input that once
-/// crashed keeps being run by the normal suite.
+/// crashed keeps being run by the normal suite. Each input has a time and memory limit, as under
+/// libFuzzer: a seed that hangs or balloons fails (the debug build is ~10x slower than the release
+/// fuzz build, whose limit is 1 s and 512 MB).
 @Suite("Fuzz corpus replay")
 struct FuzzCorpusTests {
     @Test("every seed runs through its target without a crash", arguments: [
@@ -17,18 +19,35 @@ struct FuzzCorpusTests {
         ("protocol-fuzzer", "protocol"),
     ])
     func replay(_ target: String, _ corpus: String) throws {
+        let (status, text) = try Self.run(target, ["-timeout=\(Self.timeoutSeconds)", "-rss_limit_mb=\(Self.rssLimitMB)", BuildProducts.packageRoot + "/Fuzz/corpus/" + corpus])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("\(target): replayed"), "\(text)")
+    }
+
+    /// Runs a replay driver; its exit status and stdout.
+    static func run(_ target: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let executable = BuildProducts.directory + "/" + target
         try #require(FileManager.default.fileExists(atPath: executable), "\(executable) is missing: run 'swift build' first")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [BuildProducts.packageRoot + "/Fuzz/corpus/" + corpus]
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("\(target): replayed"), "\(text)")
+        return (process.terminationStatus, text)
+    }
+
+    /// Per input, in the debug build.
+    static let timeoutSeconds = 10
+    static let rssLimitMB = 1024
+
+    @Test("the replay driver enforces its memory limit: a 1 MB limit fails on the first input, naming it")
+    func memoryLimitEnforced() throws {
+        let (status, text) = try Self.run("sdk-json-fuzzer", ["-rss_limit_mb=1", BuildProducts.packageRoot + "/Fuzz/corpus/sdk-json"])
+        #expect(status == 71, "\(text)")
+        #expect(text.contains("replay: rss limit: the peak resident memory reached") && text.contains("Fuzz/corpus/sdk-json/"), "\(text)")
     }
 }

@@ -14,8 +14,10 @@ final class HostileHost: @unchecked Sendable {
     var manifests: String { folder.path + "/manifests" }
 
     /// Error codes a hostile request may get (docs/protocol.md): the host's invalid params,
-    /// provider unavailable / failed to load / its own error / a reply the host refused / timed out.
-    static let documentedErrors: Set<Int> = [-32700, -32600, -32602, -32011, -32012, -32013, -32014, -32015, -32020]
+    /// provider unavailable / failed to load / its own error. Not `-32014` (the provider answered
+    /// something the host had to refuse: a provider bug) nor `-32015` (it did not answer in time:
+    /// a hang is a failure, never an outcome).
+    static let documentedErrors: Set<Int> = [-32700, -32600, -32602, -32011, -32012, -32013, -32020]
 
     /// - settings: values for the provider's settings (strings or numbers), written to the config file.
     init(

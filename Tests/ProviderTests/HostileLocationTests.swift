@@ -7,7 +7,7 @@ import Testing
 /// through the real `context-host` and the real `libLocationProvider.so` (in-process, as the
 /// bundled manifest says: a trap here ends the host). Every case checks that the host still
 /// answers `ping`, that the request got a result or a documented error within its timeout, that
-/// the host's VmRSS stayed below 512 MiB, and that no file of the data folder other than the
+/// the host's peak VmHWM stayed below 512 MiB, and that no file of the data folder other than the
 /// configured ones was opened. The comment on each case names the fix it covers (issue 24).
 @Suite("Hostile inputs: Location through the real host")
 struct HostileLocationTests {

@@ -216,7 +216,13 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         if let sandbox { arguments += sandbox.arguments }
         self.arguments = arguments
         self.sandboxed = sandbox != nil
-        self.environment = sandbox.map { WorkerProcess.scrubbedEnvironment(dataDirectory: $0.dataDirectory) } ?? WorkerProcess.hostEnvironment()
+        // The `environment` layer: an allow-list (the worker checks it and reports the layer);
+        // `CONTEXT_HOST_SANDBOX_DISABLE=environment` (tests) passes the host's, as `--sandbox off` does.
+        if let sandbox, !sandbox.isDisabled("environment") {
+            self.environment = WorkerProcess.scrubbedEnvironment(dataDirectory: sandbox.dataDirectory)
+        } else {
+            self.environment = WorkerProcess.hostEnvironment()
+        }
         Self.ignoreBrokenPipes()
         guard !lazy else { return }
         let started = try startWorker(generation: 0).get()
@@ -285,8 +291,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     /// the first worker started.
     package var sandboxReport: SandboxReport? {
         guard var report = sandboxReportState.withLock({ $0 }) else { return nil }
-        // Layers the host enforces from outside.
-        report.enforced.append("environment")
+        // The layer the host enforces from outside (the worker reports `environment` itself).
         if settings.idleCPUBudget != nil {
             report.enforced.append("cpu-watchdog")
         } else {

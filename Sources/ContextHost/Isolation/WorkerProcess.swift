@@ -207,7 +207,8 @@ package final class WorkerProcess: Sendable {
     static func scrubbedEnvironment(dataDirectory: String?) -> [String] {
         var variables = hostEnvironment().filter { entry in
             let name = entry.prefix { $0 != "=" }
-            return name == "LANG" || name.hasPrefix("LC_") || name == "TZ" || name == "PATH" || name == "SWIFT_BACKTRACE"
+            // The allow-list, less what is set below (the worker checks the result: `WorkerSandbox.checkEnvironment`).
+            return WorkerSandbox.isAllowedVariable(name) && name != "HOME" && name != "TMPDIR" && name != "MALLOC_ARENA_MAX"
         }
         if let dataDirectory {
             variables.append("HOME=" + dataDirectory)

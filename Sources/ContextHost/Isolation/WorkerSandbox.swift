@@ -95,6 +95,11 @@ public struct WorkerSandboxOptions: Sendable {
 
     public init() {}
 
+    /// Whether `layer` is turned off (`disabledLayers` names it, or `all`), as `sandbox.c` reads it.
+    package func isDisabled(_ layer: String) -> Bool {
+        disabledLayers.split(separator: ",").contains { $0 == layer || $0 == "all" }
+    }
+
     /// The worker's command-line arguments for these options.
     package var arguments: [String] {
         var result = ["--sandbox", policy.rawValue]
@@ -175,6 +180,40 @@ enum WorkerSandbox {
             }
         }
         report.add(c)
+        checkEnvironment(options, report: &report)
+    }
+
+    /// Whether a sandboxed worker's environment may hold variable `name`: what the host passes
+    /// through (`LANG`, `LC_*`, `TZ`, `PATH`, `SWIFT_BACKTRACE`) and what it sets (`HOME`,
+    /// `TMPDIR`, `MALLOC_ARENA_MAX`); `WorkerProcess.scrubbedEnvironment` builds it.
+    static func isAllowedVariable<S: StringProtocol>(_ name: S) -> Bool {
+        name == "LANG" || name.hasPrefix("LC_") || name == "TZ" || name == "PATH" || name == "SWIFT_BACKTRACE"
+            || name == "HOME" || name == "TMPDIR" || name == "MALLOC_ARENA_MAX"
+    }
+
+    /// The `environment` layer, checked from inside: enforced only when every variable this
+    /// process holds is on the allow-list (the host scrubs it; this proves the scrub happened).
+    static func checkEnvironment(_ options: WorkerSandboxOptions, report: inout SandboxReport) {
+        if options.isDisabled("environment") {
+            report.missing.append(.init(layer: "environment", reason: "turned off by CONTEXT_HOST_SANDBOX_DISABLE (tests only)"))
+            return
+        }
+        var outside: [String] = []
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            let name = text.prefix { $0 != "=" }
+            if !isAllowedVariable(name) { outside.append(String(name)) }
+            pointer += 1
+        }
+        if outside.isEmpty {
+            report.enforced.append("environment")
+        } else {
+            report.missing.append(.init(
+                layer: "environment",
+                reason: "the worker's environment holds variables outside the allow-list: " + outside.prefix(8).joined(separator: ", ")
+                    + (outside.count > 8 ? " and \(outside.count - 8) more" : "")))
+        }
     }
 
     /// What any worker reads: the dynamic loader's files, system libraries, time-zone and locale

@@ -1,10 +1,14 @@
 // A hostile C provider for the sandbox tests (issue 25): each `item/preview` whose item content is
 // `{"escape": "<name>", ...}` tries one escape and answers a chip whose `subtitle` says what
-// happened: "refused: <why>" when the attempt failed, "ESCAPED: <what>" when it worked. Anything
-// else answers normally (the provider's legitimate calls).
+// happened: "refused: <what>: <ERRNO> (<text>)" when the attempt failed (the errno's name, e.g.
+// `EACCES`, so a test can assert which layer refused it), "ESCAPED: <what>" when it worked.
+// Anything else answers normally (the provider's legitimate calls). Every escape really works
+// without the sandbox (`--sandbox off`): SandboxTests runs each one there too, as the control.
 //
-// Parameters in the content: `hostPid` (the host's pid as the test sees it), `path` (a file or
-// folder to read or write), `port` (a TCP port on 127.0.0.1).
+// Parameters in the content: `pid` (a target process as the test sees it: a victim the test
+// started, not the host, whose protocol a successful control run would corrupt), `path` (a file
+// or folder to read or write, a variable name, an abstract socket name), `port` (a TCP port on
+// 127.0.0.1), `count` (how many files to open).
 //
 //   read-file       open `path` for reading and read a byte (/etc/shadow, another provider's
 //                   folder, $HOME, the state folder, other manifests)
@@ -12,12 +16,19 @@
 //   write-own       create a file in its data folder (`dataDirectory`): must work
 //   tcp-connect     connect to 127.0.0.1:`port`
 //   netlink         open an AF_NETLINK socket
+//   abstract-unix   connect to the abstract UNIX socket named `path` (no leading NUL)
 //   fork-exec       fork, and execve /bin/sh in the child
 //   leave-child     fork a child that sleeps for an hour, and leave it
-//   proc-environ / proc-cmdline / proc-mem   open /proc/`hostPid`/environ, cmdline, mem
-//   ptrace          PTRACE_ATTACH to `hostPid`
-//   forge-response  open /proc/`hostPid`/fd/0…63 for writing and write a forged JSON-RPC response
-//   signal-host     kill(`hostPid`, SIGTERM)
+//   proc-environ / proc-cmdline   open /proc/`pid`/environ, cmdline and read from it
+//   proc-mem        open /proc/`pid`/mem for reading (the kernel's ptrace check is at open)
+//   ptrace          PTRACE_ATTACH to `pid`
+//   forge-response  open /proc/`pid`/fd/0…63 for writing and write a forged JSON-RPC response
+//   signal-host     kill(`pid`, SIGCONT)
+//   getenv          the value of the environment variable `path`
+//   environ-names   the names of every environment variable, comma-separated (always "ok: …")
+//   open-files      open /dev/null `count` times (RLIMIT_NOFILE)
+//   file-size       write one byte at offset 2 GiB of a file in its data folder (RLIMIT_FSIZE;
+//                   SIGXFSZ is ignored so the write fails with EFBIG instead of killing it)
 //   mmap-shared     map 4 GiB MAP_SHARED and touch its first and last pages
 //   threads         start 200 threads
 //   processes       fork 200 processes
@@ -31,12 +42,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -90,7 +103,29 @@ static void answer_chip(ctxp_reply_fn reply, void *context, long long id, const 
     reply(context, (const uint8_t *)buffer, (size_t)length);
 }
 
-static void refused(char *out, size_t size, const char *what) { snprintf(out, size, "refused: %s: %s", what, strerror(errno)); }
+static void refused(char *out, size_t size, const char *what) {
+    const char *name = strerrorname_np(errno);
+    snprintf(out, size, "refused: %s: %s (%s)", what, name ? name : "E?", strerror(errno));
+}
+
+/* Connects a new stream socket of `family` to `address`; 1 on success, else 0 with `out` saying
+   which call was refused and why. */
+static int connect_to(int family, const struct sockaddr *address, socklen_t length, char *out, size_t size) {
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        refused(out, size, family == AF_INET ? "socket(AF_INET)" : "socket(AF_UNIX)");
+        return 0;
+    }
+    if (connect(fd, address, length) != 0) {
+        int error = errno;
+        close(fd);
+        errno = error;
+        refused(out, size, "connect");
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
 
 static volatile int stop_threads = 0;
 static void *idle_thread(void *argument) {
@@ -109,7 +144,8 @@ static void *spin_thread(void *argument) {
 static void try_escape(const instance_t *instance, const char *escape, const char *bytes, size_t length, char *out, size_t size) {
     char path[1024] = "";
     string_value(bytes, length, "path", path, sizeof path);
-    long long host_pid = integer_value(bytes, length, "hostPid", -1);
+    long long host_pid = integer_value(bytes, length, "pid", -1);
+    long long count = integer_value(bytes, length, "count", 0);
     long long port = integer_value(bytes, length, "port", 0);
     char proc_path[128];
 
@@ -136,26 +172,82 @@ static void try_escape(const instance_t *instance, const char *escape, const cha
         if (wrote != 8) return refused(out, size, "write");
         snprintf(out, size, "%s: wrote %s", strcmp(escape, "write-own") == 0 ? "ok" : "ESCAPED", target);
     } else if (strcmp(escape, "tcp-connect") == 0) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return refused(out, size, "socket(AF_INET)");
         struct sockaddr_in address;
         memset(&address, 0, sizeof address);
         address.sin_family = AF_INET;
         address.sin_port = htons((unsigned short)port);
         address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-            int error = errno;
-            close(fd);
-            errno = error;
-            return refused(out, size, "connect");
-        }
-        close(fd);
+        if (!connect_to(AF_INET, (struct sockaddr *)&address, sizeof address, out, size)) return;
         snprintf(out, size, "ESCAPED: connected to 127.0.0.1:%lld", port);
     } else if (strcmp(escape, "netlink") == 0) {
         int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
         if (fd < 0) return refused(out, size, "socket(AF_NETLINK)");
         close(fd);
         snprintf(out, size, "ESCAPED: opened a netlink socket");
+    } else if (strcmp(escape, "abstract-unix") == 0) {
+        struct sockaddr_un address;
+        memset(&address, 0, sizeof address);
+        address.sun_family = AF_UNIX;
+        size_t name_length = strlen(path);
+        if (name_length + 1 > sizeof address.sun_path) name_length = sizeof address.sun_path - 1;
+        memcpy(address.sun_path + 1, path, name_length);
+        socklen_t address_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + name_length);
+        if (!connect_to(AF_UNIX, (struct sockaddr *)&address, address_length, out, size)) return;
+        snprintf(out, size, "ESCAPED: connected to @%s", path);
+    } else if (strcmp(escape, "getenv") == 0) {
+        const char *value = getenv(path);
+        if (!value) {
+            snprintf(out, size, "refused: getenv: %s is not set", path);
+            return;
+        }
+        snprintf(out, size, "ESCAPED: %s=%s", path, value);
+    } else if (strcmp(escape, "environ-names") == 0) {
+        extern char **environ;
+        size_t n = (size_t)snprintf(out, size, "ok: ");
+        for (char **entry = environ; entry && *entry && n + 2 < size; entry++) {
+            const char *equals = strchr(*entry, '=');
+            size_t name_length = equals ? (size_t)(equals - *entry) : strlen(*entry);
+            if (n + name_length + 2 >= size) break;
+            if (entry != environ) out[n++] = ',';
+            memcpy(out + n, *entry, name_length);
+            n += name_length;
+            out[n] = 0;
+        }
+    } else if (strcmp(escape, "open-files") == 0) {
+        int *fds = calloc((size_t)(count > 0 ? count : 1), sizeof(int));
+        int opened = 0, error = 0;
+        for (long long i = 0; i < count; i++) {
+            int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (fd < 0) {
+                error = errno;
+                break;
+            }
+            fds[opened++] = fd;
+        }
+        for (int i = 0; i < opened; i++) close(fds[i]);
+        free(fds);
+        if (opened < count) {
+            errno = error;
+            char what[64];
+            snprintf(what, sizeof what, "open #%d", opened + 1);
+            return refused(out, size, what);
+        }
+        snprintf(out, size, "ESCAPED: opened %lld files", count);
+    } else if (strcmp(escape, "file-size") == 0) {
+        char target[1200];
+        snprintf(target, sizeof target, "%s/huge-file", instance->data_directory);
+        signal(SIGXFSZ, SIG_IGN);
+        int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) return refused(out, size, "open for writing");
+        ssize_t wrote = pwrite(fd, "x", 1, (off_t)2 << 30);
+        int error = errno;
+        close(fd);
+        unlink(target);
+        if (wrote != 1) {
+            errno = error;
+            return refused(out, size, "pwrite at 2 GiB");
+        }
+        snprintf(out, size, "ESCAPED: wrote at offset 2 GiB of %s", target);
     } else if (strcmp(escape, "fork-exec") == 0) {
         pid_t child = fork();
         if (child < 0) return refused(out, size, "fork");
@@ -180,6 +272,12 @@ static void try_escape(const instance_t *instance, const char *escape, const cha
         snprintf(proc_path, sizeof proc_path, "/proc/%lld/%s", host_pid, escape + 5);
         int fd = open(proc_path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) return refused(out, size, proc_path);
+        if (strcmp(escape, "proc-mem") == 0) {
+            /* Opening mem is the kernel's ptrace-attach check; reading needs a mapped address. */
+            close(fd);
+            snprintf(out, size, "ESCAPED: opened %s", proc_path);
+            return;
+        }
         char buffer[64];
         ssize_t got = read(fd, buffer, sizeof buffer);
         int error = errno;
@@ -191,6 +289,7 @@ static void try_escape(const instance_t *instance, const char *escape, const cha
         snprintf(out, size, "ESCAPED: read %zd bytes of %s", got, proc_path);
     } else if (strcmp(escape, "ptrace") == 0) {
         if (ptrace(PTRACE_ATTACH, (pid_t)host_pid, NULL, NULL) != 0) return refused(out, size, "ptrace");
+        waitpid((pid_t)host_pid, NULL, __WALL); /* stopped: it may be detached now */
         ptrace(PTRACE_DETACH, (pid_t)host_pid, NULL, NULL);
         snprintf(out, size, "ESCAPED: attached to %lld", host_pid);
     } else if (strcmp(escape, "forge-response") == 0) {

@@ -1,27 +1,25 @@
 #!/usr/bin/env bash
-# Validates a JUnit XML file against the common JUnit schema (junit-10.xsd, the Surefire/Jenkins
-# dialect, as shipped in pytest's source distribution), with the xmlschema package.
+# Validates a JUnit XML file against the common JUnit schema (junit-10.xsd next to this script:
+# the Surefire/Jenkins dialect, MIT, as shipped in pytest 9.2.0's source distribution under
+# testing/example_scripts/), with the xmlschema package of the test-only venv
+# (scripts/test-requirements.txt, made by scripts/test-venv.sh, which scripts/test.sh runs).
 #
-# Test-only tooling, fetched from PyPI into a cache folder on first use; never a runtime
-# dependency of context-host.
+# Test-only tooling; never a runtime dependency of context-host.
 #
 # Usage: validate-junit.sh FILE.xml
-# Exit status: 0 valid, 1 invalid (errors on stdout), 77 the tools could not be installed.
+# Exit status: 0 valid, 1 invalid (errors on stdout), 77 the venv or xmlschema is missing (the
+# Swift test fails on it: run scripts/test-venv.sh).
 set -u
 file=$1
-cache=${CONTEXT_HOST_TOOL_CACHE:-/tmp/context-host-test-tools}
-mkdir -p "$cache"
-if ! PYTHONPATH="$cache/py" python3 -c 'import xmlschema' 2>/dev/null; then
-    python3 -m pip install --quiet --disable-pip-version-check --target "$cache/py" xmlschema >/dev/null 2>&1 || exit 77
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+venv="${CONTEXT_HOST_TEST_VENV:-$root/.build/test-venv}"
+case "$venv" in /*) ;; *) venv="$root/$venv" ;; esac
+if ! "$venv/bin/python" -c 'import xmlschema' 2>/dev/null; then
+    echo "validate-junit.sh: no xmlschema in the test venv at $venv: run scripts/test-venv.sh (scripts/test.sh does)"
+    exit 77
 fi
-if [ ! -f "$cache/junit-10.xsd" ]; then
-    tmp=$(mktemp -d)
-    python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: -d "$tmp" "pytest==9.2.0" >/dev/null 2>&1 || { rm -rf "$tmp"; exit 77; }
-    tar xzf "$tmp"/pytest-*.tar.gz -C "$tmp" --wildcards '*/testing/example_scripts/junit-10.xsd' 2>/dev/null || { rm -rf "$tmp"; exit 77; }
-    cp "$tmp"/pytest-*/testing/example_scripts/junit-10.xsd "$cache/junit-10.xsd.part" && mv "$cache/junit-10.xsd.part" "$cache/junit-10.xsd"
-    rm -rf "$tmp"
-fi
-PYTHONPATH="$cache/py" python3 - "$cache/junit-10.xsd" "$file" <<'PY'
+"$venv/bin/python" - "$here/junit-10.xsd" "$file" <<'PY'
 import sys
 import xmlschema
 
