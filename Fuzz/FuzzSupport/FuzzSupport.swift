@@ -32,12 +32,17 @@
 /// not allocate).
 nonisolated(unsafe) private var currentInput = UnsafeMutablePointer<CChar>.allocate(capacity: 4096)
 
+/// Where `/proc/self/status` is read after each input, allocated before the data segment is
+/// capped.
+private let statusBufferSize = 8192
+nonisolated(unsafe) private var statusBuffer = UnsafeMutableRawPointer.allocate(byteCount: statusBufferSize, alignment: 8)
+
 /// Runs every file named (directories: every file in them, not hidden) through `body` once, in
 /// name order; answers how many ran.
 ///
 /// As libFuzzer does, `-timeout=SECONDS` (default 10) fails an input that takes longer (exit 70,
 /// naming it) and `-rss_limit_mb=MB` (default 2048) fails one after which the process's peak
-/// resident memory (`ru_maxrss`) is over the limit (exit 71, naming it); 0 turns either off. The
+/// resident memory (`VmHWM`; see `peakResidentMB`) is over the limit (exit 71, naming it); 0 turns either off. The
 /// data segment is capped at twice the RSS limit, so a runaway allocation fails fast instead of
 /// taking the machine's memory. Other arguments starting with `-` are ignored (libFuzzer's).
 public enum FuzzReplay {
@@ -55,6 +60,7 @@ public enum FuzzReplay {
             }
         }
         if rssLimitMB > 0 {
+            _ = peakResidentMB()  // allocates what it reads into now, before the cap
             let bytes = rlim_t(rssLimitMB) * 2 * (1 << 20)
             var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
             #if canImport(Glibc)
@@ -94,13 +100,7 @@ public enum FuzzReplay {
                 bytes.withUnsafeBytes { body($0) }
                 alarm(0)
                 if rssLimitMB > 0 {
-                    var usage = rusage()
-                    #if canImport(Glibc)
-                        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
-                    #else
-                        getrusage(RUSAGE_SELF, &usage)
-                    #endif
-                    let peakMB = Int(usage.ru_maxrss) / 1024
+                    let peakMB = peakResidentMB()
                     if peakMB > rssLimitMB {
                         print("replay: rss limit: the peak resident memory reached \(peakMB) MB (limit \(rssLimitMB) MB) after \(file)")
                         exit(71)
@@ -110,6 +110,59 @@ public enum FuzzReplay {
             }
         }
         return count
+    }
+
+    /// This process's peak resident memory in MB. On Linux `VmHWM` of `/proc/self/status`: the
+    /// peak of this program's own memory. (`ru_maxrss` is not: after `exec` it starts from the
+    /// parent's peak at `fork`, so a replay started by a large test process seemed over the limit.)
+    static func peakResidentMB() -> Int {
+        #if os(Linux)
+            // No allocation here: under the data-segment cap a small limit leaves no room for one.
+            let fd = open("/proc/self/status", O_RDONLY)
+            if fd >= 0 {
+                let count = read(fd, statusBuffer, statusBufferSize)
+                close(fd)
+                if count > 0, let kilobytes = field("VmHWM:", in: UnsafeRawBufferPointer(start: statusBuffer, count: count)) {
+                    return kilobytes / 1024
+                }
+            }
+        #endif
+        var usage = rusage()
+        #if canImport(Glibc)
+            getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+        #endif
+        #if os(Linux)
+            return Int(usage.ru_maxrss) / 1024
+        #else
+            return Int(usage.ru_maxrss) / (1 << 20)  // bytes on Darwin
+        #endif
+    }
+
+    /// The number after `name` at the start of a line of `text` (`/proc` status format), or nil.
+    static func field(_ name: StaticString, in text: UnsafeRawBufferPointer) -> Int? {
+        let key = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        var lineStart = 0
+        while lineStart + key.count <= text.count {
+            if memcmp(text.baseAddress! + lineStart, key.baseAddress!, key.count) == 0 {
+                var index = lineStart + key.count
+                var value = 0
+                var digits = 0
+                while index < text.count, text[index] != 0x0A {
+                    let digit = Int(text[index]) - 48
+                    if (0...9).contains(digit), digits < 15 {
+                        value = value * 10 + digit
+                        digits += 1
+                    }
+                    index += 1
+                }
+                return digits > 0 ? value : nil
+            }
+            while lineStart < text.count, text[lineStart] != 0x0A { lineStart += 1 }
+            lineStart += 1
+        }
+        return nil
     }
 
     /// The whole file, or `nil` when it cannot be read.
