@@ -30,12 +30,8 @@ public final class ProviderHarness: Sendable {
         self.providerID = providerID
         let path = BuildProducts.library(product)
         let library = try ProviderLibrary.load(path: path, sha256: nil)
-        let initJSON: JSONValue = [
-            "ctxpVersion": 1, "providerId": .string(providerID), "hostVersion": .string(HostConfiguration.hostVersion),
-            "locale": .string(locale), "settings": .object(settings),
-            "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
-        ]
-        connection = try InProcessConnection(library: library, initJSON: initJSON.jsonBytes)
+        let context = ProviderContext(providerID: providerID, settings: settings, locale: locale, grantedPermissions: grantedPermissions)
+        connection = try InProcessConnection(library: library, initJSON: context.initBytes)
     }
 
     /// Sends one request and waits for its result; throws `CallError` for an error answer.
