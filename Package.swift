@@ -160,11 +160,14 @@ let package = Package(
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
+        .testTarget(name: "ContextProtocolTests", dependencies: ["ContextProtocol"]),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient"]),
+        // The MCP bridge, through the real binary and the official MCP Python SDK.
+        .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
