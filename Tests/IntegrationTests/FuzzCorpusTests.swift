@@ -44,6 +44,16 @@ struct FuzzCorpusTests {
     static let timeoutSeconds = 10
     static let rssLimitMB = 1024
 
+    @Test("a series in zones whose rules start in 1601 asks its offsets in a year's expansion each, not one per instant (fuzz timeout of 28 Nov: 5.1 s in the debug build before)")
+    func zoneLookupsPerYear() throws {
+        // The calendar-fuzzer input that took 1.5 s in the release fuzz build (over its 1 s
+        // limit): three weekly series whose instants fall outside the zone tables (1900–2200)
+        // of thirteen VTIMEZONEs from 1601, each instant expanding the zone's yearly rules again.
+        let seed = BuildProducts.packageRoot + "/Fuzz/corpus/calendar/timeout-vtimezone-1601-weekly-lookups.ics"
+        let (status, text) = try Self.run("calendar-fuzzer", ["-timeout=2", seed])
+        #expect(status == 0, "exit \(status) (70: over 2 s in the debug build): \(text)")
+    }
+
     @Test("the replay driver enforces its memory limit: a 1 MB limit fails on the first input, naming it")
     func memoryLimitEnforced() throws {
         let (status, text) = try Self.run("sdk-json-fuzzer", ["-rss_limit_mb=1", BuildProducts.packageRoot + "/Fuzz/corpus/sdk-json"])
