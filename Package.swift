@@ -2,8 +2,8 @@
 import PackageDescription
 
 /// Linker settings for the bundled Swift provider libraries (Linux, GNU-style linkers): export only
-/// the entry symbol (Providers/provider-exports.map) and drop unreachable sections, so a provider
-/// carries the SDK code it uses, not all of ContextProviderKit and ContextProtocol (docs/provider-abi.md).
+/// the entry symbol (Providers/provider-exports.map) and drop unreachable sections (docs/sdk.md §1;
+/// the Swift metadata of the SDK's types still keeps most of ContextProtocol).
 let providerLinkerSettings: [LinkerSetting] = [
     .unsafeFlags(
         ["-Xlinker", "--version-script=\(Context.packageDirectory)/Providers/provider-exports.map", "-Xlinker", "--gc-sections"],
