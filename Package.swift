@@ -1,6 +1,15 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Linker settings for the bundled Swift provider libraries (Linux, GNU-style linkers): export only
+/// the entry symbol (Providers/provider-exports.map) and drop unreachable sections (docs/sdk.md §1;
+/// the Swift metadata of the SDK's types still keeps most of ContextProtocol).
+let providerLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(
+        ["-Xlinker", "--version-script=\(Context.packageDirectory)/Providers/provider-exports.map", "-Xlinker", "--gc-sections"],
+        .when(platforms: [.linux])),
+]
+
 /// ContextHost: a host for context providers (DESIGN.md §2).
 ///
 /// Bundled providers are `.dynamic` library products, so `swift build` leaves
@@ -115,14 +124,16 @@ let package = Package(
                 "ContextProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The C scaffold's vendored headers: links to the one copy of each, embedded at build time.
+            resources: [.embedInCode("New/Headers/context_provider.h"), .embedInCode("New/Headers/ctxp_json.h")]
         ),
         // Bundled providers.
-        .target(name: "NoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/Note"),
-        .target(name: "LocationProvider", dependencies: ["ContextProviderKit"], path: "Providers/Location"),
-        .target(name: "CalendarProvider", dependencies: ["ContextProviderKit"], path: "Providers/Calendar"),
-        .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote"),
-        .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric"),
+        .target(name: "NoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/Note", linkerSettings: providerLinkerSettings),
+        .target(name: "LocationProvider", dependencies: ["ContextProviderKit"], path: "Providers/Location", linkerSettings: providerLinkerSettings),
+        .target(name: "CalendarProvider", dependencies: ["ContextProviderKit"], path: "Providers/Calendar", linkerSettings: providerLinkerSettings),
+        .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote", linkerSettings: providerLinkerSettings),
+        .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric", linkerSettings: providerLinkerSettings),
         // Written in plain C against context_provider.h alone (also builds with its own Makefile).
         .target(name: "DeviceInfoProvider", dependencies: ["CContextProvider"], path: "Providers/DeviceInfo", exclude: ["Makefile"]),
         // Benchmarks (run on demand; see Benchmarks/README.md).

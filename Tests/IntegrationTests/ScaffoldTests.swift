@@ -249,7 +249,7 @@ struct ScaffoldTests {
         for (written, source) in pairs {
             let copy = try Data(contentsOf: URL(fileURLWithPath: temporary.path + "/p/" + written))
             let original = try Data(contentsOf: URL(fileURLWithPath: BuildProducts.packageRoot + "/" + source))
-            #expect(copy == original, "\(written) differs from \(source): run scripts/embed-scaffold-headers.sh")
+            #expect(copy == original, "\(written) differs from \(source): the scaffold embeds Sources/context-host/New/Headers/, links to the sources")
         }
     }
 
