@@ -21,20 +21,25 @@ public final class ProviderHarness: Sendable {
         public var description: String { "\(code): \(message)" }
     }
 
-    /// Loads `lib<product>.so` and opens an instance with these settings.
+    /// Loads `lib<product>.so` and opens an instance with these settings (and the data folder the
+    /// host would give it).
     public init(
         product: String, providerID: String, settings: JSONObject = [:], locale: String = "en-US",
-        grantedPermissions: [String] = []
+        grantedPermissions: [String] = [], dataDirectory: String? = nil
     ) throws {
         try BuildProducts.checkBuilt()
         self.providerID = providerID
         let path = BuildProducts.library(product)
         let library = try ProviderLibrary.load(path: path, sha256: nil)
-        let initJSON: JSONValue = [
+        var initJSON: JSONValue = [
             "ctxpVersion": 1, "providerId": .string(providerID), "hostVersion": .string(HostConfiguration.hostVersion),
             "locale": .string(locale), "settings": .object(settings),
             "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
         ]
+        if let dataDirectory, case .object(var object) = initJSON {
+            object["dataDirectory"] = .string(dataDirectory)
+            initJSON = .object(object)
+        }
         connection = try InProcessConnection(library: library, initJSON: initJSON.jsonBytes)
     }
 
