@@ -20,7 +20,7 @@ struct Failure: Error, CustomStringConvertible {
     var description: String
 }
 
-final class TimedTransport: NSObject, CalDAVTransport, URLSessionTaskDelegate, @unchecked Sendable {
+final class TimedTransport: NSObject, CalDAVTransport, @unchecked Sendable {
     private let lock = NSLock()
     private var seconds = 0.0
     private var requests: [CalDAVRequest] = []
@@ -31,7 +31,7 @@ final class TimedTransport: NSObject, CalDAVTransport, URLSessionTaskDelegate, @
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+        session = URLSession(configuration: configuration)
     }
 
     func reset() -> (seconds: Double, requests: [CalDAVRequest]) {
@@ -73,12 +73,6 @@ final class TimedTransport: NSObject, CalDAVTransport, URLSessionTaskDelegate, @
         return response
     }
 
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
 }
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

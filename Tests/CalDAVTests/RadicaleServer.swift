@@ -118,9 +118,11 @@ final class RadicaleServer: @unchecked Sendable {
         throw TestFailure("Radicale did not start on port \(port): \(text.suffix(2000))")
     }
 
+    /// Kills the server at once (SIGKILL): Radicale's SIGTERM shutdown waits for open client
+    /// connections, and URLSession keeps one alive; an unreachable server is what the tests want.
     func stop() {
         guard let process, process.isRunning else { return }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
     }
@@ -171,60 +173,73 @@ final class RadicaleServer: @unchecked Sendable {
     }
 }
 
-/// A CalDAV transport over FoundationNetworking's URLSession — in the test target only; the
-/// provider never links Foundation. Redirects are not followed (the client follows them), no
-/// cookies are kept. Records what it sent, for assertions.
-final class URLSessionTransport: NSObject, CalDAVTransport, URLSessionTaskDelegate, @unchecked Sendable {
+/// A tiny test-only HTTP/1.1 client for the CalDAV transport (plain `http://` on loopback,
+/// `Connection: close`, the answer read to the end) — in the test target only; the provider
+/// never opens a socket. (FoundationNetworking's URLSession leaves its completion handler
+/// uncalled on Radicale's 401 and on a refused redirect, so it cannot be used here.) Redirects
+/// are not followed (the client follows them). Records what it sent, for assertions.
+final class URLSessionTransport: CalDAVTransport, @unchecked Sendable {
     static let shared = URLSessionTransport()
 
     private let lock = NSLock()
     private var _sent: [CalDAVRequest] = []
-    private var session: URLSession!
-
-    override init() {
-        super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-    }
 
     var sent: [CalDAVRequest] { lock.withLock { _sent } }
     func clear() { lock.withLock { _sent.removeAll() } }
 
     func send(_ request: CalDAVRequest) async throws -> CalDAVResponse {
         lock.withLock { _sent.append(request) }
-        guard let url = URL(string: request.url) else { throw TestFailure("bad URL \(request.url)") }
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let body = request.body { urlRequest.httpBody = Data(body) }
-        urlRequest.timeoutInterval = request.timeoutSeconds ?? 30
         return try await withCheckedThrowingContinuation { continuation in
-            let task = session.dataTask(with: urlRequest) { data, response, error in
-                if let error {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                guard let http = response as? HTTPURLResponse else {
-                    continuation.resume(throwing: TestFailure("not an HTTP answer"))
-                    return
-                }
-                var headers: [String: String] = [:]
-                for (name, value) in http.allHeaderFields {
-                    if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-                }
-                continuation.resume(returning: CalDAVResponse(status: http.statusCode, headers: headers, body: Array(data ?? Data())))
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try Self.exchange(request) })
             }
-            task.resume()
         }
     }
 
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
+    static func exchange(_ request: CalDAVRequest) throws -> CalDAVResponse {
+        guard let url = DAVURL(request.url), url.scheme == "http" else { throw TestFailure("not an http URL: \(request.url)") }
+        let parts = url.authority.split(separator: ":")
+        let port = parts.count > 1 ? UInt16(parts[1]) ?? 80 : 80
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: Int(request.timeoutSeconds ?? 30), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestFailure("connection to \(url.origin) refused (errno \(errno))") }
+        var head = "\(request.method) \(url.path) HTTP/1.1\r\nHost: \(url.authority)\r\nConnection: close\r\n"
+        for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(request.body?.count ?? 0)\r\n\r\n"
+        let out = Array(head.utf8) + (request.body ?? [])
+        var written = 0
+        while written < out.count {
+            let count = out.withUnsafeBytes { write(fd, $0.baseAddress! + written, out.count - written) }
+            guard count > 0 else { throw TestFailure("write failed (errno \(errno))") }
+            written += count
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 { throw TestFailure("read failed (errno \(errno))") }
+            if count == 0 { break }
+            answer.append(contentsOf: buffer[0..<count])
+        }
+        guard let split = answer.firstRange(of: Array("\r\n\r\n".utf8)) else { throw TestFailure("no HTTP head") }
+        let lines = String(decoding: answer[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = (lines.first ?? "").split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw TestFailure("bad status line") }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return CalDAVResponse(status: status, headers: headers, body: Array(answer[split.upperBound...]))
     }
 }
