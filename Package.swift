@@ -171,7 +171,7 @@ let package = Package(
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
         // The Calendar provider's CalDAV client against a real Radicale server, and its XML reader
-        // (the provider module itself: its network transport is injected, over URLSession here).
+        // (the provider module itself: its network transport is injected, a tiny test-only HTTP client here).
         .testTarget(name: "CalDAVTests", dependencies: ["CalendarProvider"]),
     ]
 )
