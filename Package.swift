@@ -140,6 +140,7 @@ let package = Package(
         .executableTarget(name: "discovery-bench", dependencies: ["ContextHost"], path: "Benchmarks/DiscoveryBench"),
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
+        .executableTarget(name: "caldav-bench", dependencies: ["CalendarProvider"], path: "Benchmarks/CalDAVBench"),
         .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),
         .executableTarget(name: "embed-bench", dependencies: ["ContextHost", "ContextHostClient"], path: "Benchmarks/EmbedBench"),
         .executableTarget(name: "composer-bench", dependencies: ["ContextProviderKit"], path: "Benchmarks/ComposerBench"),
@@ -150,6 +151,7 @@ let package = Package(
         .executableTarget(name: "framing-fuzzer", dependencies: ["FuzzSupport", "ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
         .executableTarget(name: "manifest-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ManifestFuzzer"),
         .executableTarget(name: "calendar-fuzzer", dependencies: ["FuzzSupport", "CalendarProvider"], path: "Fuzz/CalendarFuzzer"),
+        .executableTarget(name: "caldav-xml-fuzzer", dependencies: ["FuzzSupport", "CalendarProvider"], path: "Fuzz/CalDAVXMLFuzzer"),
         .executableTarget(name: "health-export-fuzzer", dependencies: ["FuzzSupport", "HealthMetricProvider"], path: "Fuzz/HealthExportFuzzer"),
         .executableTarget(name: "health-csv-fuzzer", dependencies: ["FuzzSupport", "HealthMetricProvider"], path: "Fuzz/HealthCSVFuzzer"),
         .executableTarget(name: "price-csv-fuzzer", dependencies: ["FuzzSupport", "StockQuoteProvider"], path: "Fuzz/PriceCSVFuzzer"),
@@ -182,5 +184,8 @@ let package = Package(
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
+        // The Calendar provider's CalDAV client against a real Radicale server, and its XML reader
+        // (the provider module itself: its network transport is injected, a tiny test-only HTTP client here).
+        .testTarget(name: "CalDAVTests", dependencies: ["CalendarProvider"]),
     ]
 )

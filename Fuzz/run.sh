@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
-targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer elf-fuzzer signature-fuzzer bundle-fuzzer protocol-fuzzer"}
+targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer caldav-xml-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer elf-fuzzer signature-fuzzer bundle-fuzzer protocol-fuzzer"}
 build_lock=${BUILD_LOCK:-/tmp/heavy.lock}
 fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
 flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING)
@@ -39,7 +39,7 @@ for target in $targets; do
   name=${target%-fuzzer}
   mkdir -p ".build-fuzz/corpus/$name" ".build-fuzz/crashes/$name"
   log=".build-fuzz/logs/$name.log"
-  case $name in framing|bundle) max_len=8192 ;; calendar) max_len=16384 ;; elf) max_len=8192 ;; *) max_len=4096 ;; esac
+  case $name in framing|bundle) max_len=8192 ;; calendar|caldav-xml) max_len=16384 ;; elf) max_len=8192 ;; *) max_len=4096 ;; esac
   # Real files seed some targets beside their committed seeds (read, never written to).
   seeds=()
   case $name in calendar) seeds=(data/calendar/samples data/calendar/corpus) ;; esac

@@ -21,16 +21,18 @@ public final class ProviderHarness: Sendable {
         public var description: String { "\(code): \(message)" }
     }
 
-    /// Loads `lib<product>.so` and opens an instance with these settings.
+    /// Loads `lib<product>.so` and opens an instance with these settings (and the data folder the
+    /// host would give it).
     public init(
         product: String, providerID: String, settings: JSONObject = [:], locale: String = "en-US",
-        grantedPermissions: [String] = []
+        grantedPermissions: [String] = [], dataDirectory: String? = nil
     ) throws {
         try BuildProducts.checkBuilt()
         self.providerID = providerID
         let path = BuildProducts.library(product)
         let library = try ProviderLibrary.load(path: path, sha256: nil)
-        let context = ProviderContext(providerID: providerID, settings: settings, locale: locale, grantedPermissions: grantedPermissions)
+        var context = ProviderContext(providerID: providerID, settings: settings, locale: locale, grantedPermissions: grantedPermissions)
+        context.dataDirectory = dataDirectory
         connection = try InProcessConnection(library: library, initJSON: context.initBytes)
     }
 

@@ -11,7 +11,7 @@ import Testing
 struct FuzzCorpusTests {
     @Test("every seed runs through its target without a crash", arguments: [
         ("framing-fuzzer", "framing"), ("manifest-fuzzer", "manifest"), ("health-export-fuzzer", "health-export"),
-        ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"),
+        ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"), ("caldav-xml-fuzzer", "caldav-xml"),
         ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
         ("elf-fuzzer", "elf"),
         ("signature-fuzzer", "signature"),
