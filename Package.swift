@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 /// Linker settings for the bundled Swift provider libraries (Linux, GNU-style linkers): export only
@@ -41,6 +41,12 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `serve --listen` only (ContextWeb): HTTP/1 and WebSocket over SwiftNIO. The default
+        // traits (swift-configuration, full Foundation) are off: nothing here needs them.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The C ABI between host and provider binaries.
@@ -113,10 +119,28 @@ let package = Package(
         .target(name: "ContextClient", dependencies: ["ContextProviderKit", "ContextHostClient"]),
         // `context-host mcp`: the providers as an MCP server, over the in-process host.
         .target(name: "ContextMCP", dependencies: ["ContextHost", "ContextProtocol", .product(name: "Logging", package: "swift-log")]),
+        // `serve --listen`: the protocol over WebSocket (Hummingbird), each connection its own
+        // session (docs/web.md). Only the CLI links it: neither the embeddable host nor the
+        // stdio path (`serve`, `worker`) reaches it.
+        .target(
+            name: "ContextWeb",
+            dependencies: [
+                "ContextHost",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "context-host",
             dependencies: [
                 "ContextHost",
+                "ContextWeb",
                 "ContextPackages",
                 "ContextConformance",
                 "ContextClient",
@@ -181,6 +205,7 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient"]),
         // The MCP bridge, through the real binary and the official MCP Python SDK.
         .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),
+        .testTarget(name: "ContextWebTests", dependencies: ["ContextWeb"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
