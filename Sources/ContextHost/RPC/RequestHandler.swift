@@ -76,6 +76,8 @@ extension Request {
         do throws(JSONDecodeError) {
             return try Params(json: value, path: "params")
         } catch {
+            // By-position params (an array) where the method takes named ones.
+            if case .array = value { throw .invalidParams("params must be an object, got array") }
             throw .invalidParams("\(error)")
         }
     }
