@@ -24,12 +24,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import base64
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_page import Browser, find_chromium  # noqa: E402  (the shared DevTools-over-pipe driver)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web"))
+from ws_check import Host as ListenerHost  # noqa: E402  (the shared `serve --listen` process)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 failures = 0
@@ -46,57 +48,17 @@ def check(name, ok, why=""):
         print(f"FAIL {name}: {why}", flush=True)
 
 
-class Host:
-    """`context-host serve --listen 127.0.0.1:0` on a scratch manifest folder."""
+class Host(ListenerHost):
+    """`context-host serve --listen 127.0.0.1:0 --manifests FOLDER` (ws_check.py's host), plus the
+    composer page's URL (`page`) it prints right after the listening line."""
 
     def __init__(self, binary, manifests, extra=()):
-        self.scratch = tempfile.mkdtemp(prefix="composer-check-")
-        env = dict(os.environ)
-        for name in ("CONTEXT_HOST_MANIFESTS", "CONTEXT_HOST_REGISTRY_CACHE"):
-            env.pop(name, None)
-        env["XDG_STATE_HOME"] = self.scratch + "/state"
-        env["XDG_CACHE_HOME"] = self.scratch + "/cache"
-        env["XDG_DATA_HOME"] = self.scratch + "/data"
-        self.lines = []
-        self.cond = threading.Condition()
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--manifests", manifests, *extra], cwd=ROOT, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        threading.Thread(target=self._drain, daemon=True).start()
-        line = self.wait_for(r"composer at (http://\S+)", 60)
+        super().__init__(binary, ["--listen", "127.0.0.1:0", "--manifests", manifests, *extra])
+        line = self.wait_for(r"composer at (http://\S+)", 5)
         if line is None:
             self.stop()
-            raise RuntimeError("the host did not report its composer page within 60 s; stderr:\n" + "\n".join(self.lines))
+            raise RuntimeError("the host serves no composer page (no 'composer at' after 'listening on'); stderr:\n" + "\n".join(self.lines))
         self.page = re.search(r"composer at (http://\S+)", line).group(1)
-        self.port = int(re.search(r":(\d+)/$", self.page).group(1))
-
-    def _drain(self):
-        for raw in self.proc.stderr:
-            with self.cond:
-                self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-                self.cond.notify_all()
-
-    def wait_for(self, pattern, timeout):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines:
-                    if re.search(pattern, line):
-                        return line
-                left = deadline - time.monotonic()
-                if left <= 0 or self.proc.poll() is not None:
-                    return None
-                self.cond.wait(left)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def http_get(port, path, headers):
