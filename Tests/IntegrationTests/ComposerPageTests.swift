@@ -11,8 +11,8 @@ import Testing
 struct ComposerPageTests {
     static let root = BuildProducts.packageRoot
     static let artifacts = root + "/.build/test-artifacts/composer"
-    /// Every check composer_check.py makes (static route 17, hostile --web-root 3, navigation 1, page 13, console and requests 2).
-    static let expectedChecks = 36
+    /// Every check composer_check.py makes (static route 17, hostile --web-root 3, navigation 1, page 13, ctxui.js on hostile input 7, console and requests 3).
+    static let expectedChecks = 44
 
     @Test("attach a Note (after a field error), search and attach a Location, remove, detail, send, providers/changed")
     func browser() throws {

@@ -177,6 +177,64 @@ class Page:
             file.write(base64.b64decode(shot["data"]))
 
 
+HOSTILE = "<img src=x onerror=\"window.__pwned=1\">"
+
+
+def renderer(page):
+    """ctxui.js on hostile provider output, in the page (its CSP in force): every string stays text,
+    no unsafe URL becomes a link or an image; the same link and image rules as the gallery's
+    HTMLRender (Tests/ContextClientTests/HTMLRenderTests.swift checks the Swift side)."""
+    script = """(async () => {
+        const ctxui = await import("/ctxui.js");
+        const hostile = %s;
+        // What a renderer that used markup would make of it (in a DOMParser document: inert).
+        const control = new DOMParser().parseFromString(hostile, "text/html");
+        const chip = ctxui.chip({title: hostile, subtitle: hostile, icon: hostile, fallbackText: hostile,
+            thumbnail: "data:text/html;base64,PHNjcmlwdD4=", tone: 'x" onmouseover="1'});
+        const detail = ctxui.detail({title: hostile, blocks: [
+            {type: "text", style: "markdown", text: "**" + hostile + "** `" + hostile + "`"},
+            {type: "link", url: "javascript:window.__pwned=1", title: hostile},
+            {type: "link", url: " https://example.com", title: "leading space"},
+            {type: "link", url: "https://example.com/a", title: "ok"},
+            {type: "image", dataURI: "data:image/svg+xml;utf8,<svg onload=alert(1)>", alt: hostile},
+            {type: "image", dataURI: "data:image/png;base64,iVBORw0KGgo=", alt: "ok"},
+            {type: "facts", facts: [{label: hostile, value: hostile}]},
+            {type: "list", items: [hostile]},
+            {type: "future-block", fallback: hostile}]});
+        const form = ctxui.liveForm({title: hostile, fields: [{id: "a", kind: "text", label: hostile, help: hostile, placeholder: hostile},
+            {id: "b", kind: "future-kind", label: "b", fallback: hostile}]}, {onSubmit() {}});
+        form.showErrors({a: hostile, ghost: hostile}, hostile);
+        const all = [chip, detail, form];
+        const count = (selector) => all.reduce((n, e) => n + e.querySelectorAll(selector).length, 0);
+        return {
+            controlMadeImage: control.querySelectorAll("img[onerror]").length,
+            images: all.flatMap((e) => [...e.querySelectorAll("img")].map((i) => i.getAttribute("src"))),
+            links: all.flatMap((e) => [...e.querySelectorAll("a")].map((a) => a.getAttribute("href"))),
+            handlers: count("[onerror], [onload], [onmouseover], script, iframe, object, embed"),
+            literal: [chip, detail, form].every((e) => e.textContent.includes(hostile)),
+            chipClass: chip.className,
+            safeLink: ["https://a", "HTTP://a", "mailto:a@b", "geo:1,2", "javascript:x", "data:text/html,x", " https://a", "https://a b", "vbscript:x"].map(ctxui.isSafeLink),
+            safeImage: ["data:image/png;base64,AAAA", "data:image/svg+xml;base64,AAAA", "data:image/png;base64,", "data:image/png;base64,AA AA",
+                        "data:text/html;base64,AAAA", "https://example.com/a.png", "data:image/png,AAAA"].map(ctxui.isSafeImage),
+        };
+    })()""" % json.dumps(HOSTILE)
+    answer = page.call("Runtime.evaluate", {"expression": script, "awaitPromise": True, "returnByValue": True})
+    if "exceptionDetails" in answer:
+        check("ctxui.js renders hostile provider output", False, json.dumps(answer["exceptionDetails"])[:400])
+        return
+    result = answer["result"]["value"]
+    check("control: the hostile string as markup makes an <img onerror>", result["controlMadeImage"] == 1, str(result["controlMadeImage"]))
+    check("ctxui.js: hostile strings stay text (no handler attribute, script or frame; shown literally)",
+          result["handlers"] == 0 and result["literal"] and result["chipClass"] == "chip tone-neutral", json.dumps(result)[:400])
+    check("ctxui.js: only the data:image/png survives as an image", result["images"] == ["data:image/png;base64,iVBORw0KGgo="], str(result["images"]))
+    check("ctxui.js: only the https link is a link", result["links"] == ["https://example.com/a"], str(result["links"]))
+    check("ctxui.js: the gallery's link rule (http, https, mailto, geo; no spaces)",
+          result["safeLink"] == [True, True, True, True, False, False, False, False, False], str(result["safeLink"]))
+    check("ctxui.js: the gallery's image rule (Base64 data:image only)",
+          result["safeImage"] == [True, True, False, False, False, False, False], str(result["safeImage"]))
+    check("the hostile markup never ran", page.evaluate("window.__pwned === undefined"))
+
+
 def composer(page, host, manifests, artifacts):
     q = json.dumps
     page.wait("document.body.dataset.state === 'ready'", "the page to connect and list the providers", 30)
@@ -184,6 +242,7 @@ def composer(page, host, manifests, artifacts):
           page.evaluate("document.getElementById('status').textContent"))
     enabled = page.evaluate("[...document.querySelectorAll('button.provider:not([disabled])')].map(b => b.dataset.providerId)")
     check("picker: Note and Location available", "com.contexthost.note" in enabled and "com.contexthost.location" in enabled, str(enabled))
+    renderer(page)
     page.screenshot(artifacts, "1-picker.png")
 
     # Note, first with the title left out.
@@ -306,9 +365,11 @@ def main():
     for name in ("note.yaml", "location.yaml"):
         with open(os.path.join(ROOT, "manifests", name), encoding="utf-8") as f:
             text = f.read()
-        # The Location gazetteer's default paths are relative to the manifest's folder.
+        # The Location gazetteer's default paths are relative to the manifest's folder. The
+        # preview budget (also the availability check's: Location reads its 2.5 MB gazetteer then)
+        # is raised from 500 ms so a busy 2-core CI machine does not make a provider unavailable.
         with open(os.path.join(manifests, name), "w", encoding="utf-8") as f:
-            f.write(text.replace("../data/", ROOT + "/data/"))
+            f.write(text.replace("../data/", ROOT + "/data/").replace("preview: 500ms", "preview: 10s"))
     host = Host(binary, manifests)
     user_data_dir = tempfile.mkdtemp(prefix="composer-chromium-")
     browser = None
@@ -350,7 +411,10 @@ def main():
                 url = params.get("request", {}).get("url", "")
                 if not (url.startswith(host.page) or url.startswith(host.page.replace("http://", "ws://")) or url.startswith("data:")):
                     foreign.append(url)
-        check("no console errors, exceptions or CSP violations", not problems, "; ".join(problems)[:800])
+        inline = [p for p in problems if "inline event handler" in p]
+        check("control: the CSP blocked the control's inline handler (one violation)", len(inline) == 1, str(len(inline)))
+        problems = [p for p in problems if "inline event handler" not in p]
+        check("no other console errors, exceptions or CSP violations", not problems, "; ".join(problems)[:800])
         check("no request to another origin", not foreign, str(foreign[:5]))
     finally:
         if browser:
