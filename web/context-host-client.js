@@ -61,7 +61,6 @@ export class ContextHostClient {
     const socket = new Impl(url, protocols);
     const client = new ContextHostClient(socket, options.timeoutMs ?? 30000);
     await client.#opened;
-    /** @type {Methods["initialize"]["result"]} */
     client.initializeResult = await client.call("initialize", {
       clientInfo: { name: options.clientName ?? "context-host-client.js" },
       locale: options.locale ?? (globalThis.navigator?.language || "en-US"),
@@ -81,6 +80,8 @@ export class ContextHostClient {
   #timeoutMs;
   /** Why the connection ended, once it has. @type {string | null} */
   closedReason = null;
+  /** The host's `initialize` answer (protocol version, serverInfo, capabilities, limits). @type {Methods["initialize"]["result"] | null} */
+  initializeResult = null;
 
   /**
    * @param {WebSocket} socket
@@ -160,14 +161,20 @@ export class ContextHostClient {
     return () => this.#listeners.get(method)?.delete(handler);
   }
 
-  /** Sends `shutdown` and `exit`; the host then closes the connection. */
+  /** Sends `shutdown` and `exit`, and resolves once the connection is closed (at most 5 s). */
   async close() {
+    const closed = new Promise((resolve) => {
+      if (this.#socket.readyState === 3) resolve();
+      const timer = setTimeout(resolve, 5000);
+      this.#socket.addEventListener("close", () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
     try {
       await this.call("shutdown", {}, { timeoutMs: 5000 });
       this.notify("exit", {});
     } finally {
       this.#socket.close(1000);
     }
+    await closed;
   }
 
   /** @param {unknown} data */
