@@ -141,6 +141,8 @@ struct ListenOptions: ParsableArguments {
             } catch {
                 writeStandardError("context-host: no composer at /: \(error.description)")
             }
+        } else {
+            writeStandardError("context-host: no composer at /: its files were not found; give the repository's web/ folder with --web-root (docs/web.md).")
         }
         let servedSite = site
         var listenerOptions = WebListenerOptions(address: address)
