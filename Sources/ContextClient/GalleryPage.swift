@@ -142,7 +142,7 @@ package enum GalleryPage {
             + "<div class=\"raw\"><div class=\"raw-label\">JSON</div>\(HTMLRender.json(raw))</div></div></div>"
     }
 
-    static let css = """
+    package static let css = """
         :root{color-scheme:light;--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--bg:#f6f8fa;--accent:#0969da}
         *{box-sizing:border-box}
         body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:#fff}

@@ -14,10 +14,14 @@ package final class ListenerGate: Sendable {
     package let maximumConnections: Int
     /// How long a new connection may take to send its request head.
     package let headerTimeout: TimeAmount
+    /// Paths a `GET` or `HEAD` may fetch without the token (the composer's public files; the
+    /// `Host` and `Origin` checks still apply).
+    package let publicPaths: Set<String>
 
-    package init(maximumConnections: Int, headerTimeout: TimeAmount = .seconds(10)) {
+    package init(maximumConnections: Int, headerTimeout: TimeAmount = .seconds(10), publicPaths: Set<String> = []) {
         self.maximumConnections = maximumConnections
         self.headerTimeout = headerTimeout
+        self.publicPaths = publicPaths
     }
 
     package func setPolicy(_ newPolicy: AccessPolicy) { policy.withLock { $0 = newPolicy } }
@@ -155,9 +159,13 @@ final class GateHandler: ChannelInboundHandler, RemovableChannelHandler {
         if !admitted {
             decision = .refuse(status: 503, reason: "Too many connections (the limit is \(gate.maximumConnections), --max-connections); try again later.")
         } else if let policy = gate.currentPolicy {
+            let path = String(head.uri.prefix { $0 != "?" && $0 != "#" })
+            let isPublic = (head.method == .GET || head.method == .HEAD) && gate.publicPaths.contains(path)
+                && !head.headers.contains(name: "Upgrade")
             decision = policy.decide(
                 host: head.headers["Host"], origin: head.headers["Origin"],
-                authorization: head.headers["Authorization"], webSocketProtocols: head.headers["Sec-WebSocket-Protocol"])
+                authorization: head.headers["Authorization"], webSocketProtocols: head.headers["Sec-WebSocket-Protocol"],
+                tokenExempt: isPublic)
         } else {
             decision = .refuse(status: 503, reason: "The listener is starting; try again.")
         }

@@ -54,7 +54,9 @@ package struct AccessPolicy: Sendable {
     }
 
     /// Decides on a request from its header values (each list holds every occurrence).
-    package func decide(host: [String], origin: [String], authorization: [String], webSocketProtocols: [String]) -> Decision {
+    /// `tokenExempt`: a public file (the composer's), which needs no token; `Host` and `Origin`
+    /// are checked all the same.
+    package func decide(host: [String], origin: [String], authorization: [String], webSocketProtocols: [String], tokenExempt: Bool = false) -> Decision {
         // 1. Host.
         guard host.count == 1, let hostValue = host.first?.lowercased(), !hostValue.isEmpty else {
             return .refuse(status: 400, reason: host.isEmpty ? "The request has no Host header." : "The request has more than one Host header.")
@@ -73,7 +75,7 @@ package struct AccessPolicy: Sendable {
             }
         }
         // 3. Token.
-        if let token {
+        if let token, !tokenExempt {
             var candidates: [Substring] = []
             for value in authorization {
                 let trimmed = value.drop { $0 == " " }

@@ -27,6 +27,8 @@ package struct WebListenerOptions: Sendable {
     package var maximumMessageBytes = 16 << 20
     /// Answers waiting for a client that does not read; past it the connection is closed.
     package var maximumQueuedBytes = 32 << 20
+    /// The composer's files, served at `/` (nil: `/` answers a short note).
+    package var site: StaticSite?
 
     package init(address: ListenAddress) {
         self.address = address
@@ -46,10 +48,16 @@ package enum WebListener {
         options: WebListenerOptions, factory: WebSessionFactory, logger: Logger,
         listening: @escaping @Sendable (String) -> Void
     ) async throws {
-        let gate = ListenerGate(maximumConnections: options.maximumConnections)
+        let gate = ListenerGate(maximumConnections: options.maximumConnections, publicPaths: options.site?.paths ?? [])
         let router = Router()
-        router.get("/") { _, _ -> Response in
-            plainText(.ok, "context-host: JSON-RPC over WebSocket at \(endpointPath) (docs/web.md).\n")
+        if let site = options.site {
+            for (path, file) in site.files {
+                router.get(RouterPath(path)) { _, _ -> Response in staticFile(file) }
+            }
+        } else {
+            router.get("/") { _, _ -> Response in
+                plainText(.ok, "context-host: JSON-RPC over WebSocket at \(endpointPath) (docs/web.md); the composer's files were not found (--web-root).\n")
+            }
         }
         router.get(RouterPath(endpointPath)) { _, _ -> Response in
             plainText(.upgradeRequired, "Connect with a WebSocket (Upgrade: websocket) to \(endpointPath).\n")
@@ -97,6 +105,15 @@ package enum WebListener {
             },
             logger: logger)
         try await app.runService()
+    }
+
+    /// A file of the composer with the security headers (StaticSite).
+    private static func staticFile(_ file: StaticSite.File) -> Response {
+        var headers: HTTPFields = [.contentType: file.contentType]
+        for (name, value) in StaticSite.securityHeaders {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
     }
 
     private static func plainText(_ status: HTTPResponse.Status, _ text: String) -> Response {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContextClient
 import ContextHost
 import ContextWeb
 import Dispatch
@@ -42,12 +43,18 @@ struct ListenOptions: ParsableArguments {
         valueName: "n"))
     var maxMessagesPerSecond: Int = 2000
 
+    @Option(help: ArgumentHelp(
+        "With --listen: the folder with the composer's files served at / (the repository's web/). Default: share/context-host/web beside the executable's folder, or the repository's web/ when the executable is in its .build folder. See docs/web.md.",
+        valueName: "folder"))
+    var webRoot: String?
+
     func validate() throws {
         if listen == nil {
             var given: [String] = []
             if !allowOrigins.isEmpty { given.append("--allow-origin") }
             if !allowHosts.isEmpty { given.append("--allow-host") }
             if tokenFile != nil { given.append("--token-file") }
+            if webRoot != nil { given.append("--web-root") }
             if let first = given.first { throw ValidationError("\(first) applies only with --listen ADDRESS.") }
             return
         }
@@ -62,6 +69,29 @@ struct ListenOptions: ParsableArguments {
                 throw ValidationError("--allow-origin \(origin): give one origin as a browser sends it, scheme://host[:port] (no wildcard).")
             }
         }
+    }
+
+    /// The composer's folder when --web-root is not given: `../share/context-host/web` from the
+    /// executable's folder (an installed host), else the repository's `web/` when the executable
+    /// is inside the repository's `.build` folder (a development build). Nil when neither exists.
+    static func defaultWebRoot() -> String? {
+        guard let directory = RunningExecutable.directory else { return nil }
+        var candidates = [directory + "/../share/context-host/web"]
+        var components = directory.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        while components.count > 1 {
+            let last = components.removeLast()
+            if last == ".build" {
+                candidates.append(components.joined(separator: "/") + "/web")
+                break
+            }
+        }
+        return candidates.first { access($0 + "/index.html", F_OK) == 0 }
+    }
+
+    /// `http://HOST:PORT/` for the listener's `ws://HOST:PORT/rpc`.
+    static func pageURL(webSocketURL: String) -> String? {
+        guard webSocketURL.hasPrefix("ws://"), webSocketURL.hasSuffix(WebListener.endpointPath) else { return nil }
+        return "http://" + webSocketURL.dropFirst(5).dropLast(WebListener.endpointPath.count) + "/"
     }
 
     /// Serves until SIGTERM/SIGINT; never returns.
@@ -95,7 +125,28 @@ struct ListenOptions: ParsableArguments {
         // Each connection is its own session: drafts live in memory and end with it (a shared
         // state folder would hand one client's restored drafts to every other).
         configuration.stateDirectory = nil
+        // The composer's files, read once now (a missing or unsafe file stops the start when
+        // --web-root names the folder; a default folder that is absent only leaves out the composer).
+        var site: StaticSite?
+        let stylesheet = StaticSite.File(contentType: "text/css; charset=utf-8", bytes: Array(GalleryPage.css.utf8))
+        if let webRoot {
+            do {
+                site = try StaticSite(root: webRoot, extra: ["/ctxui.css": stylesheet])
+            } catch {
+                throw ValidationError("--web-root: \(error.description)")
+            }
+        } else if let root = Self.defaultWebRoot() {
+            do {
+                site = try StaticSite(root: root, extra: ["/ctxui.css": stylesheet])
+            } catch {
+                writeStandardError("context-host: no composer at /: \(error.description)")
+            }
+        } else {
+            writeStandardError("context-host: no composer at /: its files were not found; give the repository's web/ folder with --web-root (docs/web.md).")
+        }
+        let servedSite = site
         var listenerOptions = WebListenerOptions(address: address)
+        listenerOptions.site = servedSite
         listenerOptions.extraHosts = allowHosts
         listenerOptions.extraOrigins = allowOrigins
         listenerOptions.token = token
@@ -113,6 +164,9 @@ struct ListenOptions: ParsableArguments {
             do {
                 try await WebListener.run(options: frozenOptions, factory: factory, logger: logger) { url in
                     writeStandardError("context-host: listening on \(url)")
+                    if let servedSite, let page = Self.pageURL(webSocketURL: url) {
+                        writeStandardError("context-host: composer at \(page) (files from \(servedSite.root))")
+                    }
                     if let shownToken {
                         writeStandardError("context-host: token for this listener (shown once; clients send 'Authorization: Bearer <token>', browsers the subprotocol 'bearer.<token>'; docs/web.md): \(shownToken.value)")
                     }
