@@ -158,8 +158,10 @@ let package = Package(
         ),
         // Bundled providers.
         .target(name: "NoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/Note", linkerSettings: providerLinkerSettings),
-        .target(name: "LocationProvider", dependencies: ["ContextProviderKit"], path: "Providers/Location", linkerSettings: providerLinkerSettings),
-        .target(name: "CalendarProvider", dependencies: ["ContextProviderKit"], path: "Providers/Calendar", linkerSettings: providerLinkerSettings),
+        // What the bundled providers share: whole-file reads, the system's zoneinfo (TZif, POSIX TZ rules).
+        .target(name: "ProviderSupport", dependencies: ["ContextProviderKit"], path: "Providers/Support"),
+        .target(name: "LocationProvider", dependencies: ["ContextProviderKit", "ProviderSupport"], path: "Providers/Location", linkerSettings: providerLinkerSettings),
+        .target(name: "CalendarProvider", dependencies: ["ContextProviderKit", "ProviderSupport"], path: "Providers/Calendar", linkerSettings: providerLinkerSettings),
         .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote", linkerSettings: providerLinkerSettings),
         .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric", linkerSettings: providerLinkerSettings),
         // Written in plain C against context_provider.h alone (also builds with its own Makefile).
@@ -213,6 +215,7 @@ let package = Package(
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
+        .testTarget(name: "ProviderSupportTests", dependencies: ["ProviderSupport"]),
         // The Calendar provider's CalDAV client against a real Radicale server, and its XML reader
         // (the provider module itself: its network transport is injected, a tiny test-only HTTP client here).
         .testTarget(name: "CalDAVTests", dependencies: ["CalendarProvider"]),

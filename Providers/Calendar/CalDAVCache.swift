@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ProviderSupport
 
 #if canImport(Glibc)
     import Glibc

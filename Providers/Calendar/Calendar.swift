@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ProviderSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -74,7 +75,7 @@ public struct CalendarProvider: ContextProvider {
             // Checked cheaply here (a stat); read on first use.
             let known =
                 name == "UTC" || ZoneResolver.windowsNames[name] != nil
-                || (TZif.isSafeName(name) && FileIO.info("\(TZif.zoneinfo)/\(name)").map { !$0.isDirectory } == true)
+                || ZoneInfo.path(of: name) != nil
             guard known else {
                 throw ProviderError(
                     "unknown time zone \"\(name)\" in the timeZone setting",

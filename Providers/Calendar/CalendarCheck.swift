@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ProviderSupport
 
 /// Entry points for the package's own checking tools (the oracle comparison's
 /// `calendar-expand` and the `calendar-fuzzer`): the provider's reading and expansion, without

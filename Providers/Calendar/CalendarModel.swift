@@ -1,3 +1,8 @@
+import ProviderSupport
+
+/// The most bytes one calendar file may have (a year of a busy shared calendar is a few MB).
+let maximumCalendarFileBytes = 64 << 20
+
 /// A DATE or DATE-TIME value as written, with how to place it on the time line.
 struct EventTime: Sendable, Hashable {
     enum Kind: Sendable, Hashable {
@@ -203,14 +208,14 @@ struct CalendarReader {
         let name = FileIO.baseName(path)
         let bytes: [UInt8]
         do {
-            bytes = try FileIO.readChecked(path)
+            bytes = try FileIO.readChecked(path, limit: maximumCalendarFileBytes)
         } catch {
             let message: String
             switch error {
-            case .unreadable: message = "cannot be read (check the file's permissions)"
+            case .notFound, .cannotOpen, .noStatus, .readFailed: message = "cannot be read (check the file's permissions)"
             case .notRegular: message = "is not a regular file (a folder, pipe or device); skipped"
-            case .tooLarge(let size):
-                message = "is \(size >> 20) MB; calendar files over \(FileIO.maximumFileBytes >> 20) MB are not read (split it, or export a shorter range)"
+            case .tooLarge(let size, let limit):
+                message = "is \(size >> 20) MB; calendar files over \(limit >> 20) MB are not read (split it, or export a shorter range)"
             }
             return CalendarFile(path: path, name: name, events: [], diagnostics: [Diagnostic(file: name, line: 0, message: message)])
         }

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ProviderSupport
 import Synchronization
 
 #if canImport(Glibc)

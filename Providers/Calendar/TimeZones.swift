@@ -1,3 +1,4 @@
+import ProviderSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -44,8 +45,8 @@ final class ZoneRules: Sendable {
     /// The offset in force at a UTC instant.
     func offset(atUTC t: Int) -> Int {
         if let recurring, !recurring.covered.contains(t) { return recurring.offset(atUTC: t, initialOffset: initialOffset) }
-        if let last = transitions.last, t >= last, let tail { return tail.offset(atUTC: t) }
-        if transitions.isEmpty { return tail?.offset(atUTC: t) ?? initialOffset }
+        if let last = transitions.last, t >= last, let tail { return tail.offsetSeconds(at: Int64(t)) }
+        if transitions.isEmpty { return tail?.offsetSeconds(at: Int64(t)) ?? initialOffset }
         // Last transition <= t.
         var low = 0
         var high = transitions.count
@@ -289,232 +290,36 @@ struct RecurringZone: Sendable {
     }
 }
 
-/// A POSIX TZ string as found in a TZif footer, e.g. `CET-1CEST,M3.5.0,M10.5.0/3`.
-struct PosixTZ: Sendable {
-    /// Standard offset, seconds east of UTC.
-    var standardOffset: Int
-    /// Daylight offset, when the zone has daylight time.
-    var daylightOffset: Int?
-    /// When daylight time starts and ends (local rules), when it has daylight time.
-    var start: Rule?
-    var end: Rule?
-
-    /// One transition rule: a day of the year and a local time.
-    struct Rule: Sendable {
-        enum Day: Sendable {
-            /// `Jn`: day 1…365, 29 February never counted.
-            case julian1(Int)
-            /// `n`: day 0…365, 29 February counted.
-            case julian0(Int)
-            /// `Mm.w.d`: month, week 1…5 (5 = last), weekday 0 = Sunday.
-            case monthWeekDay(Int, Int, Int)
-        }
-        var day: Day
-        /// Seconds after local midnight (may be negative or past 24 h).
-        var time: Int
-
-        /// The day number of this rule in `year`.
-        func days(in year: Int) -> Int {
-            switch day {
-            case .julian1(let n):
-                let jan1 = Civil.days(year: year, month: 1, day: 1)
-                return jan1 + n - 1 + (Civil.isLeap(year) && n >= 60 ? 1 : 0)
-            case .julian0(let n):
-                return Civil.days(year: year, month: 1, day: 1) + n
-            case .monthWeekDay(let month, let week, let weekday):
-                let first = Civil.days(year: year, month: month, day: 1)
-                // Weekday 0 = Sunday in POSIX; Civil counts 0 = Monday.
-                let target = (weekday + 6) % 7
-                var day = first + (target - Civil.weekday(days: first) + 7) % 7 + (week - 1) * 7
-                let last = first + Civil.daysInMonth(year: year, month: month) - 1
-                while day > last { day -= 7 }
-                return day
-            }
-        }
-    }
-
-    /// The offset in force at a UTC instant.
-    func offset(atUTC t: Int) -> Int {
-        guard let daylightOffset, let start, let end else { return standardOffset }
-        let year = Civil.date(days: Civil.split(t + standardOffset).days).year
-        func isDaylight(in year: Int) -> (Int, Int) {
-            let startUTC = start.days(in: year) * 86_400 + start.time - standardOffset
-            let endUTC = end.days(in: year) * 86_400 + end.time - daylightOffset
-            return (startUTC, endUTC)
-        }
-        let (s, e) = isDaylight(in: year)
-        if s < e { return t >= s && t < e ? daylightOffset : standardOffset }
-        // Southern hemisphere (or negative daylight saving): daylight across the new year.
-        return t >= e && t < s ? standardOffset : daylightOffset
-    }
-
-    /// Parses a POSIX TZ string; `nil` when it is not valid.
-    init?(_ text: String) {
-        var b = Array(text.utf8)[...]
-        func name() -> Bool {
-            if b.first == UInt8(ascii: "<") {
-                guard let close = b.firstIndex(of: UInt8(ascii: ">")) else { return false }
-                b = b[(close + 1)...]
-                return true
-            }
-            var count = 0
-            while let c = b.first, (c >= 65 && c <= 90) || (c >= 97 && c <= 122) {
-                b = b.dropFirst()
-                count += 1
-            }
-            return count >= 3
-        }
-        func number() -> Int? {
-            var value = 0
-            var digits = 0
-            while let c = b.first, c >= 48, c <= 57 {
-                value = value * 10 + Int(c - 48)
-                b = b.dropFirst()
-                digits += 1
-            }
-            return digits > 0 ? value : nil
-        }
-        /// `[+-]hh[:mm[:ss]]` in seconds.
-        func time() -> Int? {
-            var sign = 1
-            if b.first == UInt8(ascii: "+") { b = b.dropFirst() } else if b.first == UInt8(ascii: "-") {
-                sign = -1
-                b = b.dropFirst()
-            }
-            guard let hours = number() else { return nil }
-            var seconds = hours * 3600
-            if b.first == UInt8(ascii: ":") {
-                b = b.dropFirst()
-                guard let minutes = number() else { return nil }
-                seconds += minutes * 60
-                if b.first == UInt8(ascii: ":") {
-                    b = b.dropFirst()
-                    guard let secs = number() else { return nil }
-                    seconds += secs
-                }
-            }
-            return sign * seconds
-        }
-        func rule() -> Rule? {
-            var day: Rule.Day
-            if b.first == UInt8(ascii: "M") {
-                b = b.dropFirst()
-                guard let m = number(), b.first == UInt8(ascii: "."), (1...12).contains(m) else { return nil }
-                b = b.dropFirst()
-                guard let w = number(), b.first == UInt8(ascii: "."), (1...5).contains(w) else { return nil }
-                b = b.dropFirst()
-                guard let d = number(), d <= 6 else { return nil }
-                day = .monthWeekDay(m, w, d)
-            } else if b.first == UInt8(ascii: "J") {
-                b = b.dropFirst()
-                guard let n = number(), (1...365).contains(n) else { return nil }
-                day = .julian1(n)
-            } else {
-                guard let n = number(), n <= 365 else { return nil }
-                day = .julian0(n)
-            }
-            var at = 7200
-            if b.first == UInt8(ascii: "/") {
-                b = b.dropFirst()
-                guard let t = time() else { return nil }
-                at = t
-            }
-            return Rule(day: day, time: at)
-        }
-        guard name(), let std = time() else { return nil }
-        // POSIX offsets are west of UTC.
-        standardOffset = -std
-        if b.isEmpty { return }
-        guard name() else { return nil }
-        if let first = b.first, first != UInt8(ascii: ",") {
-            guard let dst = time() else { return nil }
-            daylightOffset = -dst
-        } else {
-            daylightOffset = standardOffset + 3600
-        }
-        if b.isEmpty {
-            // No rules: the POSIX default (US rules) is obsolete; keep standard time only.
-            daylightOffset = nil
-            return
-        }
-        guard b.first == UInt8(ascii: ",") else { return nil }
-        b = b.dropFirst()
-        guard let s = rule(), b.first == UInt8(ascii: ",") else { return nil }
-        b = b.dropFirst()
-        guard let e = rule(), b.isEmpty else { return nil }
-        start = s
-        end = e
-    }
-}
-
 /// Reads TZif files (RFC 8536), version 2 or later, from the system's zoneinfo folder.
 enum TZif {
     /// The folder holding the IANA time zone database.
     static let zoneinfo = "/usr/share/zoneinfo"
 
-    /// Rules parsed from TZif bytes; `nil` when they are not a version 2+ TZif file.
+    /// Rules parsed from TZif bytes (ProviderSupport's reader); `nil` when they are not a
+    /// version 2+ TZif file.
     static func parse(_ bytes: [UInt8], name: String) -> ZoneRules? {
-        guard bytes.count >= 44, bytes[0] == 0x54, bytes[1] == 0x5A, bytes[2] == 0x69, bytes[3] == 0x66,
-            bytes[4] >= 0x32
-        else { return nil }
-        func u32(_ at: Int) -> Int {
-            Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
-        }
-        func i32(_ at: Int) -> Int { Int(Int32(bitPattern: UInt32(u32(at)))) }
-        func i64(_ at: Int) -> Int {
-            var value: UInt64 = 0
-            for i in 0..<8 { value = value << 8 | UInt64(bytes[at + i]) }
-            return Int(Int64(bitPattern: value))
-        }
-        func counts(_ at: Int) -> (isut: Int, isstd: Int, leap: Int, time: Int, type: Int, char: Int) {
-            (u32(at + 20), u32(at + 24), u32(at + 28), u32(at + 32), u32(at + 36), u32(at + 40))
-        }
-        // Skip the version 1 (32-bit) block.
-        let v1 = counts(0)
-        let second = 44 + v1.time * 5 + v1.type * 6 + v1.char + v1.leap * 8 + v1.isstd + v1.isut
-        guard bytes.count >= second + 44, bytes[second] == 0x54 else { return nil }
-        let c = counts(second)
-        var at = second + 44
-        let needed = c.time * 9 + c.type * 6 + c.char + c.leap * 12 + c.isstd + c.isut
-        guard bytes.count >= at + needed, c.type > 0 else { return nil }
-        var transitions: [Int] = []
-        transitions.reserveCapacity(c.time)
-        for i in 0..<c.time { transitions.append(i64(at + i * 8)) }
-        at += c.time * 8
-        let indices = (0..<c.time).map { Int(bytes[at + $0]) }
-        at += c.time
-        var typeOffsets: [Int] = []
-        var typeIsDST: [Bool] = []
-        for i in 0..<c.type {
-            typeOffsets.append(i32(at + i * 6))
-            typeIsDST.append(bytes[at + i * 6 + 4] != 0)
-        }
-        at += c.type * 6 + c.char + c.leap * 12 + c.isstd + c.isut
-        guard indices.allSatisfy({ $0 < c.type }) else { return nil }
-        // Footer: "\n<POSIX TZ>\n".
-        var tail: PosixTZ?
-        if at < bytes.count, bytes[at] == 0x0A, let end = bytes[(at + 1)...].firstIndex(of: 0x0A), end > at + 1 {
-            tail = PosixTZ(String(decoding: bytes[(at + 1)..<end], as: UTF8.self))
-        }
-        let initial = typeOffsets[typeIsDST.firstIndex(of: false) ?? 0]
-        if transitions.isEmpty, tail == nil {
+        guard let file = try? TZifFile(bytes: bytes, name: name) else { return nil }
+        return rules(file, name: name)
+    }
+
+    /// The rules of a read TZif file; `nil` before version 2 (no 64-bit table, no footer).
+    static func rules(_ file: TZifFile, name: String) -> ZoneRules? {
+        guard file.version >= UInt8(ascii: "2") else { return nil }
+        let typeOffsets = file.types.map(\.offset)
+        let tail = file.rule
+        if file.transitions.isEmpty, tail == nil {
             return ZoneRules(name: name, transitions: [], offsets: [], initialOffset: typeOffsets[0], tail: nil)
         }
+        let initial = typeOffsets[file.types.firstIndex { !$0.isDaylightSaving } ?? 0]
         return ZoneRules(
-            name: name, transitions: transitions, offsets: indices.map { typeOffsets[$0] }, initialOffset: initial,
-            tail: tail)
+            name: name, transitions: file.transitions.map { Int($0) }, offsets: file.transitionTypes.map { typeOffsets[$0] },
+            initialOffset: initial, tail: tail)
     }
 
-    /// Whether `name` looks like a zoneinfo name (no `..`, no leading `/`).
-    static func isSafeName(_ name: String) -> Bool {
-        !name.isEmpty && !name.hasPrefix("/") && !name.contains("..") && !name.contains("\0")
-            && name.utf8.allSatisfy { $0 > 32 && $0 < 127 }
-    }
-
-    /// Loads `/usr/share/zoneinfo/<name>`.
+    /// Loads zone `name` from the zoneinfo folder (`TZDIR`, else `/usr/share/zoneinfo`, …).
     static func load(_ name: String) -> ZoneRules? {
-        guard isSafeName(name), let bytes = FileIO.read("\(zoneinfo)/\(name)") else { return nil }
-        return parse(bytes, name: name)
+        guard let file = try? ZoneInfo.load(name) else { return nil }
+        return rules(file, name: name)
     }
 
     /// The system's zone: the name `/etc/localtime` links to, else its contents, else UTC.
@@ -528,7 +333,7 @@ enum TZif {
                 if let rules = load(name) { return rules.name == "Etc/UTC" ? ZoneRules.utc : rules }
             }
         }
-        if let bytes = FileIO.read("/etc/localtime"), let rules = parse(bytes, name: "localtime") { return rules }
+        if let bytes = FileIO.read("/etc/localtime", limit: ZoneInfo.maximumFileBytes), let rules = parse(bytes, name: "localtime") { return rules }
         return .utc
     }
 }

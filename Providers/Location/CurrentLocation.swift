@@ -1,3 +1,4 @@
+import ProviderSupport
 import ContextProviderKit
 
 #if canImport(Glibc)
@@ -45,7 +46,7 @@ enum CurrentLocationSource: Sendable, Equatable {
         case .file(let path):
             let bytes: [UInt8]
             do {
-                bytes = try FileBytes.read(path, limit: Self.maximumFileBytes, truncating: true)
+                bytes = try FileIO.readChecked(path, limit: Self.maximumFileBytes, truncating: true)
             } catch {
                 throw Self.failure("currentLocationFile \(path): \(error.message)")
             }

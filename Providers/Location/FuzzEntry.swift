@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ProviderSupport
 
 /// What the fuzz targets (`Fuzz/GazetteerFuzzer`, `Fuzz/CoordinateFuzzer`) call: the readers of
 /// this provider on bytes, with no files involved. `package`, not public: nothing outside this
@@ -55,10 +56,8 @@ package enum LocationFuzzEntry {
 
     /// Reads `bytes` as a TZif zone file and asks its offset at a few instants.
     package static func zoneFile(_ bytes: [UInt8]) {
-        guard let zone = try? TZif(bytes: bytes, name: "Fuzz/Zone") else { return }
-        for time: Int64 in [-2_000_000_000, 0, 1_700_000_000, 4_000_000_000] {
-            if let offset = try? zone.offset(at: time) { _ = offset.label }
-        }
+        guard let zone = try? TZifFile(bytes: bytes, name: "Fuzz/Zone") else { return }
+        for time: Int64 in [-2_000_000_000, 0, 1_700_000_000, 4_000_000_000] { _ = zone.offset(at: time).label }
     }
 
     /// Reads `text` as a POSIX TZ rule and asks its offset at a few instants.

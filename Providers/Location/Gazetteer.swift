@@ -1,3 +1,4 @@
+import ProviderSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -67,7 +68,7 @@ final class Gazetteer: Sendable {
         let started = Profile.now()
         let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(path, limit: Gazetteer.maximumFileBytes)
+            bytes = try FileIO.readChecked(path, limit: Gazetteer.maximumFileBytes)
         } catch {
             throw GazetteerError(message: "Gazetteer \(path): \(error.message). Set the `gazetteer` setting to a GeoNames cities*.txt or allCountries.txt file, or restore data/location/cities15000.tsv.")
         }
@@ -91,7 +92,7 @@ final class Gazetteer: Sendable {
             var fields = [Range<Int>](repeating: 0..<0, count: 20)
             var lineNumber = 0
             // A UTF-8 byte order mark (written by some editors and Windows tools) is not data.
-            var start = FileBytes.byteOrderMarkLength(buffer)
+            var start = FileIO.byteOrderMarkLength(buffer)
             let end = buffer.count
             while start < end {
                 lineNumber += 1
@@ -339,7 +340,7 @@ enum NameTables {
     ) -> [String: String] {
         let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(path, limit: maximumFileBytes)
+            bytes = try FileIO.readChecked(path, limit: maximumFileBytes)
         } catch {
             diagnostics.append("\(path): \(error.message); names are shown as codes")
             return [:]
@@ -385,68 +386,6 @@ enum NameTables {
         return table
     }
 }
-
-/// Whole-file reads with POSIX calls.
-enum FileBytes {
-    struct Failure: Error {
-        var message: String
-    }
-
-    /// The length of a UTF-8 byte order mark at the start of `buffer` (3), else 0.
-    static func byteOrderMarkLength(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
-        buffer.count >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF ? 3 : 0
-    }
-
-    /// The bytes of a regular file, which must not be larger than `limit` bytes; with
-    /// `truncating`, a larger file is read only up to `limit` bytes instead.
-    ///
-    /// Opened non-blocking, so a path that names a FIFO fails ("not a regular file") instead of
-    /// waiting forever for a writer; a file that keeps growing is read up to `limit` only.
-    static func read(_ path: String, limit: Int = .max, truncating: Bool = false) throws(Failure) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else {
-            let code = errno
-            throw Failure(message: code == ENOENT ? "file not found" : "cannot open (\(String(cString: strerror(code))))")
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw Failure(message: "cannot read its status") }
-        guard (status.st_mode & S_IFMT) == S_IFREG else { throw Failure(message: "not a regular file") }
-        let size = Int(status.st_size)
-        if size > limit, !truncating {
-            throw Failure(message: "the file is too large (\(size) bytes; at most \(limit))")
-        }
-        var result = [UInt8](repeating: 0, count: min(size, limit))
-        var filled = 0
-        while true {
-            if filled == result.count {
-                // The file grew since `fstat` (or reports no size, like /proc files).
-                guard filled < limit else {
-                    if truncating { break }
-                    throw Failure(message: "the file is too large (more than \(limit) bytes)")
-                }
-                result.append(contentsOf: [UInt8](repeating: 0, count: min(65536, limit - filled)))
-            }
-            let got = result.withUnsafeMutableBytes { raw in
-                systemRead(descriptor, raw.baseAddress! + filled, raw.count - filled)
-            }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw Failure(message: "read error (\(String(cString: strerror(errno))))")
-            }
-            if got == 0 { break }
-            filled += got
-        }
-        result.removeLast(result.count - filled)
-        return result
-    }
-}
-
-#if canImport(Glibc)
-private let systemRead = Glibc.read
-#else
-private let systemRead = Darwin.read
-#endif
 
 /// Byte-level field conversions for the hot loading loop.
 enum ByteText {

@@ -1,3 +1,4 @@
+import ProviderSupport
 import ContextProviderKit
 import Synchronization
 
@@ -260,7 +261,7 @@ public struct LocationProvider: ContextProvider {
         if let zone = location.timeZone, !zone.isEmpty {
             facts.append(Fact(label: "Time zone", value: zone))
             do {
-                let offset = try TimeZoneDatabase.offset(zone: zone, at: Int64(time(nil)))
+                let offset = try ZoneInfo.load(zone).offset(at: Int64(time(nil)))
                 let abbreviation = offset.abbreviation.isEmpty || offset.abbreviation.hasPrefix("+") || offset.abbreviation.hasPrefix("-")
                     ? "" : " (\(offset.abbreviation)\(offset.isDaylightSaving ? ", daylight saving" : ""))"
                 facts.append(Fact(label: "UTC offset now", value: offset.label + abbreviation))

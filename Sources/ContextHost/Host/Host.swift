@@ -187,14 +187,13 @@ package final class Host: Sendable {
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
-            guard let connection = entry.pointee.connection else {
+            guard case .loaded(let manifest, let connection) = entry.pointee.state else {
                 let reason = entry.pointee.unavailability ?? .provider("It is not loaded.")
                 throw RPCError(
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
-            // (`withEntry` finds an entry by its manifest's id: the manifest is there.)
-            switch (use, entry.pointee.manifest!.collection) {
+            switch (use, manifest.collection) {
             case (.form, .programmatic):
                 throw RPCError(.collectionNotSupported, "Provider '\(id)' has no collector form; use collect/make.", data: ["providerId": .string(id), "collection": "programmatic"])
             case (.programmatic, .form):
@@ -203,8 +202,8 @@ package final class Host: Sendable {
                 break
             }
             return LiveProvider(
-                id: entry.pointee.manifest!.id, timeouts: Self.capping(entry.pointee.manifest!.timeouts, at: cap),
-                maximumAttachmentCount: entry.pointee.manifest!.maximumAttachmentCount, connection: connection)
+                id: manifest.id, timeouts: Self.capping(manifest.timeouts, at: cap),
+                maximumAttachmentCount: manifest.maximumAttachmentCount, connection: connection)
         }
         guard let live else {
             throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])

@@ -9,8 +9,8 @@ extension ProviderEntry {
     package mutating func applyHostConfiguration(_ configFile: HostConfigFile?) {
         guard let configFile, let id = manifest?.id, let provider = configFile.provider(id) else { return }
         priorityOverride = provider.priority
-        if let reason = configFile.disabledReason(for: id), status == .discovered {
-            status = .disabled
+        if let reason = configFile.disabledReason(for: id), case .discovered(let manifest) = state {
+            state = .disabled(manifest)
             unavailability = reason
         }
     }

@@ -118,10 +118,9 @@ extension ProviderRegistry {
             var entry: ProviderEntry
             switch item {
             case .accepted(let manifest):
-                entry = ProviderEntry(manifestPath: manifest.manifestPath, manifest: manifest, status: .discovered)
+                entry = ProviderEntry(manifestPath: manifest.manifestPath, state: .discovered(manifest))
             case .rejected(let rejection):
-                entry = ProviderEntry(
-                    manifestPath: rejection.path, manifest: nil, status: .rejected, diagnostics: rejection.diagnostics)
+                entry = ProviderEntry(manifestPath: rejection.path, state: .rejected(diagnostics: rejection.diagnostics))
             }
             entry.applyHostConfiguration(configFile)
             return entry
@@ -142,14 +141,17 @@ extension ProviderRegistry {
 
     /// Loads a new or changed entry, or keeps the old in-process instance when its library changed.
     private func prepare(_ entry: ProviderEntry, replacing old: ProviderEntry?, client: ClientInfo?) -> ProviderEntry {
-        guard entry.status == .discovered, let manifest = entry.manifest, let client else { return entry }
+        guard case .discovered(let manifest) = entry.state, let client else { return entry }
         if let old, let oldManifest = old.manifest, let connection = old.connection, old.runsInProcess,
             manifest.isolation == .inProcess,
             let reason = libraryChange(from: old, oldManifest: oldManifest, to: manifest)
         {
             var kept = entry
-            kept.status = old.status
-            kept.connection = connection
+            if case .quarantined(_, _, let before) = old.state {
+                kept.state = .quarantined(manifest, connection, before: before)
+            } else {
+                kept.state = .loaded(manifest, connection)
+            }
             kept.libraryPath = old.libraryPath
             kept.effectiveIsolation = old.effectiveIsolation
             kept.isolationNote = old.isolationNote

@@ -7,10 +7,14 @@ extension ProviderRegistry {
     package func markQuarantined(id: String, reason: Unavailability) -> ProviderEntry? {
         state.withLock { entries in
             guard let index = entries.firstIndex(where: { $0.manifest?.id == id }) else { return nil }
-            if entries[index].status != .quarantined {
-                entries[index].unavailabilityBeforeQuarantine = entries[index].unavailability
+            switch entries[index].state {
+            case .loaded(let manifest, let connection):
+                entries[index].state = .quarantined(manifest, connection, before: entries[index].unavailability)
+            case .quarantined:
+                break
+            case .rejected, .discovered, .disabled, .failed:
+                return entries[index]  // nothing runs that could be quarantined
             }
-            entries[index].status = .quarantined
             entries[index].unavailability = reason
             return entries[index]
         }
@@ -21,10 +25,9 @@ extension ProviderRegistry {
     package func markRecovered(id: String) -> ProviderEntry? {
         state.withLock { entries in
             guard let index = entries.firstIndex(where: { $0.manifest?.id == id }) else { return nil }
-            guard entries[index].status == .quarantined else { return entries[index] }
-            entries[index].status = .loaded
-            entries[index].unavailability = entries[index].unavailabilityBeforeQuarantine
-            entries[index].unavailabilityBeforeQuarantine = nil
+            guard case .quarantined(let manifest, let connection, let before) = entries[index].state else { return entries[index] }
+            entries[index].state = .loaded(manifest, connection)
+            entries[index].unavailability = before
             return entries[index]
         }
     }
@@ -66,9 +69,8 @@ extension ProviderRegistry {
             guard let index = entries.firstIndex(where: { $0.manifest?.id == id }) else { return false }
             guard case .checking(let previous) = entries[index].availabilityState else { return false }
             entries[index].availabilityState = .current
-            if entries[index].status == .quarantined {
-                let before = entries[index].unavailabilityBeforeQuarantine
-                entries[index].unavailabilityBeforeQuarantine = unavailability
+            if case .quarantined(let manifest, let connection, let before) = entries[index].state {
+                entries[index].state = .quarantined(manifest, connection, before: unavailability)
                 return previous == .unchecked || before != unavailability
             }
             let before = entries[index].unavailability

@@ -19,36 +19,40 @@ package struct Unavailability: Sendable, Equatable {
 
 /// A provider the registry knows: its manifest, where it stands, and its live connection.
 package struct ProviderEntry: Sendable {
-    package enum Status: String, Sendable {
+    /// Where a provider stands, with what it has at that stage: a rejected manifest has only its
+    /// diagnostics; every other stage has its manifest; only a loaded or quarantined provider has
+    /// a connection; a failed one has its load error.
+    package enum State: Sendable {
+        /// The manifest was rejected.
+        case rejected(diagnostics: [ManifestDiagnostic])
         /// Manifest valid, library not loaded yet.
-        case discovered
-        /// Loaded and opened.
-        case loaded
-        /// The manifest was rejected; see `diagnostics`.
-        case rejected
-        /// The library could not be loaded or opened; see `loadError`.
-        case failed
+        case discovered(Manifest)
         /// Hidden by the host configuration (`enabled: false`); never loaded.
-        case disabled
+        case disabled(Manifest)
+        /// The library could not be loaded or opened; `diagnostics` are positioned in the manifest
+        /// or its settings when the failure is there.
+        case failed(Manifest, LoadError, diagnostics: [ManifestDiagnostic])
+        /// Loaded and opened.
+        case loaded(Manifest, any ProviderConnection)
         /// Its worker crashed too often; see `unavailability` and `providers/retry`
-        /// (ProviderRegistry+Supervision.swift).
-        case quarantined
+        /// (ProviderRegistry+Supervision.swift). `before` is what `unavailability` was before the
+        /// quarantine replaced it (restored on recovery).
+        case quarantined(Manifest, any ProviderConnection, before: Unavailability?)
+    }
+
+    /// The state's name, as `providers/list` says it.
+    package enum Status: String, Sendable {
+        case discovered, loaded, rejected, failed, disabled, quarantined
     }
 
     package var manifestPath: String
-    package var manifest: Manifest?
-    package var status: Status
-    package var diagnostics: [ManifestDiagnostic] = []
-    package var loadError: LoadError?
+    package var state: State
     package var libraryPath: String?
-    package var connection: (any ProviderConnection)?
     package var unavailability: Unavailability?
     /// How the provider actually runs, once loaded (host policy may differ from the manifest).
     package var effectiveIsolation: IsolationMode?
     /// Why it runs where it does when the manifest asked otherwise (an untrusted in-process provider).
     package var isolationNote: String?
-    /// What `unavailability` was before a quarantine replaced it (restored on recovery).
-    package var unavailabilityBeforeQuarantine: Unavailability?
     /// The host configuration's `priority` for this provider, if it sets one (see `effectivePriority`).
     package var priorityOverride: Int?
 
@@ -58,6 +62,54 @@ package struct ProviderEntry: Sendable {
     /// What the provider's metadata depends on (a lazily started worker's provider); the metadata
     /// cache stores what its worker says under it.
     package var metadataKey: ProviderMetadataKey?
+
+    package init(manifestPath: String, state: State) {
+        self.manifestPath = manifestPath
+        self.state = state
+    }
+
+    /// The manifest, unless it was rejected.
+    package var manifest: Manifest? {
+        switch state {
+        case .rejected: nil
+        case .discovered(let manifest), .disabled(let manifest), .failed(let manifest, _, _), .loaded(let manifest, _),
+            .quarantined(let manifest, _, _):
+            manifest
+        }
+    }
+
+    /// The live connection of a loaded or quarantined provider.
+    package var connection: (any ProviderConnection)? {
+        switch state {
+        case .loaded(_, let connection), .quarantined(_, let connection, _): connection
+        case .rejected, .discovered, .disabled, .failed: nil
+        }
+    }
+
+    /// Why its library failed to load.
+    package var loadError: LoadError? {
+        if case .failed(_, let error, _) = state { return error }
+        return nil
+    }
+
+    /// Positioned problems with its manifest (rejected) or its load (failed).
+    package var diagnostics: [ManifestDiagnostic] {
+        switch state {
+        case .rejected(let diagnostics), .failed(_, _, let diagnostics): diagnostics
+        case .discovered, .disabled, .loaded, .quarantined: []
+        }
+    }
+
+    package var status: Status {
+        switch state {
+        case .rejected: .rejected
+        case .discovered: .discovered
+        case .disabled: .disabled
+        case .failed: .failed
+        case .loaded: .loaded
+        case .quarantined: .quarantined
+        }
+    }
 
     package var id: String? { manifest?.id }
     package var isAvailable: Bool { status == .loaded && unavailability == nil }
@@ -140,9 +192,9 @@ package final class ProviderRegistry: Sendable {
         for entry in catalog.entries {
             switch entry {
             case .accepted(let manifest):
-                entries.append(ProviderEntry(manifestPath: manifest.manifestPath, manifest: manifest, status: .discovered))
+                entries.append(ProviderEntry(manifestPath: manifest.manifestPath, state: .discovered(manifest)))
             case .rejected(let rejection):
-                entries.append(ProviderEntry(manifestPath: rejection.path, manifest: nil, status: .rejected, diagnostics: rejection.diagnostics))
+                entries.append(ProviderEntry(manifestPath: rejection.path, state: .rejected(diagnostics: rejection.diagnostics)))
             }
         }
         for index in entries.indices { entries[index].applyHostConfiguration(configuration.providerOverrides) }
@@ -259,7 +311,7 @@ package final class ProviderRegistry: Sendable {
     package func startLoading(client: ClientInfo, loaded: @escaping @Sendable (ProviderEntry) -> Void = { _ in }) {
         let work: [(entry: ProviderEntry, manifest: Manifest)] = state.withLock { entries in
             entries.compactMap { entry in
-                guard entry.status == .discovered, let manifest = entry.manifest else { return nil }
+                guard case .discovered(let manifest) = entry.state else { return nil }
                 return (entry, manifest)
             }
         }
@@ -367,20 +419,19 @@ package final class ProviderRegistry: Sendable {
         do {
             path = try resolver.resolve(manifest)
         } catch {
-            entry.status = .failed
-            entry.diagnostics = [error]
-            entry.loadError = LoadError(code: error.code.rawValue, message: error.message, hint: error.hint)
+            entry.state = .failed(manifest, LoadError(code: error.code.rawValue, message: error.message, hint: error.hint), diagnostics: [error])
             entry.unavailability = .loadFailed(error.message)
             return entry
         }
         entry.libraryPath = path
         var initBytes: [UInt8] = []
+        var diagnostics: [ManifestDiagnostic] = []
         do throws(LoadError) {
             let settings: JSONObject
             do {
                 settings = try configuration.resolvedSettings(for: manifest)
             } catch {
-                entry.diagnostics = error.diagnostics
+                diagnostics = error.diagnostics
                 let first = error.diagnostics.first
                 throw LoadError(
                     code: first?.code.rawValue ?? "invalid-settings", message: first?.message ?? "\(error)",
@@ -393,16 +444,14 @@ package final class ProviderRegistry: Sendable {
             let launched = try ProviderLauncher.open(
                 manifest: manifest, libraryPath: path, context: context, configuration: configuration, logger: logger,
                 lazyWorker: configuration.isolation.lazyWorkers, startLimiter: workerStarts, calls: calls)
-            entry.connection = launched.connection
+            entry.state = .loaded(manifest, launched.connection)
             entry.effectiveIsolation = launched.isolation
             entry.isolationNote = launched.isolationNote
-            entry.status = .loaded
         } catch {
-            if error.code == "sha256-mismatch", entry.diagnostics.isEmpty {
-                entry.diagnostics = [manifest.diagnostic(.sha256Mismatch, at: "sha256", message: error.message, hint: error.hint)]
+            if error.code == "sha256-mismatch", diagnostics.isEmpty {
+                diagnostics = [manifest.diagnostic(.sha256Mismatch, at: "sha256", message: error.message, hint: error.hint)]
             }
-            entry.status = .failed
-            entry.loadError = error
+            entry.state = .failed(manifest, error, diagnostics: diagnostics)
             entry.unavailability = .loadFailed(error.message)
             logger.warning("Provider \(manifest.id) failed to load: \(error)")
             return entry

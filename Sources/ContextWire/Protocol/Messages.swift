@@ -59,6 +59,21 @@ public struct EmptyObject: WireValue, Hashable {
     public static var schema: JSONValue { ["type": "object"] }
 }
 
+/// A request or notification without params: `{}` on the wire, read as `EmptyObject` reads.
+public protocol EmptyParams: WireValue {
+    /// The message.
+    init()
+}
+
+extension EmptyParams {
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        _ = try EmptyObject(json: json, path: path)
+        self.init()
+    }
+    public var json: JSONValue { .object([:]) }
+    public static var schema: JSONValue { EmptyObject.schema }
+}
+
 /// A `null` result (e.g. `shutdown`).
 public struct NullResult: WireValue, Hashable {
     /// The null value.

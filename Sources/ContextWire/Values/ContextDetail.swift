@@ -1,7 +1,7 @@
 /// The full-screen detail document for an item (ctxui 1).
 ///
 /// Wire form: `{"ctxui":1,"title","fallbackText","blocks":[Block]}`.
-public struct ContextDetail: JSONConvertible, Hashable {
+public struct ContextDetail: WireObject, Hashable {
     /// The document title.
     public var title: String
     /// Plain text for clients that render no blocks.
@@ -22,24 +22,10 @@ public struct ContextDetail: JSONConvertible, Hashable {
         ContextDetail(title: item.displayName, blocks: [.text(item.displayName)], fallbackText: item.displayName)
     }
 
-    /// Converts the wire form.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        try reader.checkCtxuiVersion()
-        title = try reader.string("title")
-        fallbackText = try reader.string("fallbackText")
-        blocks = try reader.decodeArray("blocks")
-    }
-
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["ctxui"] = .number(Double(ctxuiVersion))
-        object["title"] = .string(title)
-        object["fallbackText"] = .string(fallbackText)
-        object["blocks"] = .array(blocks.map(\.json))
-        return .object(object)
-    }
+    public static let wireFields = WireFields<Self>(Self(title: "", blocks: [], fallbackText: ""), [
+        .ctxui, .string("title", \.title), .string("fallbackText", \.fallbackText),
+        .values("blocks", \.blocks, schema: Schema.array(Schema.ctxui("block"))),
+    ])
 }
 
 /// One block of a detail document. Every block may carry a plain-text `fallback`.
@@ -108,13 +94,13 @@ public enum DetailBlock: JSONConvertible, Hashable {
         let reader = try JSONObjectReader(json, path: path)
         let type = try reader.string("type")
         switch type {
-        case "text": self = .text(try TextBlock(reader))
-        case "facts": self = .facts(try FactsBlock(reader))
-        case "chart": self = .chart(try ChartBlock(reader))
-        case "map": self = .map(try MapBlock(reader))
-        case "list": self = .list(try ListBlock(reader))
-        case "image": self = .image(try ImageBlock(reader))
-        case "link": self = .link(try LinkBlock(reader))
+        case "text": self = .text(try TextBlock.wireFields.decode(reader))
+        case "facts": self = .facts(try FactsBlock.wireFields.decode(reader))
+        case "chart": self = .chart(try ChartBlock.wireFields.decode(reader))
+        case "map": self = .map(try MapBlock.wireFields.decode(reader))
+        case "list": self = .list(try ListBlock.wireFields.decode(reader))
+        case "image": self = .image(try ImageBlock.wireFields.decode(reader))
+        case "link": self = .link(try LinkBlock.wireFields.decode(reader))
         default:
             throw JSONDecodeError(
                 path: reader.path("type"),
@@ -122,50 +108,17 @@ public enum DetailBlock: JSONConvertible, Hashable {
         }
     }
 
-    /// The wire form.
+    /// The wire form: `type`, then the block's members.
     public var json: JSONValue {
-        var object = JSONObject()
         switch self {
-        case .text(let block):
-            object["type"] = "text"
-            object["text"] = .string(block.text)
-            object.set("style", block.style?.rawValue)
-            object.set("fallback", block.fallback)
-        case .facts(let block):
-            object["type"] = "facts"
-            object["facts"] = .array(block.facts.map(\.json))
-            object.set("fallback", block.fallback)
-        case .chart(let block):
-            object["type"] = "chart"
-            object["kind"] = .string(block.kind.rawValue)
-            object.set("unit", block.unit)
-            object["series"] = .array(block.series.map(\.json))
-            if !block.thresholds.isEmpty { object["thresholds"] = .array(block.thresholds.map(\.json)) }
-            object.set("fallback", block.fallback)
-        case .map(let block):
-            object["type"] = "map"
-            object["center"] = block.center.json
-            object.set("zoom", block.zoom)
-            object["markers"] = .array(block.markers.map(\.json))
-            object["link"] = .string(block.link)
-            object.set("fallback", block.fallback)
-        case .list(let block):
-            object["type"] = "list"
-            object["items"] = .array(block.items.map(JSONValue.string))
-            object.set("ordered", block.ordered)
-            object.set("fallback", block.fallback)
-        case .image(let block):
-            object["type"] = "image"
-            object["dataURI"] = .string(block.dataURI)
-            object["alt"] = .string(block.alt)
-            object.set("fallback", block.fallback)
-        case .link(let block):
-            object["type"] = "link"
-            object["url"] = .string(block.url)
-            object["title"] = .string(block.title)
-            object.set("fallback", block.fallback)
+        case .text(let block): .object(TextBlock.wireFields.members(of: block, into: ["type": "text"]))
+        case .facts(let block): .object(FactsBlock.wireFields.members(of: block, into: ["type": "facts"]))
+        case .chart(let block): .object(ChartBlock.wireFields.members(of: block, into: ["type": "chart"]))
+        case .map(let block): .object(MapBlock.wireFields.members(of: block, into: ["type": "map"]))
+        case .list(let block): .object(ListBlock.wireFields.members(of: block, into: ["type": "list"]))
+        case .image(let block): .object(ImageBlock.wireFields.members(of: block, into: ["type": "image"]))
+        case .link(let block): .object(LinkBlock.wireFields.members(of: block, into: ["type": "link"]))
         }
-        return .object(object)
     }
 }
 
@@ -199,15 +152,13 @@ public struct TextBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
-        text = try reader.string("text")
-        style = try reader.optionalEnum("style")
-        fallback = try reader.optionalString("fallback")
-    }
+    static let wireFields = WireFields<Self>(Self(text: ""), [
+        .string("text", \.text), .enumeration("style", \.style), .string("fallback", \.fallback),
+    ])
 }
 
 /// One label/value pair.
-public struct Fact: JSONConvertible, Hashable {
+public struct Fact: WireObject, Hashable {
     /// The label, e.g. `Words`.
     public var label: String
     /// The value, already formatted, e.g. `1,204`.
@@ -222,22 +173,10 @@ public struct Fact: JSONConvertible, Hashable {
         self.tone = tone
     }
 
-    /// Converts `{"label","value","tone"?}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        label = try reader.string("label")
-        value = try reader.string("value")
-        tone = try reader.optionalEnum("tone")
-    }
-
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["label"] = .string(label)
-        object["value"] = .string(value)
-        object.set("tone", tone?.rawValue)
-        return .object(object)
-    }
+    /// `{"label","value","tone"?}`.
+    public static let wireFields = WireFields<Self>(Self(label: "", value: ""), [
+        .string("label", \.label), .string("value", \.value), .enumeration("tone", \.tone),
+    ])
 }
 
 /// `{"type":"facts","facts":[Fact]}`.
@@ -253,10 +192,9 @@ public struct FactsBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
-        facts = try reader.decodeArray("facts")
-        fallback = try reader.optionalString("fallback")
-    }
+    static let wireFields = WireFields<Self>(Self(facts: []), [
+        .values("facts", \.facts, schema: Schema.array(Schema.ctxui("fact"))), .string("fallback", \.fallback),
+    ])
 }
 
 /// The kind of chart.
@@ -270,7 +208,7 @@ public enum ChartKind: String, Sendable, Hashable, CaseIterable {
 }
 
 /// One point of a series: `x` is a label or timestamp, `y` the value.
-public struct ChartPoint: JSONConvertible, Hashable {
+public struct ChartPoint: WireObject, Hashable {
     /// The x value (a date, timestamp or category).
     public var x: String
     /// The y value.
@@ -282,19 +220,12 @@ public struct ChartPoint: JSONConvertible, Hashable {
         self.y = y
     }
 
-    /// Converts `{"x":String,"y":Number}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        x = try reader.string("x")
-        y = try reader.double("y")
-    }
-
-    /// The wire form.
-    public var json: JSONValue { ["x": .string(x), "y": .number(y)] }
+    /// `{"x":String,"y":Number}`.
+    public static let wireFields = WireFields<Self>(Self(x: "", y: 0), [.string("x", \.x), .double("y", \.y)])
 }
 
 /// A named series of points.
-public struct ChartSeries: JSONConvertible, Hashable {
+public struct ChartSeries: WireObject, Hashable {
     /// The series name, e.g. `Close`.
     public var name: String
     /// The points, in x order.
@@ -306,19 +237,14 @@ public struct ChartSeries: JSONConvertible, Hashable {
         self.points = points
     }
 
-    /// Converts `{"name","points":[Point]}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        name = try reader.string("name")
-        points = try reader.decodeArray("points")
-    }
-
-    /// The wire form.
-    public var json: JSONValue { ["name": .string(name), "points": .array(points.map(\.json))] }
+    /// `{"name","points":[Point]}`.
+    public static let wireFields = WireFields<Self>(Self(name: "", points: []), [
+        .string("name", \.name), .values("points", \.points, schema: Schema.array(Schema.ctxui("point"))),
+    ])
 }
 
 /// A horizontal reference line on a chart, e.g. a goal.
-public struct ChartThreshold: JSONConvertible, Hashable {
+public struct ChartThreshold: WireObject, Hashable {
     /// The label, e.g. `Goal`.
     public var label: String
     /// The y value.
@@ -333,22 +259,10 @@ public struct ChartThreshold: JSONConvertible, Hashable {
         self.tone = tone
     }
 
-    /// Converts `{"label","value","tone"?}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        label = try reader.string("label")
-        value = try reader.double("value")
-        tone = try reader.optionalEnum("tone")
-    }
-
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["label"] = .string(label)
-        object["value"] = .number(value)
-        object.set("tone", tone?.rawValue)
-        return .object(object)
-    }
+    /// `{"label","value","tone"?}`.
+    public static let wireFields = WireFields<Self>(Self(label: "", value: 0), [
+        .string("label", \.label), .double("value", \.value), .enumeration("tone", \.tone),
+    ])
 }
 
 /// `{"type":"chart","kind","unit"?,"series","thresholds"?}`.
@@ -376,13 +290,12 @@ public struct ChartBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
-        kind = try reader.enum("kind")
-        unit = try reader.optionalString("unit")
-        series = try reader.decodeArray("series")
-        thresholds = try reader.optionalDecodeArray("thresholds") ?? []
-        fallback = try reader.optionalString("fallback")
-    }
+    static let wireFields = WireFields<Self>(Self(kind: .line, series: []), [
+        .enumeration("kind", \.kind), .string("unit", \.unit),
+        .values("series", \.series, schema: Schema.array(Schema.ctxui("series"))),
+        .values("thresholds", \.thresholds, schema: Schema.array(Schema.ctxui("threshold")), whenAbsent: [], omitEmpty: true),
+        .string("fallback", \.fallback),
+    ])
 }
 
 /// A latitude/longitude pair in degrees (WGS 84).
@@ -419,7 +332,7 @@ public struct Coordinate: JSONConvertible, Hashable {
 }
 
 /// A pin on a map.
-public struct MapMarker: JSONConvertible, Hashable {
+public struct MapMarker: WireObject, Hashable {
     /// Degrees north.
     public var latitude: Double
     /// Degrees east.
@@ -434,22 +347,10 @@ public struct MapMarker: JSONConvertible, Hashable {
         self.title = title
     }
 
-    /// Converts `{"latitude","longitude","title"?}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        latitude = try reader.double("latitude")
-        longitude = try reader.double("longitude")
-        title = try reader.optionalString("title")
-    }
-
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["latitude"] = .number(latitude)
-        object["longitude"] = .number(longitude)
-        object.set("title", title)
-        return .object(object)
-    }
+    /// `{"latitude","longitude","title"?}`.
+    public static let wireFields = WireFields<Self>(Self(latitude: 0, longitude: 0), [
+        .double("latitude", \.latitude), .double("longitude", \.longitude), .string("title", \.title),
+    ])
 }
 
 /// `{"type":"map","center","zoom"?,"markers","link"}`.
@@ -477,13 +378,14 @@ public struct MapBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
-        center = try reader.decode("center")
-        zoom = try reader.optionalDouble("zoom")
-        markers = try reader.optionalDecodeArray("markers") ?? []
-        link = try reader.optionalString("link") ?? center.geoURI
-        fallback = try reader.optionalString("fallback")
-    }
+    static let wireFields = WireFields<Self>(Self(center: Coordinate(latitude: 0, longitude: 0)), [
+        .value("center", \.center, schema: Schema.ctxui("coordinate")), .double("zoom", \.zoom),
+        .values("markers", \.markers, schema: Schema.array(Schema.ctxui("marker")), whenAbsent: []),
+        WireField("link", schema: Schema.string()) { (value, reader) throws(JSONDecodeError) in
+            value.link = try reader.optionalString("link") ?? value.center.geoURI
+        } write: { value, object in object["link"] = .string(value.link) },
+        .string("fallback", \.fallback),
+    ])
 }
 
 /// `{"type":"list","items":[String],"ordered"?}`.
@@ -502,11 +404,9 @@ public struct ListBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
-        items = try reader.strings("items")
-        ordered = try reader.optionalBool("ordered")
-        fallback = try reader.optionalString("fallback")
-    }
+    static let wireFields = WireFields<Self>(Self(items: []), [
+        .strings("items", \.items), .bool("ordered", \.ordered), .string("fallback", \.fallback),
+    ])
 }
 
 /// `{"type":"image","dataURI","alt"}`.
@@ -525,11 +425,9 @@ public struct ImageBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
-        dataURI = try reader.string("dataURI")
-        alt = try reader.string("alt")
-        fallback = try reader.optionalString("fallback")
-    }
+    static let wireFields = WireFields<Self>(Self(dataURI: "", alt: ""), [
+        .string("dataURI", \.dataURI), .string("alt", \.alt), .string("fallback", \.fallback),
+    ])
 }
 
 /// `{"type":"link","url","title"}`.
@@ -548,11 +446,9 @@ public struct LinkBlock: Sendable, Hashable {
         self.fallback = fallback
     }
 
-    package init(_ reader: JSONObjectReader) throws(JSONDecodeError) {
-        url = try reader.string("url")
-        title = try reader.string("title")
-        fallback = try reader.optionalString("fallback")
-    }
+    static let wireFields = WireFields<Self>(Self(url: "", title: ""), [
+        .string("url", \.url), .string("title", \.title), .string("fallback", \.fallback),
+    ])
 }
 
 /// Formats a number the way JSON prints it: integers without a fraction.

@@ -1,7 +1,7 @@
 /// One step of a collector (ctxui 1): a titled list of fields and a submit button.
 ///
 /// Wire form: `{"ctxui":1,"stepId","title","submitLabel"?,"fallbackText","fields":[Field]}`.
-public struct ContextForm: JSONConvertible, Hashable {
+public struct ContextForm: WireObject, Hashable {
     /// Identifies the step within the provider's collector, e.g. `note`.
     public var stepId: String
     /// The form title.
@@ -29,28 +29,13 @@ public struct ContextForm: JSONConvertible, Hashable {
     /// The field with this id.
     public func field(_ id: String) -> FormField? { fields.first { $0.id == id } }
 
-    /// Converts the wire form.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        try reader.checkCtxuiVersion()
-        stepId = try reader.string("stepId")
-        title = try reader.string("title")
-        submitLabel = try reader.optionalString("submitLabel")
-        fallbackText = try reader.string("fallbackText")
-        fields = try reader.decodeArray("fields")
-    }
+    public static let wireFields = WireFields<Self>(Self.blank, [
+        .ctxui, .string("stepId", \.stepId), .string("title", \.title), .string("submitLabel", \.submitLabel),
+        .string("fallbackText", \.fallbackText), .values("fields", \.fields, schema: Schema.array(Schema.ctxui("field"))),
+    ])
 
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["ctxui"] = .number(Double(ctxuiVersion))
-        object["stepId"] = .string(stepId)
-        object["title"] = .string(title)
-        object.set("submitLabel", submitLabel)
-        object["fallbackText"] = .string(fallbackText)
-        object["fields"] = .array(fields.map(\.json))
-        return .object(object)
-    }
+    /// An empty step (what a table holding a form starts decoding from).
+    package static let blank = ContextForm(stepId: "", title: "", fields: [], fallbackText: "")
 }
 
 /// The kind of a form field, which fixes the JSON type of its value.
@@ -72,7 +57,7 @@ public enum FieldKind: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How a choice field searches: the client calls `collect/query` as the user types.
-public struct ChoiceSearch: JSONConvertible, Hashable {
+public struct ChoiceSearch: WireObject, Hashable {
     /// Characters the user must type before the client queries.
     public var minQueryLength: Int
 
@@ -81,18 +66,16 @@ public struct ChoiceSearch: JSONConvertible, Hashable {
         self.minQueryLength = minQueryLength
     }
 
-    /// Converts `{"minQueryLength":Int}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        minQueryLength = try reader.optionalInt("minQueryLength") ?? 1
-    }
-
-    /// The wire form.
-    public var json: JSONValue { ["minQueryLength": .number(Double(minQueryLength))] }
+    /// `{"minQueryLength":Int}` (absent: 1).
+    public static let wireFields = WireFields<Self>(Self(), [
+        WireField("minQueryLength", schema: Schema.integer()) { (value, reader) throws(JSONDecodeError) in
+            value.minQueryLength = try reader.optionalInt("minQueryLength") ?? 1
+        } write: { value, object in object["minQueryLength"] = .number(Double(value.minQueryLength)) },
+    ])
 }
 
 /// One option of a choice field, or one answer to `collect/query`.
-public struct FormOption: JSONConvertible, Hashable {
+public struct FormOption: WireObject, Hashable {
     /// The value submitted when chosen.
     public var value: String
     /// What the user sees.
@@ -107,28 +90,16 @@ public struct FormOption: JSONConvertible, Hashable {
         self.detail = detail
     }
 
-    /// Converts `{"value","label","detail"?}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        value = try reader.string("value")
-        label = try reader.string("label")
-        detail = try reader.optionalString("detail")
-    }
-
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["value"] = .string(value)
-        object["label"] = .string(label)
-        object.set("detail", detail)
-        return .object(object)
-    }
+    /// `{"value","label","detail"?}`.
+    public static let wireFields = WireFields<Self>(Self(value: "", label: ""), [
+        .string("value", \.value), .string("label", \.label), .string("detail", \.detail),
+    ])
 }
 
 /// One field of a form. Kind-specific properties are `nil` when they do not apply.
 ///
 /// Use the factory methods (`.text`, `.number`, `.choice`, …) to build fields.
-public struct FormField: JSONConvertible, Hashable {
+public struct FormField: WireObject, Hashable {
     /// Identifies the field; the key of its value in `values`.
     public var id: String
     /// The field kind.
@@ -246,60 +217,35 @@ public struct FormField: JSONConvertible, Hashable {
             placeholder: placeholder, help: help)
     }
 
-    /// Converts the wire form.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        id = try reader.string("id")
-        kind = try reader.enum("kind")
-        label = try reader.string("label")
-        required = try reader.optionalBool("required") ?? false
-        defaultValue = reader.value("default")
-        placeholder = try reader.optionalString("placeholder")
-        help = try reader.optionalString("help")
-        multiline = try reader.optionalBool("multiline")
-        minLength = try reader.optionalInt("minLength")
-        maxLength = try reader.optionalInt("maxLength")
-        pattern = try reader.optionalString("pattern")
-        min = try reader.optionalDouble("min")
-        max = try reader.optionalDouble("max")
-        step = try reader.optionalDouble("step")
-        unit = try reader.optionalString("unit")
-        options = try reader.optionalDecodeArray("options")
-        search = try reader.optionalDecode("search")
-        fallback = try reader.optionalString("fallback")
-        if let minLength, minLength < 0 {
+    /// The wire form; `required` is written only when true, lengths must not be negative and
+    /// `step` must be positive.
+    public static let wireFields = WireFields<Self>(Self(id: "", kind: .text, label: ""), members, check: checkRanges)
+
+    private static let members: [WireField<FormField>] = [
+        .string("id", \.id), .enumeration("kind", \.kind), .string("label", \.label),
+        WireField("required", schema: Schema.boolean()) { (value, reader) throws(JSONDecodeError) in
+            value.required = try reader.optionalBool("required") ?? false
+        } write: { value, object in if value.required { object["required"] = true } },
+        WireField("default", schema: [:]) { (value, reader) throws(JSONDecodeError) in
+            value.defaultValue = reader.value("default")
+        } write: { value, object in if let defaultValue = value.defaultValue { object["default"] = defaultValue } },
+        .string("placeholder", \.placeholder), .string("help", \.help), .bool("multiline", \.multiline),
+        .int("minLength", \.minLength), .int("maxLength", \.maxLength), .string("pattern", \.pattern),
+        .double("min", \.min), .double("max", \.max), .double("step", \.step), .string("unit", \.unit),
+        .values("options", \.options, schema: Schema.array(Schema.ctxui("option"))),
+        .value("search", \.search, schema: Schema.ctxui("search")), .string("fallback", \.fallback),
+    ]
+
+    @Sendable private static func checkRanges(_ field: FormField, _ reader: JSONObjectReader) throws(JSONDecodeError) {
+        if let minLength = field.minLength, minLength < 0 {
             throw JSONDecodeError(path: reader.path("minLength"), message: "expected a non-negative integer, got \(minLength)")
         }
-        if let maxLength, maxLength < 0 {
+        if let maxLength = field.maxLength, maxLength < 0 {
             throw JSONDecodeError(path: reader.path("maxLength"), message: "expected a non-negative integer, got \(maxLength)")
         }
-        if let step, step <= 0 {
+        if let step = field.step, step <= 0 {
             throw JSONDecodeError(path: reader.path("step"), message: "expected a positive number, got \(formatNumber(step))")
         }
-    }
-
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["id"] = .string(id)
-        object["kind"] = .string(kind.rawValue)
-        object["label"] = .string(label)
-        if required { object["required"] = true }
-        if let defaultValue { object["default"] = defaultValue }
-        object.set("placeholder", placeholder)
-        object.set("help", help)
-        object.set("multiline", multiline)
-        object.set("minLength", minLength)
-        object.set("maxLength", maxLength)
-        object.set("pattern", pattern)
-        object.set("min", min)
-        object.set("max", max)
-        object.set("step", step)
-        object.set("unit", unit)
-        object.set("options", options)
-        object.set("search", search)
-        object.set("fallback", fallback)
-        return .object(object)
     }
 }
 

@@ -11,7 +11,7 @@ public enum EncodingRepresentation: String, Sendable, Hashable, CaseIterable {
 /// An item encoded for transport to a chat backend (the seed's `encodeForTransport`).
 ///
 /// Wire form: `{"representation","contentType","data":base64,"metadata":{String:String}}`.
-public struct EncodedItem: JSONConvertible, Hashable {
+public struct EncodedItem: WireObject, Hashable {
     /// How to read `data`.
     public var representation: EncodingRepresentation
     /// A MIME type, e.g. `application/json`.
@@ -43,32 +43,23 @@ public struct EncodedItem: JSONConvertible, Hashable {
         EncodedItem(representation: .text, contentType: contentType, data: Array(text.utf8), metadata: metadata)
     }
 
-    /// Converts the wire form; `data` must be valid Base64.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        representation = try reader.enum("representation")
-        contentType = try reader.string("contentType")
-        let base64 = try reader.string("data")
-        guard let bytes = Base64.decode(base64) else {
-            throw JSONDecodeError(path: reader.path("data"), message: "expected Base64 text")
-        }
-        data = bytes
-        metadata = try reader.optionalStringMap("metadata") ?? [:]
-    }
-
-    /// The wire form (metadata keys sorted).
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["representation"] = .string(representation.rawValue)
-        object["contentType"] = .string(contentType)
-        object["data"] = .string(Base64.encode(data))
-        object.set("metadata", metadata)
-        return .object(object)
-    }
+    /// `data` must be valid Base64; metadata keys are written sorted.
+    public static let wireFields = WireFields<Self>(Self(representation: .json, contentType: "", data: []), [
+        .enumeration("representation", \.representation), .string("contentType", \.contentType),
+        WireField("data", schema: Schema.string("Base64."), required: true) { (value, reader) throws(JSONDecodeError) in
+            guard let bytes = Base64.decode(try reader.string("data")) else {
+                throw JSONDecodeError(path: reader.path("data"), message: "expected Base64 text")
+            }
+            value.data = bytes
+        } write: { value, object in object["data"] = .string(Base64.encode(value.data)) },
+        WireField("metadata", schema: ["type": "object", "additionalProperties": ["type": "string"]]) { (value, reader) throws(JSONDecodeError) in
+            value.metadata = try reader.optionalStringMap("metadata") ?? [:]
+        } write: { value, object in object.set("metadata", value.metadata) },
+    ])
 }
 
 /// Whether a provider can work right now (e.g. its data folder exists).
-public struct Availability: JSONConvertible, Hashable {
+public struct Availability: WireObject, Hashable {
     /// Whether the provider can be used.
     public var available: Bool
     /// Why not, in words a user can act on.
@@ -88,20 +79,10 @@ public struct Availability: JSONConvertible, Hashable {
         Availability(available: false, reason: reason)
     }
 
-    /// Converts `{"available":Bool,"reason"?:String}`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        available = try reader.bool("available")
-        reason = try reader.optionalString("reason")
-    }
-
-    /// The wire form.
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["available"] = .bool(available)
-        object.set("reason", reason)
-        return .object(object)
-    }
+    /// `{"available":Bool,"reason"?:String}`.
+    public static let wireFields = WireFields<Self>(Self(available: false), [
+        .bool("available", \.available), .string("reason", \.reason, "Why not, in words a user can act on."),
+    ])
 }
 
 /// A provider's identity, as answered by `provider/info`.

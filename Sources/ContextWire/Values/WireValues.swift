@@ -28,11 +28,7 @@ extension FormOption: WireValue {
     public static var schema: JSONValue { Schema.ctxui("option") }
 }
 
-extension Availability: WireValue {
-    public static var schema: JSONValue {
-        Schema.object(["available": Schema.boolean(), "reason": Schema.string("Why not, in words a user can act on.")], required: ["available"])
-    }
-}
+extension Availability: WireValue {}
 
 extension ProviderMetadata: WireValue {
     public static var schema: JSONValue {

@@ -25,7 +25,7 @@ public struct CollectStartRequest: ProviderScopedRequest, Hashable {
 }
 
 /// `collect/start`'s answer: the session and its first step.
-public struct CollectStartResult: WireValue, Hashable {
+public struct CollectStartResult: WireValue, WireObject, Hashable {
     /// The session (a UUID).
     public var sessionId: String
     /// The provider.
@@ -43,29 +43,13 @@ public struct CollectStartResult: WireValue, Hashable {
         self.composerId = composerId
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-        providerId = try reader.string("providerId")
-        form = try reader.decode("form")
-        composerId = try reader.optionalString("composerId")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["sessionId": .string(sessionId), "providerId": .string(providerId), "form": form.json]
-        object.set("composerId", composerId)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "sessionId": Schema.string(), "providerId": Schema.string(), "form": ContextForm.schema, "composerId": Schema.string(),
-        ], required: ["sessionId", "providerId", "form"])
-    }
+    public static let wireFields = WireFields<Self>(Self(sessionId: "", providerId: "", form: ContextForm.blank), [
+        .string("sessionId", \.sessionId), .string("providerId", \.providerId), .value("form", \.form), .string("composerId", \.composerId),
+    ])
 }
 
 /// `collect/query`: options for a `choice` field with a search source.
-public struct CollectQueryRequest: RequestType, Hashable {
+public struct CollectQueryRequest: RequestType, WireObject, Hashable {
     public typealias Response = CollectQueryResult
     public static let method = "collect/query"
     public static let summary = "Options for a choice field that has a search source, as the user types."
@@ -91,35 +75,16 @@ public struct CollectQueryRequest: RequestType, Hashable {
         self.progressToken = progressToken
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-        fieldId = try reader.string("fieldId")
-        query = try reader.optionalString("query")
-        values = try reader.optionalRawObject("values")
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["sessionId": .string(sessionId), "fieldId": .string(fieldId)]
-        object.set("query", query)
-        object.setObject("values", values)
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "sessionId": Schema.string(), "fieldId": Schema.string("The choice field's id."),
-            "query": Schema.string("What the user typed (default \"\")."),
-            "values": Schema.anyObject("The step's current values, {fieldId: value} (default {})."),
-            "progressToken": ProgressToken.schema,
-        ], required: ["sessionId", "fieldId"])
-    }
+    public static let wireFields = WireFields<Self>(Self(sessionId: "", fieldId: ""), [
+        .string("sessionId", \.sessionId), .string("fieldId", \.fieldId, "The choice field's id."),
+        .string("query", \.query, "What the user typed (default \"\")."),
+        .object("values", \.values, schema: Schema.anyObject("The step's current values, {fieldId: value} (default {}).")),
+        .value("progressToken", \.progressToken),
+    ])
 }
 
 /// `collect/submit`: submits the current step's values.
-public struct CollectSubmitRequest: RequestType, Hashable {
+public struct CollectSubmitRequest: RequestType, WireObject, Hashable {
     public typealias Response = CollectSubmitResult
     public static let method = "collect/submit"
     public static let summary = "Submits the current step's values; answers an item, the next step, or field errors."
@@ -141,25 +106,10 @@ public struct CollectSubmitRequest: RequestType, Hashable {
         self.progressToken = progressToken
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-        values = try reader.optionalRawObject("values")
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["sessionId": .string(sessionId)]
-        object.setObject("values", values)
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "sessionId": Schema.string(), "values": Schema.anyObject("{fieldId: value} (default {})."), "progressToken": ProgressToken.schema,
-        ], required: ["sessionId"])
-    }
+    public static let wireFields = WireFields<Self>(Self(sessionId: ""), [
+        .string("sessionId", \.sessionId), .object("values", \.values, schema: Schema.anyObject("{fieldId: value} (default {}).")),
+        .value("progressToken", \.progressToken),
+    ])
 }
 
 /// `collect/submit`'s answer: the outcome and, when an item was attached to a composer, its summary.
@@ -233,7 +183,7 @@ public struct CollectMakeRequest: ProviderScopedRequest, Hashable {
 }
 
 /// `collect/make`'s answer (and the provider's `provider/makeContext`, without `composer`).
-public struct CollectMakeResult: WireValue, Hashable {
+public struct CollectMakeResult: WireValue, WireObject, Hashable {
     /// The item, or `nil` when the provider made nothing.
     public var item: ContextItem?
     /// When attached, the composer after the attachment.
@@ -245,19 +195,7 @@ public struct CollectMakeResult: WireValue, Hashable {
         self.composer = composer
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        item = try reader.optionalDecode("item")
-        composer = try reader.optionalDecode("composer")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["item": item?.json ?? .null]
-        object.set("composer", composer)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["item": Schema.nullable(ContextItem.schema), "composer": Schema.shared(ComposerSummary.self)], required: ["item"])
-    }
+    public static let wireFields = WireFields<Self>(Self(item: nil), [
+        .nullable("item", \.item), .value("composer", \.composer, schema: Schema.shared(ComposerSummary.self)),
+    ])
 }

@@ -1,5 +1,5 @@
 /// `composer/open`: a new draft message with its limits.
-public struct ComposerOpenRequest: RequestType, Hashable {
+public struct ComposerOpenRequest: RequestType, WireObject, Hashable {
     public typealias Response = ComposerSummary
     public static let method = "composer/open"
     public static let summary = "Opens a composer: one draft message with its limits."
@@ -16,29 +16,18 @@ public struct ComposerOpenRequest: RequestType, Hashable {
         self.byteBudget = byteBudget
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader.params(json, path: path)
-        maximumItems = try reader.optionalInt("maximumItems")
-        byteBudget = try reader.optionalInt("byteBudget")
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.set("maximumItems", maximumItems)
-        object.set("byteBudget", byteBudget)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "maximumItems": ["type": "integer", "minimum": 1, "maximum": 100, "description": "Default 10."],
-            "byteBudget": ["type": "integer", "minimum": 1, "maximum": 67_108_864, "description": "Bytes of encoded content; default 4194304."],
-        ])
-    }
+    public static let wireFields = WireFields<Self>(Self(), params: true, [
+        WireField("maximumItems", schema: ["type": "integer", "minimum": 1, "maximum": 100, "description": "Default 10."]) {
+            (value, reader) throws(JSONDecodeError) in value.maximumItems = try reader.optionalInt("maximumItems")
+        } write: { value, object in object.set("maximumItems", value.maximumItems) },
+        WireField("byteBudget", schema: ["type": "integer", "minimum": 1, "maximum": 67_108_864, "description": "Bytes of encoded content; default 4194304."]) {
+            (value, reader) throws(JSONDecodeError) in value.byteBudget = try reader.optionalInt("byteBudget")
+        } write: { value, object in object.set("byteBudget", value.byteBudget) },
+    ])
 }
 
 /// A composer's limits and use: `{composerId, maximumItems, byteBudget, bytesUsed, itemCount}`.
-public struct ComposerSummary: SharedWireValue, Hashable {
+public struct ComposerSummary: SharedWireValue, WireObject, Hashable {
     public static let schemaName = "ComposerSummary"
 
     /// The composer.
@@ -61,35 +50,17 @@ public struct ComposerSummary: SharedWireValue, Hashable {
         self.itemCount = itemCount
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        composerId = try reader.string("composerId")
-        maximumItems = try reader.int("maximumItems")
-        byteBudget = try reader.int("byteBudget")
-        bytesUsed = try reader.int("bytesUsed")
-        itemCount = try reader.int("itemCount")
-    }
+    public static let wireFields = WireFields<Self>(Self(composerId: "", maximumItems: 0, byteBudget: 0, bytesUsed: 0, itemCount: 0), [
+        .string("composerId", \.composerId), .int("maximumItems", \.maximumItems), .int("byteBudget", \.byteBudget),
+        .int("bytesUsed", \.bytesUsed), .int("itemCount", \.itemCount),
+    ])
 
     /// The members, for answers that extend a summary.
-    var members: JSONObject {
-        [
-            "composerId": .string(composerId), "maximumItems": .number(Double(maximumItems)), "byteBudget": .number(Double(byteBudget)),
-            "bytesUsed": .number(Double(bytesUsed)), "itemCount": .number(Double(itemCount)),
-        ]
-    }
-
-    public var json: JSONValue { .object(members) }
-
-    static let properties: KeyValuePairs<String, JSONValue> = [
-        "composerId": Schema.string(), "maximumItems": Schema.integer(), "byteBudget": Schema.integer(),
-        "bytesUsed": Schema.integer(), "itemCount": Schema.integer(),
-    ]
-
-    public static var schema: JSONValue { Schema.object(properties, required: ["composerId", "maximumItems", "byteBudget", "bytesUsed", "itemCount"]) }
+    var members: JSONObject { Self.wireFields.members(of: self) }
 }
 
 /// `composer/list`: every open composer, or one composer's items with their chips.
-public struct ComposerListRequest: RequestType, Hashable {
+public struct ComposerListRequest: RequestType, WireObject, Hashable {
     public typealias Response = ComposerListResult
     public static let method = "composer/list"
     public static let summary = "Without composerId every open composer (oldest first); with it, its items and their chips."
@@ -101,18 +72,7 @@ public struct ComposerListRequest: RequestType, Hashable {
     /// Creates the params.
     public init(composerId: String? = nil) { self.composerId = composerId }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader.params(json, path: path)
-        composerId = try reader.optionalString("composerId")
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.set("composerId", composerId)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue { Schema.object(["composerId": Schema.string("The composer to list.")]) }
+    public static let wireFields = WireFields<Self>(Self(), params: true, [.string("composerId", \.composerId, "The composer to list.")])
 }
 
 /// `composer/list`'s answer: `{composers}` without `composerId`; the summary and `items` with it.
@@ -161,7 +121,7 @@ public struct ComposerListResult: WireValue, Hashable {
 }
 
 /// One item of a listed composer.
-public struct ComposerItem: WireValue, Hashable {
+public struct ComposerItem: WireValue, WireObject, Hashable {
     /// The item.
     public var item: ContextItem
     /// Its chip, from its provider (or the default text chip when the provider failed).
@@ -182,33 +142,14 @@ public struct ComposerItem: WireValue, Hashable {
         self.providerProblem = providerProblem
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        item = try reader.decode("item")
-        chip = try reader.decode("chip")
-        encodedBytes = try reader.int("encodedBytes")
-        providerAvailable = try reader.bool("providerAvailable")
-        providerProblem = try reader.optionalDecode("providerProblem")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = [
-            "item": item.json, "chip": chip.json, "encodedBytes": .number(Double(encodedBytes)), "providerAvailable": .bool(providerAvailable),
-        ]
-        object.set("providerProblem", providerProblem)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "item": ContextItem.schema, "chip": ContextChip.schema, "encodedBytes": Schema.integer(),
-            "providerAvailable": Schema.boolean(), "providerProblem": ProviderProblem.schema,
-        ], required: ["item", "chip", "encodedBytes", "providerAvailable"])
-    }
+    public static let wireFields = WireFields<Self>(Self(item: .blank, chip: ContextChip(icon: "", title: ""), encodedBytes: 0, providerAvailable: false), [
+        .value("item", \.item), .value("chip", \.chip), .int("encodedBytes", \.encodedBytes),
+        .bool("providerAvailable", \.providerAvailable), .value("providerProblem", \.providerProblem),
+    ])
 }
 
 /// `composer/remove`: takes one item out of a composer.
-public struct ComposerRemoveRequest: RequestType, Hashable {
+public struct ComposerRemoveRequest: RequestType, WireObject, Hashable {
     public typealias Response = ComposerRemoveResult
     public static let method = "composer/remove"
     public static let summary = "Takes one item out of a composer."
@@ -225,17 +166,7 @@ public struct ComposerRemoveRequest: RequestType, Hashable {
         self.itemId = itemId
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        composerId = try reader.string("composerId")
-        itemId = try reader.string("itemId")
-    }
-
-    public var json: JSONValue { ["composerId": .string(composerId), "itemId": .string(itemId)] }
-
-    public static var schema: JSONValue {
-        Schema.object(["composerId": Schema.string(), "itemId": Schema.string()], required: ["composerId", "itemId"])
-    }
+    public static let wireFields = WireFields<Self>(Self(composerId: "", itemId: ""), [.string("composerId", \.composerId), .string("itemId", \.itemId)])
 }
 
 /// `composer/remove`'s answer: the summary after the removal and the removed item.
@@ -269,7 +200,7 @@ public struct ComposerRemoveResult: WireValue, Hashable {
 }
 
 /// `composer/send`: the envelope a backend receives; the composer is emptied once it is built.
-public struct ComposerSendRequest: RequestType, Hashable {
+public struct ComposerSendRequest: RequestType, WireObject, Hashable {
     public typealias Response = ComposerSendResult
     public static let method = "composer/send"
     public static let summary = "Builds the envelope a chat backend receives and empties the composer."
@@ -286,25 +217,11 @@ public struct ComposerSendRequest: RequestType, Hashable {
         self.text = text
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        composerId = try reader.string("composerId")
-        text = try reader.optionalString("text")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["composerId": .string(composerId)]
-        object.set("text", text)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["composerId": Schema.string(), "text": Schema.string("The message text.")], required: ["composerId"])
-    }
+    public static let wireFields = WireFields<Self>(Self(composerId: ""), [.string("composerId", \.composerId), .string("text", \.text, "The message text.")])
 }
 
 /// `composer/send`'s answer: `{composerId, message}`.
-public struct ComposerSendResult: WireValue, Hashable {
+public struct ComposerSendResult: WireValue, WireObject, Hashable {
     /// The composer.
     public var composerId: String
     /// The message for the backend.
@@ -316,21 +233,13 @@ public struct ComposerSendResult: WireValue, Hashable {
         self.message = message
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        composerId = try reader.string("composerId")
-        message = try reader.decode("message")
-    }
-
-    public var json: JSONValue { ["composerId": .string(composerId), "message": message.json] }
-
-    public static var schema: JSONValue {
-        Schema.object(["composerId": Schema.string(), "message": OutgoingMessage.schema], required: ["composerId", "message"])
-    }
+    public static let wireFields = WireFields<Self>(Self(composerId: "", message: OutgoingMessage(text: "", contextItems: [], summary: "")), [
+        .string("composerId", \.composerId), .value("message", \.message),
+    ])
 }
 
 /// The message a chat backend receives (ChatKit's field names).
-public struct OutgoingMessage: WireValue, Hashable {
+public struct OutgoingMessage: WireValue, WireObject, Hashable {
     /// The message text.
     public var text: String
     /// The attached items, encoded.
@@ -345,26 +254,14 @@ public struct OutgoingMessage: WireValue, Hashable {
         self.summary = summary
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        text = try reader.string("text")
-        contextItems = try reader.decodeArray("contextItems")
-        summary = try reader.string("summary")
-    }
-
-    public var json: JSONValue {
-        ["text": .string(text), "contextItems": .array(contextItems.map(\.json)), "summary": .string(summary)]
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "text": Schema.string(), "contextItems": Schema.array(OutgoingContextItem.schema), "summary": Schema.string(),
-        ], required: ["text", "contextItems", "summary"])
-    }
+    public static let wireFields = WireFields<Self>(Self(text: "", contextItems: [], summary: ""), [
+        .string("text", \.text), .values("contextItems", \.contextItems, schema: Schema.array(OutgoingContextItem.schema)),
+        .string("summary", \.summary),
+    ])
 }
 
 /// One encoded item of an outgoing message.
-public struct OutgoingContextItem: WireValue, Hashable {
+public struct OutgoingContextItem: WireValue, WireObject, Hashable {
     /// The item's `type`.
     public var contextType: String
     /// The item's `displayName`.
@@ -383,32 +280,17 @@ public struct OutgoingContextItem: WireValue, Hashable {
         self.metadata = metadata
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        contextType = try reader.string("contextType")
-        displayName = try reader.string("displayName")
-        encodedContent = try reader.string("encodedContent")
-        metadata = try reader.optionalStringMap("metadata") ?? [:]
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = [
-            "contextType": .string(contextType), "displayName": .string(displayName), "encodedContent": .string(encodedContent),
-        ]
-        object.set("metadata", metadata)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "contextType": Schema.string(), "displayName": Schema.string(), "encodedContent": Schema.string("Base64."),
-            "metadata": ["type": "object", "additionalProperties": ["type": "string"]],
-        ], required: ["contextType", "displayName", "encodedContent", "metadata"])
-    }
+    public static let wireFields = WireFields<Self>(
+        Self(contextType: "", displayName: "", encodedContent: "", metadata: [:]), required: ["contextType", "displayName", "encodedContent", "metadata"], [
+            .string("contextType", \.contextType), .string("displayName", \.displayName), .string("encodedContent", \.encodedContent, "Base64."),
+            WireField("metadata", schema: ["type": "object", "additionalProperties": ["type": "string"]]) { (value, reader) throws(JSONDecodeError) in
+                value.metadata = try reader.optionalStringMap("metadata") ?? [:]
+            } write: { value, object in object.set("metadata", value.metadata) },
+        ])
 }
 
 /// `composer/close`: discards a composer and its draft.
-public struct ComposerCloseRequest: RequestType, Hashable {
+public struct ComposerCloseRequest: RequestType, WireObject, Hashable {
     public typealias Response = ComposerCloseResult
     public static let method = "composer/close"
     public static let summary = "Discards a composer and its draft."
@@ -420,18 +302,11 @@ public struct ComposerCloseRequest: RequestType, Hashable {
     /// Creates the params.
     public init(composerId: String) { self.composerId = composerId }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        composerId = try reader.string("composerId")
-    }
-
-    public var json: JSONValue { ["composerId": .string(composerId)] }
-
-    public static var schema: JSONValue { Schema.object(["composerId": Schema.string()], required: ["composerId"]) }
+    public static let wireFields = WireFields<Self>(Self(composerId: ""), [.string("composerId", \.composerId)])
 }
 
 /// `composer/close`'s answer.
-public struct ComposerCloseResult: WireValue, Hashable {
+public struct ComposerCloseResult: WireValue, WireObject, Hashable {
     /// The composer closed.
     public var composerId: String
     /// How many items its draft had.
@@ -443,15 +318,7 @@ public struct ComposerCloseResult: WireValue, Hashable {
         self.discardedItems = discardedItems
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        composerId = try reader.string("composerId")
-        discardedItems = try reader.int("discardedItems")
-    }
-
-    public var json: JSONValue { ["composerId": .string(composerId), "discardedItems": .number(Double(discardedItems))] }
-
-    public static var schema: JSONValue {
-        Schema.object(["composerId": Schema.string(), "discardedItems": Schema.integer()], required: ["composerId", "discardedItems"])
-    }
+    public static let wireFields = WireFields<Self>(Self(composerId: "", discardedItems: 0), [
+        .string("composerId", \.composerId), .int("discardedItems", \.discardedItems),
+    ])
 }

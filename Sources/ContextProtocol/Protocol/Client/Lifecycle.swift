@@ -1,6 +1,6 @@
 /// `initialize`: who the client is, its locale, the permissions it grants and the protocol
 /// versions it speaks. Every member is optional.
-public struct InitializeRequest: RequestType, Hashable {
+public struct InitializeRequest: RequestType, WireObject, Hashable {
     public typealias Response = InitializeResult
     public static let method = "initialize"
     public static let summary = "Says who the client is; the host answers its capabilities and starts loading the providers."
@@ -36,47 +36,24 @@ public struct InitializeRequest: RequestType, Hashable {
         self.capabilities = capabilities
     }
 
-    /// Reads the params as the host does: `protocolVersion` of another JSON type is ignored
+    /// The params as the host reads them: `protocolVersion` of another JSON type is ignored
     /// (the host reads it as the current version).
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json.isNull ? .object([:]) : json, path: path)
-        clientInfo = try reader.optionalDecode("clientInfo")
-        protocolVersion = reader.value("protocolVersion")?.intValue
-        protocolVersions = try reader.optionalInts("protocolVersions")
-        locale = try reader.optionalString("locale")
-        grantedPermissions = try reader.optionalStrings("grantedPermissions")
-        logLevel = try reader.optionalDecode("logLevel")
-        capabilities = try reader.optionalDecode("capabilities")
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.set("clientInfo", clientInfo)
-        object.set("protocolVersion", protocolVersion)
-        object.setInts("protocolVersions", protocolVersions)
-        object.set("locale", locale)
-        object.setStrings("grantedPermissions", grantedPermissions)
-        object.set("logLevel", logLevel)
-        object.set("capabilities", capabilities)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "clientInfo": ClientInfo.schema,
-            "protocolVersion": Schema.integer("The one version the client speaks (legacy; other JSON types are read as the current version)."),
-            "protocolVersions": Schema.array(Schema.integer(), "Every protocol version the client speaks."),
-            "locale": Schema.string("BCP 47 tag, e.g. en-US (default)."),
-            "grantedPermissions": Schema.array(Schema.string(), "Permissions the client grants: network, location, health, calendar, files, contacts."),
-            "logLevel": LogLevel.schema,
-            "capabilities": ClientCapabilities.schema,
-        ])
-    }
+    public static let wireFields = WireFields<Self>(Self(), params: true, [
+        .value("clientInfo", \.clientInfo),
+        WireField("protocolVersion", schema: Schema.integer("The one version the client speaks (legacy; other JSON types are read as the current version).")) {
+            (value, reader) throws(JSONDecodeError) in value.protocolVersion = reader.value("protocolVersion")?.intValue
+        } write: { value, object in object.set("protocolVersion", value.protocolVersion) },
+        .ints("protocolVersions", \.protocolVersions, "Every protocol version the client speaks."),
+        .string("locale", \.locale, "BCP 47 tag, e.g. en-US (default)."),
+        .strings("grantedPermissions", \.grantedPermissions, "Permissions the client grants: network, location, health, calendar, files, contacts."),
+        .value("logLevel", \.logLevel),
+        .value("capabilities", \.capabilities),
+    ])
 }
 
 extension InitializeRequest {
     /// `initialize`'s `clientInfo`. The host ignores wrongly typed members, and so does this type.
-    public struct ClientInfo: WireValue, Hashable {
+    public struct ClientInfo: WireValue, WireObject, Hashable {
         /// The client's name (the host's default: `unknown`).
         public var name: String?
         /// The client's version.
@@ -91,53 +68,34 @@ extension InitializeRequest {
             self.extra = extra
         }
 
-        public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-            let reader = try JSONObjectReader(json, path: path)
-            name = reader.value("name")?.stringValue
-            version = reader.value("version")?.stringValue
-            extra = reader.object.removing(["name", "version"])
-        }
+        /// Wrongly typed members read as absent.
+        public static let wireFields = WireFields<Self>(Self(), extra: \.extra, description: "Who the client is; wrongly typed members are ignored.", [
+            lenientString("name", \.name), lenientString("version", \.version),
+        ])
 
-        public var json: JSONValue {
-            var object = JSONObject()
-            object.set("name", name)
-            object.set("version", version)
-            object.append(extra)
-            return .object(object)
-        }
-
-        public static var schema: JSONValue {
-            Schema.object(["name": Schema.string(), "version": Schema.string()], description: "Who the client is; wrongly typed members are ignored.")
+        private static func lenientString(_ key: String, _ keyPath: WireKeyPath<Self, String?>) -> WireField<Self> {
+            WireField(key, schema: Schema.string()) { (value, reader) throws(JSONDecodeError) in
+                value[keyPath: keyPath] = reader.value(key)?.stringValue
+            } write: { value, object in object.set(key, value[keyPath: keyPath]) }
         }
     }
 }
 
 /// What a client can do, sent in `initialize`.
-public struct ClientCapabilities: WireValue, Hashable {
+public struct ClientCapabilities: WireValue, WireObject, Hashable {
     /// What the client renders.
     public var ui: UICapabilities?
 
     /// Creates capabilities.
     public init(ui: UICapabilities? = nil) { self.ui = ui }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        ui = try reader.optionalDecode("ui")
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.set("ui", ui)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue { Schema.object(["ui": UICapabilities.schema]) }
+    public static let wireFields = WireFields<Self>(Self(), [.value("ui", \.ui)])
 }
 
 // `UICapabilities` (what the client renders) is in Protocol/UICapabilities.swift.
 
 /// `initialize`'s answer.
-public struct InitializeResult: WireValue, Hashable {
+public struct InitializeResult: WireValue, WireObject, Hashable {
     /// The version the host speaks in this session.
     public var protocolVersion: Int
     /// Every version the host supports (hosts that negotiate).
@@ -158,37 +116,18 @@ public struct InitializeResult: WireValue, Hashable {
         self.extra = extra
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        protocolVersion = try reader.int("protocolVersion")
-        protocolVersions = try reader.optionalInts("protocolVersions")
-        serverInfo = try reader.decode("serverInfo")
-        capabilities = try reader.decode("capabilities")
-        extra = reader.object.removing(["protocolVersion", "protocolVersions", "serverInfo", "capabilities"])
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object["protocolVersion"] = .number(Double(protocolVersion))
-        object.setInts("protocolVersions", protocolVersions)
-        object["serverInfo"] = serverInfo.json
-        object["capabilities"] = capabilities.json
-        object.append(extra)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "protocolVersion": Schema.integer("The version the host speaks in this session."),
-            "protocolVersions": Schema.array(Schema.integer(), "Every version the host supports."),
-            "serverInfo": ServerInfo.schema,
-            "capabilities": HostCapabilities.schema,
-        ], required: ["protocolVersion", "serverInfo", "capabilities"])
-    }
+    public static let wireFields = WireFields<Self>(
+        Self(protocolVersion: 0, serverInfo: ServerInfo(name: "", version: ""), capabilities: HostCapabilities(methods: [], features: [])),
+        extra: \.extra, [
+            .int("protocolVersion", \.protocolVersion, "The version the host speaks in this session."),
+            .ints("protocolVersions", \.protocolVersions, "Every version the host supports."),
+            .value("serverInfo", \.serverInfo),
+            .value("capabilities", \.capabilities),
+        ])
 }
 
 /// The host's name and version (`{"name":"context-host","version":…}`).
-public struct ServerInfo: WireValue, Hashable {
+public struct ServerInfo: WireValue, WireObject, Hashable {
     /// `context-host`.
     public var name: String
     /// The host's version.
@@ -200,21 +139,11 @@ public struct ServerInfo: WireValue, Hashable {
         self.version = version
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        name = try reader.string("name")
-        version = try reader.string("version")
-    }
-
-    public var json: JSONValue { ["name": .string(name), "version": .string(version)] }
-
-    public static var schema: JSONValue {
-        Schema.object(["name": Schema.string(), "version": Schema.string()], required: ["name", "version"])
-    }
+    public static let wireFields = WireFields<Self>(Self(name: "", version: ""), [.string("name", \.name), .string("version", \.version)])
 }
 
 /// `initialize`'s `capabilities`: the methods, features and limits in force.
-public struct HostCapabilities: WireValue, Hashable {
+public struct HostCapabilities: WireValue, WireObject, Hashable {
     /// Every method name the host answers, except `$/…` ones.
     public var methods: [String]
     /// Feature names, e.g. `cancellation`, `collect`, `items`, `composer`.
@@ -241,83 +170,54 @@ public struct HostCapabilities: WireValue, Hashable {
         self.extra = extra
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        methods = try reader.optionalStrings("methods") ?? []
-        features = try reader.optionalStrings("features") ?? []
-        ctxui = try reader.optionalInt("ctxui")
-        maximumMessageBytes = try reader.optionalInt("maximumMessageBytes")
-        if let limitsReader = try reader.optionalObject("limits") {
+    public static let wireFields = WireFields<Self>(Self(methods: [], features: []), extra: \.extra, required: ["methods", "features"], [
+        .strings("methods", \.methods, "Every method name the host answers, except $/… ones.", whenAbsent: []),
+        .strings("features", \.features, whenAbsent: []),
+        .int("ctxui", \.ctxui, "The declarative-view schema version."),
+        .int("maximumMessageBytes", \.maximumMessageBytes, "The message size cap in force."),
+        WireField(
+            "limits",
+            schema: ["type": "object", "additionalProperties": ["type": "integer"], "description": "The input limits in force (docs/security.md §6)."]
+        ) { (value, reader) throws(JSONDecodeError) in
+            guard let limitsReader = try reader.optionalObject("limits") else { return }
             var limits: [String: Int] = [:]
             for (name, _) in limitsReader.object { limits[name] = try limitsReader.int(name) }
-            self.limits = limits
-        } else {
-            limits = nil
-        }
-        extra = reader.object.removing(["methods", "features", "ctxui", "maximumMessageBytes", "limits"])
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.setStrings("methods", methods)
-        object.setStrings("features", features)
-        object.set("ctxui", ctxui)
-        object.set("maximumMessageBytes", maximumMessageBytes)
-        if let limits {
+            value.limits = limits
+        } write: { value, object in
+            guard let limits = value.limits else { return }
             var members = JSONObject()
-            for name in limits.keys.sorted() { members[name] = .number(Double(limits[name]!)) }
+            for (name, limit) in limits.sorted(by: { $0.key < $1.key }) { members[name] = .number(Double(limit)) }
             object["limits"] = .object(members)
-        }
-        object.append(extra)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "methods": Schema.array(Schema.string(), "Every method name the host answers, except $/… ones."),
-            "features": Schema.array(Schema.string()),
-            "ctxui": Schema.integer("The declarative-view schema version."),
-            "maximumMessageBytes": Schema.integer("The message size cap in force."),
-            "limits": ["type": "object", "additionalProperties": ["type": "integer"], "description": "The input limits in force (docs/security.md §6)."],
-        ], required: ["methods", "features"])
-    }
+        },
+    ])
 }
 
 /// `initialized`: sent after the `initialize` answer; the host does nothing with it.
-public struct InitializedNotification: NotificationType, Hashable {
+public struct InitializedNotification: NotificationType, EmptyParams, Hashable {
     public static let method = "initialized"
     public static let summary = "Sent after the initialize answer; the host does nothing with it."
     public static var allowedBeforeInitialize: Bool { true }
     /// The notification (no params).
     public init() {}
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) { _ = try EmptyObject(json: json, path: path) }
-    public var json: JSONValue { .object([:]) }
-    public static var schema: JSONValue { EmptyObject.schema }
 }
 
 /// `shutdown`: stop accepting requests; only `exit` should follow. Answers `null`.
-public struct ShutdownRequest: RequestType, Hashable {
+public struct ShutdownRequest: RequestType, EmptyParams, Hashable {
     public typealias Response = NullResult
     public static let method = "shutdown"
     public static let summary = "Stops accepting requests; only exit should follow."
     public static var errors: [ErrorCode] { [.invalidRequest] }
     /// The request (no params).
     public init() {}
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) { _ = try EmptyObject(json: json, path: path) }
-    public var json: JSONValue { .object([:]) }
-    public static var schema: JSONValue { EmptyObject.schema }
 }
 
 /// `exit`: the host exits, status 0 after `shutdown`, 1 otherwise.
-public struct ExitNotification: NotificationType, Hashable {
+public struct ExitNotification: NotificationType, EmptyParams, Hashable {
     public static let method = "exit"
     public static let summary = "The host exits: status 0 after shutdown, 1 otherwise."
     public static var allowedBeforeInitialize: Bool { true }
     /// The notification (no params).
     public init() {}
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) { _ = try EmptyObject(json: json, path: path) }
-    public var json: JSONValue { .object([:]) }
-    public static var schema: JSONValue { EmptyObject.schema }
 }
 
 /// `$/cancelRequest`: cancel a request still waiting (client → host, and host → provider).
@@ -343,14 +243,11 @@ public struct CancelRequestNotification: NotificationType, Hashable {
 }
 
 /// `ping`: the cheapest round trip; answers `{}` in every lifecycle state.
-public struct PingRequest: RequestType, Hashable {
+public struct PingRequest: RequestType, EmptyParams, Hashable {
     public typealias Response = EmptyObject
     public static let method = "ping"
     public static let summary = "The cheapest round trip; answers {} in every lifecycle state."
     public static var allowedBeforeInitialize: Bool { true }
     /// The request (no params).
     public init() {}
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) { _ = try EmptyObject(json: json, path: path) }
-    public var json: JSONValue { .object([:]) }
-    public static var schema: JSONValue { EmptyObject.schema }
 }

@@ -1,6 +1,6 @@
 /// `providers/list`: every provider the host knows, in the order a client should offer them.
 /// With `composerId`, each entry also says whether it can still be attached there.
-public struct ProvidersListRequest: RequestType, Hashable {
+public struct ProvidersListRequest: RequestType, WireObject, Hashable {
     public typealias Response = ProvidersListResult
     public static let method = "providers/list"
     public static let summary = "Every provider the host knows, in the order a client should offer them, with availability."
@@ -12,46 +12,28 @@ public struct ProvidersListRequest: RequestType, Hashable {
     /// Creates the params.
     public init(composerId: String? = nil) { self.composerId = composerId }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader.params(json, path: path)
-        composerId = try reader.optionalString("composerId")
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.set("composerId", composerId)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["composerId": Schema.string("Also say whether each provider can still be attached to this composer.")])
-    }
+    public static let wireFields = WireFields<Self>(Self(), params: true, [
+        .string("composerId", \.composerId, "Also say whether each provider can still be attached to this composer."),
+    ])
 }
 
 /// `providers/list`'s answer.
-public struct ProvidersListResult: WireValue, Hashable {
+public struct ProvidersListResult: WireValue, WireObject, Hashable {
     /// The providers, in order.
     public var providers: [ProviderDescription]
 
     /// Creates a result.
     public init(providers: [ProviderDescription]) { self.providers = providers }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        providers = try reader.decodeArray("providers")
-    }
-
-    public var json: JSONValue { ["providers": .array(providers.map(\.json))] }
-
-    public static var schema: JSONValue {
-        Schema.object(["providers": Schema.array(Schema.shared(ProviderDescription.self))], required: ["providers"])
-    }
+    public static let wireFields = WireFields<Self>(Self(providers: []), [
+        .values("providers", \.providers, schema: Schema.array(Schema.shared(ProviderDescription.self))),
+    ])
 }
 
 /// One `providers/list` entry. Which members are present depends on the provider's status
 /// (docs/protocol.md, `providers/list`), so every member is optional; members this library does
 /// not know are kept in `extra`.
-public struct ProviderDescription: SharedWireValue, Hashable {
+public struct ProviderDescription: SharedWireValue, WireObject, Hashable {
     public static let schemaName = "ProviderDescription"
 
     /// Reverse-DNS id (accepted manifests).
@@ -127,128 +109,50 @@ public struct ProviderDescription: SharedWireValue, Hashable {
         self.extra = extra
     }
 
-    static let knownMembers: Set<String> = [
-        "id", "title", "description", "iconName", "version", "priority", "manifestPriority", "maximumAttachmentCount", "usesContainerPanel",
-        "collection", "isolation", "effectiveIsolation", "isolationNote", "sandbox", "worker", "workerPid", "restarts", "crashes",
-        "lastCrash", "availabilityState", "permissions", "status", "available", "unavailableReason", "error", "diagnostics",
-        "manifestPath", "libraryPath", "canAttach", "attachBlocked",
+    public static let wireFields = WireFields<Self>(Self(), extra: \.extra, required: ["status", "available", "manifestPath"], members)
+
+    private static let members: [WireField<ProviderDescription>] = [
+        .string("id", \.id, "Reverse-DNS provider id (accepted manifests)."),
+        .string("title", \.title, "Localized for the client's locale."),
+        .string("description", \.summary, "What the provider gives (the manifest's description), localized; absent when the manifest has none."),
+        .string("iconName", \.iconName),
+        .string("version", \.version),
+        .int("priority", \.priority, "The effective priority, higher first."),
+        .int("manifestPriority", \.manifestPriority, "The manifest's own priority, when the host configuration sets one."),
+        .int("maximumAttachmentCount", \.maximumAttachmentCount),
+        .bool("usesContainerPanel", \.usesContainerPanel),
+        .string("collection", \.collection, schema: Schema.oneOf(["form", "programmatic", "both"])),
+        .string("isolation", \.isolation, schema: Schema.oneOf(["in-process", "process"])),
+        .string("effectiveIsolation", \.effectiveIsolation, schema: Schema.oneOf(["in-process", "process"])),
+        .string("isolationNote", \.isolationNote),
+        .object("sandbox", \.sandbox, schema: Schema.object([
+            "policy": Schema.string(), "enforced": Schema.array(Schema.string()),
+            "missing": Schema.array(Schema.object(["layer": Schema.string(), "reason": Schema.string()])),
+        ])),
+        .string("worker", \.worker, schema: Schema.oneOf(["stopped", "starting", "running", "stopping", "restarting", "quarantined"])),
+        .int("workerPid", \.workerPid),
+        .int("restarts", \.restarts),
+        .int("crashes", \.crashes),
+        .string("lastCrash", \.lastCrash),
+        .string("availabilityState", \.availabilityState, schema: Schema.oneOf(["current", "cached", "unchecked", "checking"])),
+        .strings("permissions", \.permissions),
+        .string("status", \.status, schema: Schema.oneOf(["loaded", "discovered", "failed", "rejected", "disabled", "quarantined"])),
+        .bool("available", \.available, "Offer only available providers for new items."),
+        .value("unavailableReason", \.unavailableReason),
+        .value("error", \.error),
+        .objects("diagnostics", \.diagnostics, schema: Schema.array(Schema.object([
+            "file": Schema.string(), "line": Schema.integer(), "column": Schema.integer(), "field": Schema.string(),
+            "code": Schema.string(), "message": Schema.string(), "hint": Schema.string(),
+        ]))),
+        .string("manifestPath", \.manifestPath),
+        .string("libraryPath", \.libraryPath),
+        .bool("canAttach", \.canAttach, "With composerId: whether an item of it can still be attached."),
+        .object("attachBlocked", \.attachBlocked, schema: Schema.anyObject("With composerId, when canAttach is false: {code, message, …data}.")),
     ]
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        id = try reader.optionalString("id")
-        title = try reader.optionalString("title")
-        summary = try reader.optionalString("description")
-        iconName = try reader.optionalString("iconName")
-        version = try reader.optionalString("version")
-        priority = try reader.optionalInt("priority")
-        manifestPriority = try reader.optionalInt("manifestPriority")
-        maximumAttachmentCount = try reader.optionalInt("maximumAttachmentCount")
-        usesContainerPanel = try reader.optionalBool("usesContainerPanel")
-        collection = try reader.optionalString("collection")
-        isolation = try reader.optionalString("isolation")
-        effectiveIsolation = try reader.optionalString("effectiveIsolation")
-        isolationNote = try reader.optionalString("isolationNote")
-        sandbox = try reader.optionalRawObject("sandbox")
-        worker = try reader.optionalString("worker")
-        workerPid = try reader.optionalInt("workerPid")
-        restarts = try reader.optionalInt("restarts")
-        crashes = try reader.optionalInt("crashes")
-        lastCrash = try reader.optionalString("lastCrash")
-        availabilityState = try reader.optionalString("availabilityState")
-        permissions = try reader.optionalStrings("permissions")
-        status = try reader.optionalString("status")
-        available = try reader.optionalBool("available")
-        unavailableReason = try reader.optionalDecode("unavailableReason")
-        error = try reader.optionalDecode("error")
-        diagnostics = try reader.optionalRawObjects("diagnostics")
-        manifestPath = try reader.optionalString("manifestPath")
-        libraryPath = try reader.optionalString("libraryPath")
-        canAttach = try reader.optionalBool("canAttach")
-        attachBlocked = try reader.optionalRawObject("attachBlocked")
-        extra = reader.object.removing(Self.knownMembers)
-    }
-
-    public var json: JSONValue {
-        var object = JSONObject()
-        object.set("id", id)
-        object.set("title", title)
-        object.set("description", summary)
-        object.set("iconName", iconName)
-        object.set("version", version)
-        object.set("priority", priority)
-        object.set("manifestPriority", manifestPriority)
-        object.set("maximumAttachmentCount", maximumAttachmentCount)
-        object.set("usesContainerPanel", usesContainerPanel)
-        object.set("collection", collection)
-        object.set("isolation", isolation)
-        object.set("effectiveIsolation", effectiveIsolation)
-        object.set("isolationNote", isolationNote)
-        object.setObject("sandbox", sandbox)
-        object.set("worker", worker)
-        object.set("workerPid", workerPid)
-        object.set("restarts", restarts)
-        object.set("crashes", crashes)
-        object.set("lastCrash", lastCrash)
-        object.set("availabilityState", availabilityState)
-        object.setStrings("permissions", permissions)
-        object.set("status", status)
-        object.set("available", available)
-        object.set("unavailableReason", unavailableReason)
-        object.set("error", error)
-        if let diagnostics { object["diagnostics"] = .array(diagnostics.map(JSONValue.object)) }
-        object.set("manifestPath", manifestPath)
-        object.set("libraryPath", libraryPath)
-        object.set("canAttach", canAttach)
-        object.setObject("attachBlocked", attachBlocked)
-        object.append(extra)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "id": Schema.string("Reverse-DNS provider id (accepted manifests)."),
-            "title": Schema.string("Localized for the client's locale."),
-            "description": Schema.string("What the provider gives (the manifest's description), localized; absent when the manifest has none."),
-            "iconName": Schema.string(),
-            "version": Schema.string(),
-            "priority": Schema.integer("The effective priority, higher first."),
-            "manifestPriority": Schema.integer("The manifest's own priority, when the host configuration sets one."),
-            "maximumAttachmentCount": Schema.integer(),
-            "usesContainerPanel": Schema.boolean(),
-            "collection": Schema.oneOf(["form", "programmatic", "both"]),
-            "isolation": Schema.oneOf(["in-process", "process"]),
-            "effectiveIsolation": Schema.oneOf(["in-process", "process"]),
-            "isolationNote": Schema.string(),
-            "sandbox": Schema.object([
-                "policy": Schema.string(), "enforced": Schema.array(Schema.string()),
-                "missing": Schema.array(Schema.object(["layer": Schema.string(), "reason": Schema.string()])),
-            ]),
-            "worker": Schema.oneOf(["stopped", "starting", "running", "stopping", "restarting", "quarantined"]),
-            "workerPid": Schema.integer(),
-            "restarts": Schema.integer(),
-            "crashes": Schema.integer(),
-            "lastCrash": Schema.string(),
-            "availabilityState": Schema.oneOf(["current", "cached", "unchecked", "checking"]),
-            "permissions": Schema.array(Schema.string()),
-            "status": Schema.oneOf(["loaded", "discovered", "failed", "rejected", "disabled", "quarantined"]),
-            "available": Schema.boolean("Offer only available providers for new items."),
-            "unavailableReason": ProviderProblem.schema,
-            "error": ProviderLoadError.schema,
-            "diagnostics": Schema.array(Schema.object([
-                "file": Schema.string(), "line": Schema.integer(), "column": Schema.integer(), "field": Schema.string(),
-                "code": Schema.string(), "message": Schema.string(), "hint": Schema.string(),
-            ])),
-            "manifestPath": Schema.string(),
-            "libraryPath": Schema.string(),
-            "canAttach": Schema.boolean("With composerId: whether an item of it can still be attached."),
-            "attachBlocked": Schema.anyObject("With composerId, when canAttach is false: {code, message, …data}."),
-        ], required: ["status", "available", "manifestPath"])
-    }
 }
 
 /// Why a provider or an item's provider cannot be used: `{code, message}`.
-public struct ProviderProblem: WireValue, Hashable {
+public struct ProviderProblem: WireValue, WireObject, Hashable {
     /// e.g. `platform`, `permission`, `provider`, `quarantined`.
     public var code: String
     /// In words a user can act on.
@@ -260,21 +164,11 @@ public struct ProviderProblem: WireValue, Hashable {
         self.message = message
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        code = try reader.string("code")
-        message = try reader.string("message")
-    }
-
-    public var json: JSONValue { ["code": .string(code), "message": .string(message)] }
-
-    public static var schema: JSONValue {
-        Schema.object(["code": Schema.string(), "message": Schema.string()], required: ["code", "message"])
-    }
+    public static let wireFields = WireFields<Self>(Self(code: "", message: ""), [.string("code", \.code), .string("message", \.message)])
 }
 
 /// Why a provider's library could not be loaded: `{code, message, hint}`.
-public struct ProviderLoadError: WireValue, Hashable {
+public struct ProviderLoadError: WireValue, WireObject, Hashable {
     /// e.g. `library-not-found`, `abi-version-mismatch`, `worker-start-timeout`.
     public var code: String
     /// What happened.
@@ -289,26 +183,13 @@ public struct ProviderLoadError: WireValue, Hashable {
         self.hint = hint
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        code = try reader.string("code")
-        message = try reader.string("message")
-        hint = try reader.optionalString("hint")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["code": .string(code), "message": .string(message)]
-        object.set("hint", hint)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["code": Schema.string(), "message": Schema.string(), "hint": Schema.string()], required: ["code", "message"])
-    }
+    public static let wireFields = WireFields<Self>(Self(code: "", message: ""), [
+        .string("code", \.code), .string("message", \.message), .string("hint", \.hint),
+    ])
 }
 
 /// `providers/retry`: ends a provider's quarantine and starts a new worker.
-public struct ProvidersRetryRequest: RequestType, Hashable {
+public struct ProvidersRetryRequest: RequestType, WireObject, Hashable {
     public typealias Response = ProvidersRetryResult
     public static let method = "providers/retry"
     public static let summary = "Ends a provider's quarantine: forgets its crash history and starts a new worker."
@@ -325,43 +206,24 @@ public struct ProvidersRetryRequest: RequestType, Hashable {
         self.progressToken = progressToken
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        providerId = try reader.string("providerId")
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["providerId": .string(providerId)]
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["providerId": Schema.string(), "progressToken": ProgressToken.schema], required: ["providerId"])
-    }
+    public static let wireFields = WireFields<Self>(Self(providerId: ""), [.string("providerId", \.providerId), .value("progressToken", \.progressToken)])
 }
 
 /// `providers/retry`'s answer: the provider's entry as in `providers/list`.
-public struct ProvidersRetryResult: WireValue, Hashable {
+public struct ProvidersRetryResult: WireValue, WireObject, Hashable {
     /// The provider's entry.
     public var provider: ProviderDescription
 
     /// Creates a result.
     public init(provider: ProviderDescription) { self.provider = provider }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        provider = try reader.decode("provider")
-    }
-
-    public var json: JSONValue { ["provider": provider.json] }
-
-    public static var schema: JSONValue { Schema.object(["provider": Schema.shared(ProviderDescription.self)], required: ["provider"]) }
+    public static let wireFields = WireFields<Self>(Self(provider: ProviderDescription()), [
+        .value("provider", \.provider, schema: Schema.shared(ProviderDescription.self)),
+    ])
 }
 
 /// `providers/changed` (host → client): the provider list changed while serving.
-public struct ProvidersChangedNotification: NotificationType, Hashable {
+public struct ProvidersChangedNotification: NotificationType, WireObject, Hashable {
     public static let method = "providers/changed"
     public static let summary = "The provider list changed: a manifest changed, a provider was quarantined or retried, or a worker's availability check answered."
 
@@ -382,27 +244,10 @@ public struct ProvidersChangedNotification: NotificationType, Hashable {
         self.providers = providers
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        added = try reader.optionalStrings("added") ?? []
-        changed = try reader.optionalStrings("changed") ?? []
-        removed = try reader.optionalStrings("removed") ?? []
-        providers = try reader.optionalDecodeArray("providers") ?? []
-    }
-
-    public var json: JSONValue {
-        [
-            "added": .array(added.map(JSONValue.string)), "changed": .array(changed.map(JSONValue.string)),
-            "removed": .array(removed.map(JSONValue.string)), "providers": .array(providers.map(\.json)),
-        ]
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "added": Schema.array(Schema.string(), "Providers that are new (a rejected manifest is named by its path)."),
-            "changed": Schema.array(Schema.string(), "Providers whose entry was replaced."),
-            "removed": Schema.array(Schema.string(), "Providers that are gone."),
-            "providers": Schema.array(Schema.shared(ProviderDescription.self), "The whole new list, as providers/list answers it."),
-        ], required: ["added", "changed", "removed", "providers"])
-    }
+    public static let wireFields = WireFields<Self>(Self(providers: []), required: ["added", "changed", "removed", "providers"], [
+        .strings("added", \.added, "Providers that are new (a rejected manifest is named by its path).", whenAbsent: []),
+        .strings("changed", \.changed, "Providers whose entry was replaced.", whenAbsent: []),
+        .strings("removed", \.removed, "Providers that are gone.", whenAbsent: []),
+        .values("providers", \.providers, schema: Schema.array(Schema.shared(ProviderDescription.self), "The whole new list, as providers/list answers it."), whenAbsent: []),
+    ])
 }

@@ -1,7 +1,7 @@
 /// `$/progress` (provider → host): progress of the request whose reply callback carries it,
 /// sent before that request's response (docs/provider-abi.md, "Messages"). Hosts forward it to
 /// clients that asked (`progressToken`) and drop it otherwise.
-public struct ProviderProgressNotification: NotificationType, Hashable {
+public struct ProviderProgressNotification: NotificationType, WireObject, Hashable {
     public static let method = "$/progress"
     public static let summary = "Progress of the request being handled (provider → host, before its response)."
 
@@ -22,37 +22,24 @@ public struct ProviderProgressNotification: NotificationType, Hashable {
         self.message = message
     }
 
-    /// Converts the params, refusing non-finite or negative numbers and `done > total`.
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        done = try reader.double("done")
-        total = try reader.optionalDouble("total")
-        message = try reader.optionalString("message")
-        guard done.isFinite, done >= 0 else {
+    /// The params; non-finite or negative numbers and `done > total` are refused.
+    public static let wireFields = WireFields<Self>(Self(done: 0), [
+        .double("done", \.done, "≥ 0"), .double("total", \.total, "≥ done"), .string("message", \.message),
+    ]) { (notification, reader) throws(JSONDecodeError) in
+        guard notification.done.isFinite, notification.done >= 0 else {
             throw JSONDecodeError(path: reader.path("done"), message: "expected a finite number ≥ 0")
         }
-        if let total {
-            guard total.isFinite, total >= done else {
+        if let total = notification.total {
+            guard total.isFinite, total >= notification.done else {
                 throw JSONDecodeError(path: reader.path("total"), message: "expected a finite number ≥ done")
             }
         }
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["done": .number(done)]
-        if let total { object["total"] = .number(total) }
-        if let message { object["message"] = .string(message) }
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["done": Schema.number("≥ 0"), "total": Schema.number("≥ done"), "message": Schema.string()], required: ["done"])
     }
 }
 
 /// `$/log` (provider → host): a log line, sent through the reply callback of the request being
 /// handled. Hosts write it to their own log and forward it to clients as `log/message`.
-public struct ProviderLogNotification: NotificationType, Hashable {
+public struct ProviderLogNotification: NotificationType, WireObject, Hashable {
     public static let method = "$/log"
     public static let summary = "A log line (provider → host, through the current request's reply callback)."
 
@@ -70,16 +57,12 @@ public struct ProviderLogNotification: NotificationType, Hashable {
         self.message = message
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        level = try LogLevel(json: reader.required("level", expected: "a string"), path: reader.path("level"))
-        guard level != .off else { throw JSONDecodeError(path: reader.path("level"), message: "expected error, warning, info or debug") }
-        message = try reader.string("message")
-    }
-
-    public var json: JSONValue { ["level": level.json, "message": .string(message)] }
-
-    public static var schema: JSONValue {
-        Schema.object(["level": Schema.oneOf(["error", "warning", "info", "debug"]), "message": Schema.string()], required: ["level", "message"])
-    }
+    /// The params; `off` is not a level a line is logged at.
+    public static let wireFields = WireFields<Self>(Self(level: .error, message: ""), [
+        WireField("level", schema: Schema.oneOf(["error", "warning", "info", "debug"]), required: true) { (value, reader) throws(JSONDecodeError) in
+            value.level = try LogLevel(json: reader.required("level", expected: "a string"), path: reader.path("level"))
+            guard value.level != .off else { throw JSONDecodeError(path: reader.path("level"), message: "expected error, warning, info or debug") }
+        } write: { value, object in object["level"] = value.level.json },
+        .string("message", \.message),
+    ])
 }

@@ -2,19 +2,7 @@
 // the host sends these through the C ABI's `call` (or a worker's pipe).
 
 /// A provider request without params (`{}`).
-public protocol EmptyProviderRequest: RequestType {
-    /// The request.
-    init()
-}
-
-extension EmptyProviderRequest {
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        _ = try EmptyObject(json: json, path: path)
-        self.init()
-    }
-    public var json: JSONValue { .object([:]) }
-    public static var schema: JSONValue { EmptyObject.schema }
-}
+public protocol EmptyProviderRequest: RequestType, EmptyParams {}
 
 /// `provider/info`: the provider's identity.
 public struct ProviderInfoRequest: EmptyProviderRequest, Hashable {
@@ -41,21 +29,14 @@ public struct ProviderMakeContextRequest: EmptyProviderRequest, Hashable {
 }
 
 /// `provider/makeContext`'s answer: `{"item": Item | null}`.
-public struct ProviderMakeContextResult: WireValue, Hashable {
+public struct ProviderMakeContextResult: WireValue, WireObject, Hashable {
     /// The item, or `nil` when the provider made nothing.
     public var item: ContextItem?
 
     /// Creates a result.
     public init(item: ContextItem?) { self.item = item }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        item = try reader.optionalDecode("item")
-    }
-
-    public var json: JSONValue { ["item": item?.json ?? .null] }
-
-    public static var schema: JSONValue { Schema.object(["item": Schema.nullable(ContextItem.schema)], required: ["item"]) }
+    public static let wireFields = WireFields<Self>(Self(item: nil), [.nullable("item", \.item)])
 }
 
 /// `collect/start` (host → provider): the first step of a session's form.
@@ -72,7 +53,7 @@ public struct ProviderCollectStartRequest: SessionRequest, Hashable {
 }
 
 /// `collect/query` (host → provider): options for a search-backed choice field.
-public struct ProviderCollectQueryRequest: RequestType, Hashable {
+public struct ProviderCollectQueryRequest: RequestType, WireObject, Hashable {
     public typealias Response = CollectQueryResult
     public static let method = "collect/query"
     public static let summary = "Options for a choice field with a search source."
@@ -97,31 +78,14 @@ public struct ProviderCollectQueryRequest: RequestType, Hashable {
         self.values = values
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-        stepId = try reader.string("stepId")
-        fieldId = try reader.string("fieldId")
-        query = try reader.string("query")
-        values = try reader.optionalRawObject("values")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["sessionId": .string(sessionId), "stepId": .string(stepId), "fieldId": .string(fieldId), "query": .string(query)]
-        object.setObject("values", values)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "sessionId": Schema.string(), "stepId": Schema.string(), "fieldId": Schema.string(), "query": Schema.string(),
-            "values": Schema.anyObject("{fieldId: value}"),
-        ], required: ["sessionId", "stepId", "fieldId", "query"])
-    }
+    public static let wireFields = WireFields<Self>(Self(sessionId: "", stepId: "", fieldId: "", query: ""), [
+        .string("sessionId", \.sessionId), .string("stepId", \.stepId), .string("fieldId", \.fieldId), .string("query", \.query),
+        .object("values", \.values, schema: Schema.anyObject("{fieldId: value}")),
+    ])
 }
 
 /// `collect/submit` (host → provider): a step's values.
-public struct ProviderCollectSubmitRequest: RequestType, Hashable {
+public struct ProviderCollectSubmitRequest: RequestType, WireObject, Hashable {
     public typealias Response = SubmitOutcome
     public static let method = "collect/submit"
     public static let summary = "A step's values; answers an item, the next step, or field errors."
@@ -140,20 +104,9 @@ public struct ProviderCollectSubmitRequest: RequestType, Hashable {
         self.values = values
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-        stepId = try reader.string("stepId")
-        values = try reader.object("values").object
-    }
-
-    public var json: JSONValue { ["sessionId": .string(sessionId), "stepId": .string(stepId), "values": .object(values)] }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "sessionId": Schema.string(), "stepId": Schema.string(), "values": Schema.anyObject("{fieldId: value}"),
-        ], required: ["sessionId", "stepId", "values"])
-    }
+    public static let wireFields = WireFields<Self>(Self(sessionId: "", stepId: "", values: JSONObject()), [
+        .string("sessionId", \.sessionId), .string("stepId", \.stepId), .object("values", \.values, schema: Schema.anyObject("{fieldId: value}")),
+    ])
 }
 
 /// `collect/cancel` (host → provider): the session was abandoned.
@@ -214,7 +167,7 @@ public struct ItemDescribeRequest: ProviderItemRequest, Hashable {
 }
 
 /// `item/encode`: an item encoded for transport.
-public struct ItemEncodeRequest: RequestType, Hashable {
+public struct ItemEncodeRequest: RequestType, WireObject, Hashable {
     public typealias Response = EncodedItem
     public static let method = "item/encode"
     public static let summary = "An item encoded for transport; an unknown representation is -32602 naming the allowed ones."
@@ -230,25 +183,11 @@ public struct ItemEncodeRequest: RequestType, Hashable {
         self.representation = representation
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        item = try reader.decode("item")
-        representation = try reader.optionalString("representation")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["item": item.json]
-        object.set("representation", representation)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["item": ContextItem.schema, "representation": Schema.string()], required: ["item"])
-    }
+    public static let wireFields = WireFields<Self>(Self(item: .blank), [.value("item", \.item), .string("representation", \.representation)])
 }
 
 /// `item/previewMany` (optional): the chips of several items in one call.
-public struct ItemPreviewManyRequest: RequestType, Hashable {
+public struct ItemPreviewManyRequest: RequestType, WireObject, Hashable {
     public typealias Response = ItemPreviewManyResult
     public static let method = "item/previewMany"
     public static let summary = "The chips of several items in one call (optional; -32601 means use item/preview)."
@@ -259,34 +198,20 @@ public struct ItemPreviewManyRequest: RequestType, Hashable {
     /// Creates the params.
     public init(items: [ContextItem]) { self.items = items }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        items = try reader.decodeArray("items")
-    }
-
-    public var json: JSONValue { ["items": .array(items.map(\.json))] }
-
-    public static var schema: JSONValue {
-        Schema.object(["items": ["type": "array", "items": ContextItem.schema, "maxItems": 256]], required: ["items"])
-    }
+    public static let wireFields = WireFields<Self>(Self(items: []), [
+        .values("items", \.items, schema: ["type": "array", "items": ContextItem.schema, "maxItems": 256]),
+    ])
 }
 
 /// `item/previewMany`'s answer: one entry per item, in order.
-public struct ItemPreviewManyResult: WireValue, Hashable {
+public struct ItemPreviewManyResult: WireValue, WireObject, Hashable {
     /// One preview per item.
     public var previews: [ItemPreviewOutcome]
 
     /// Creates a result.
     public init(previews: [ItemPreviewOutcome]) { self.previews = previews }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        previews = try reader.decodeArray("previews")
-    }
-
-    public var json: JSONValue { ["previews": .array(previews.map(\.json))] }
-
-    public static var schema: JSONValue { Schema.object(["previews": Schema.array(ItemPreviewOutcome.schema)], required: ["previews"]) }
+    public static let wireFields = WireFields<Self>(Self(previews: []), [.values("previews", \.previews, schema: Schema.array(ItemPreviewOutcome.schema))])
 }
 
 /// One `item/previewMany` entry: `{"chip": Chip}` or `{"error": {code, message, data?}}`.
@@ -335,25 +260,18 @@ public struct ConformanceSamplesRequest: EmptyProviderRequest, Hashable {
 }
 
 /// `conformance/samples`' answer.
-public struct ConformanceSamplesResult: WireValue, Hashable {
+public struct ConformanceSamplesResult: WireValue, WireObject, Hashable {
     /// One sample per flow.
     public var samples: [ConformanceSampleFlow]
 
     /// Creates a result.
     public init(samples: [ConformanceSampleFlow]) { self.samples = samples }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        samples = try reader.decodeArray("samples")
-    }
-
-    public var json: JSONValue { ["samples": .array(samples.map(\.json))] }
-
-    public static var schema: JSONValue { Schema.object(["samples": Schema.array(ConformanceSampleFlow.schema)], required: ["samples"]) }
+    public static let wireFields = WireFields<Self>(Self(samples: []), [.values("samples", \.samples, schema: Schema.array(ConformanceSampleFlow.schema))])
 }
 
 /// One sample flow: the values of each step in order.
-public struct ConformanceSampleFlow: WireValue, Hashable {
+public struct ConformanceSampleFlow: WireValue, WireObject, Hashable {
     /// The flow's name.
     public var name: String
     /// Each step's values; an absent `stepId` means the step the collector shows next.
@@ -362,7 +280,7 @@ public struct ConformanceSampleFlow: WireValue, Hashable {
     public var expectsItem: Bool?
 
     /// One step's values.
-    public struct Step: WireValue, Hashable {
+    public struct Step: WireValue, WireObject, Hashable {
         /// The step, when named.
         public var stepId: String?
         /// `{fieldId: value}`.
@@ -374,22 +292,12 @@ public struct ConformanceSampleFlow: WireValue, Hashable {
             self.values = values
         }
 
-        public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-            let reader = try JSONObjectReader(json, path: path)
-            stepId = try reader.optionalString("stepId")
-            values = try reader.optionalRawObject("values") ?? JSONObject()
-        }
-
-        public var json: JSONValue {
-            var object = JSONObject()
-            object.set("stepId", stepId)
-            object["values"] = .object(values)
-            return .object(object)
-        }
-
-        public static var schema: JSONValue {
-            Schema.object(["stepId": Schema.string(), "values": Schema.anyObject()], required: ["values"])
-        }
+        public static let wireFields = WireFields<Self>(Self(values: JSONObject()), required: ["values"], [
+            .string("stepId", \.stepId),
+            WireField("values", schema: Schema.anyObject()) { (value, reader) throws(JSONDecodeError) in
+                value.values = try reader.optionalRawObject("values") ?? JSONObject()
+            } write: { value, object in object["values"] = .object(value.values) },
+        ])
     }
 
     /// Creates a flow.
@@ -399,20 +307,7 @@ public struct ConformanceSampleFlow: WireValue, Hashable {
         self.expectsItem = expectsItem
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        name = try reader.string("name")
-        steps = try reader.decodeArray("steps")
-        expectsItem = try reader.optionalBool("expectsItem")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["name": .string(name), "steps": .array(steps.map(\.json))]
-        object.set("expectsItem", expectsItem)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object(["name": Schema.string(), "steps": Schema.array(Step.schema), "expectsItem": Schema.boolean()], required: ["name", "steps"])
-    }
+    public static let wireFields = WireFields<Self>(Self(name: "", steps: []), [
+        .string("name", \.name), .values("steps", \.steps, schema: Schema.array(Step.schema)), .bool("expectsItem", \.expectsItem),
+    ])
 }

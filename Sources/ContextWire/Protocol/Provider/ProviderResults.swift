@@ -1,21 +1,14 @@
 // Answers a provider gives that the host passes to its client unchanged, so both sides' types.
 
 /// `collect/query`'s answer (also the provider's).
-public struct CollectQueryResult: WireValue, Hashable {
+public struct CollectQueryResult: WireValue, WireObject, Hashable {
     /// The options, in order.
     public var options: [FormOption]
 
     /// Creates a result.
     public init(options: [FormOption]) { self.options = options }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        options = try reader.decodeArray("options")
-    }
-
-    public var json: JSONValue { ["options": .array(options.map(\.json))] }
-
-    public static var schema: JSONValue { Schema.object(["options": Schema.array(Schema.ctxui("option"))], required: ["options"]) }
+    public static let wireFields = WireFields<Self>(Self(options: []), [.values("options", \.options, schema: Schema.array(Schema.ctxui("option")))])
 }
 
 /// `items/describe`'s (and `item/describe`'s) answer: `{text}`.
