@@ -28,10 +28,17 @@ let package = Package(
         .library(name: "FixtureMisbehavingProvider", type: .dynamic, targets: ["FixtureMisbehavingProvider"]),
         .library(name: "FixtureConformanceProvider", type: .dynamic, targets: ["FixtureConformanceProvider"]),
         .library(name: "FixtureHostileProvider", type: .dynamic, targets: ["FixtureHostileProvider"]),
+        .library(name: "FixtureFetchProvider", type: .dynamic, targets: ["FixtureFetchProvider"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The host's HTTPS broker (docs/security.md §egress): linked only by ContextNetwork, which
+        // only the CLI links; the embeddable ContextHost gets a seam (HostConfiguration.fetcher).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // (AsyncHTTPClient's own dependencies, named so ContextNetwork may import NIO's modules.)
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
     ],
     targets: [
         // The C ABI between host and provider binaries.
@@ -91,6 +98,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The CLI's secret store (libsodium secretbox, 0600 key file) and HTTPS broker
+        // (AsyncHTTPClient): the implementations behind HostConfiguration.secrets and .fetcher.
+        // The embeddable host never depends on it.
+        .target(
+            name: "ContextNetwork",
+            dependencies: [
+                "ContextHost", "ContextProtocol", "CSodium",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The provider conformance checks, usable from the CLI and from authors' own tests.
         .target(
             name: "ContextConformance",
@@ -109,6 +129,7 @@ let package = Package(
             dependencies: [
                 "ContextHost",
                 "ContextPackages",
+                "ContextNetwork",
                 "ContextConformance",
                 "ContextClient",
                 "ContextMCP",
@@ -157,6 +178,8 @@ let package = Package(
         .target(name: "FixtureConformanceProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureConformanceProvider"),
         // Tries every sandbox escape of issue 25, one per request (Tests/IntegrationTests/SandboxTests.swift).
         .target(name: "FixtureHostileProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureHostileProvider"),
+        // Fetches through the host's broker and opens raw sockets (Tests/IntegrationTests/EgressTests.swift).
+        .target(name: "FixtureFetchProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureFetchProvider"),
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
@@ -165,6 +188,7 @@ let package = Package(
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient"]),
+        .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),

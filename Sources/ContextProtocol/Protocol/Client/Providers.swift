@@ -96,6 +96,14 @@ public struct ProviderDescription: SharedWireValue, Hashable {
     public var availabilityState: String?
     /// Permissions it needs.
     public var permissions: [String]?
+    /// The origins it may fetch from through the host (the manifest's `network.origins`):
+    /// `{origin?, setting?, privateAddresses}`; `origin` is absent for a setting with no value.
+    public var origins: [JSONObject]?
+    /// Its secret settings and whether each is set (`{name: true}`); never a value.
+    public var secrets: JSONObject?
+    /// `raw` (the `network` permission: sockets to anywhere, the broader grant), `brokered`
+    /// (only the declared origins, through the host) or `none`.
+    public var networkAccess: String?
     /// `loaded`, `discovered`, `failed`, `rejected`, `disabled` or `quarantined`.
     public var status: String?
     /// Whether a client should offer it for new items.
@@ -130,7 +138,7 @@ public struct ProviderDescription: SharedWireValue, Hashable {
     static let knownMembers: Set<String> = [
         "id", "title", "description", "iconName", "version", "priority", "manifestPriority", "maximumAttachmentCount", "usesContainerPanel",
         "collection", "isolation", "effectiveIsolation", "isolationNote", "sandbox", "worker", "workerPid", "restarts", "crashes",
-        "lastCrash", "availabilityState", "permissions", "status", "available", "unavailableReason", "error", "diagnostics",
+        "lastCrash", "availabilityState", "permissions", "origins", "secrets", "networkAccess", "status", "available", "unavailableReason", "error", "diagnostics",
         "manifestPath", "libraryPath", "canAttach", "attachBlocked",
     ]
 
@@ -157,6 +165,9 @@ public struct ProviderDescription: SharedWireValue, Hashable {
         lastCrash = try reader.optionalString("lastCrash")
         availabilityState = try reader.optionalString("availabilityState")
         permissions = try reader.optionalStrings("permissions")
+        origins = try reader.optionalRawObjects("origins")
+        secrets = try reader.optionalRawObject("secrets")
+        networkAccess = try reader.optionalString("networkAccess")
         status = try reader.optionalString("status")
         available = try reader.optionalBool("available")
         unavailableReason = try reader.optionalDecode("unavailableReason")
@@ -192,6 +203,9 @@ public struct ProviderDescription: SharedWireValue, Hashable {
         object.set("lastCrash", lastCrash)
         object.set("availabilityState", availabilityState)
         object.setStrings("permissions", permissions)
+        if let origins { object["origins"] = .array(origins.map(JSONValue.object)) }
+        object.setObject("secrets", secrets)
+        object.set("networkAccess", networkAccess)
         object.set("status", status)
         object.set("available", available)
         object.set("unavailableReason", unavailableReason)
@@ -231,6 +245,13 @@ public struct ProviderDescription: SharedWireValue, Hashable {
             "lastCrash": Schema.string(),
             "availabilityState": Schema.oneOf(["current", "cached", "unchecked", "checking"]),
             "permissions": Schema.array(Schema.string()),
+            "origins": Schema.array(Schema.object([
+                "origin": Schema.string("https://host[:port]; absent when taken from a setting that has no value."),
+                "setting": Schema.string("The setting the origin is taken from."),
+                "privateAddresses": Schema.boolean("Whether loopback and private addresses are allowed for it."),
+            ]), "Origins it may fetch from through the host (manifest network.origins)."),
+            "secrets": Schema.anyObject("Its secret settings: name → whether it is set. Never a value."),
+            "networkAccess": Schema.oneOf(["raw", "brokered", "none"]),
             "status": Schema.oneOf(["loaded", "discovered", "failed", "rejected", "disabled", "quarantined"]),
             "available": Schema.boolean("Offer only available providers for new items."),
             "unavailableReason": ProviderProblem.schema,
