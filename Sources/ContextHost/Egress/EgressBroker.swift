@@ -214,7 +214,7 @@ package struct EgressBroker: Sendable {
             do {
                 response = try await transport.perform(BrokeredRequest(
                     providerID: egress.providerID, method: currentMethod, url: url.origin + target, host: url.host, port: url.port,
-                    address: addresses[0].text, headers: hopHeaders, body: body, deadline: deadline,
+                    address: (addresses.first { !$0.isIPv6 } ?? addresses[0]).text, headers: hopHeaders, body: body, deadline: deadline,
                     maximumResponseBytes: egress.maximumResponseBytes))
             } catch {
                 let refusal: EgressRefusal
