@@ -430,6 +430,18 @@ struct StockQuoteProviderTests {
 
     // The web sources (Stooq CSV, Alpha Vantage JSON) go through the host's broker: they are
     // tested against a loopback HTTPS server in Tests/IntegrationTests/StockQuoteHTTPSTests.swift.
+
+    // MARK: Helpers
+
+    static func grouped(_ value: Int) -> String {
+        let digits = Array(String(value))
+        var output = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { output.append(",") }
+            output.append(digit)
+        }
+        return output
+    }
 }
 
 /// Whether two JSON numbers agree within `tolerance` (relative for large values).
