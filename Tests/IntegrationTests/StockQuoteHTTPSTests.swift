@@ -72,7 +72,9 @@ import Testing
         #expect(item["content"]?["asOf"] == "2026-11-27")  // the recording, newer than the local file
         #expect(item["content"]?["quote"]?["close"]?.numberValue == 83.75 || item["displayName"]?.stringValue?.contains("83.75") == true, "\(item)")
         let chip = try client.call("items/preview", ["item": item])
-        #expect(!(chip["subtitle"]?.stringValue ?? "").contains("stale"))
+        let subtitle = chip["subtitle"]?.stringValue ?? ""
+        #expect(subtitle.contains("as of 2026-11-27"), "\(chip)")
+        #expect(subtitle.contains("stale") == false)
         _ = try client.shutdown()
         #expect(client.host.standardError.contains("fetch com.contexthost.stock-quote GET \(base) 200"))
 
