@@ -1,5 +1,14 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
+
+/// Linker settings for the bundled Swift provider libraries (Linux, GNU-style linkers): export only
+/// the entry symbol (Providers/provider-exports.map) and drop unreachable sections (docs/sdk.md §1;
+/// the Swift metadata of the SDK's types still keeps most of ContextProtocol).
+let providerLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(
+        ["-Xlinker", "--version-script=\(Context.packageDirectory)/Providers/provider-exports.map", "-Xlinker", "--gc-sections"],
+        .when(platforms: [.linux])),
+]
 
 /// ContextHost: a host for context providers (DESIGN.md §2).
 ///
@@ -33,11 +42,16 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `serve --listen` only (ContextWeb): HTTP/1 and WebSocket over SwiftNIO. The default
+        // traits (swift-configuration, full Foundation) are off: nothing here needs them.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The host's HTTPS broker (docs/security.md §egress): linked only by ContextNetwork, which
         // only the CLI links; the embeddable ContextHost gets a seam (HostConfiguration.fetcher).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        // (AsyncHTTPClient's own dependencies, named so ContextNetwork may import NIO's modules.)
-        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        // (AsyncHTTPClient's and Hummingbird's own dependencies, named so ContextNetwork and ContextWeb may import them.)
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
     ],
     targets: [
@@ -124,10 +138,28 @@ let package = Package(
         .target(name: "ContextClient", dependencies: ["ContextProviderKit", "ContextHostClient"]),
         // `context-host mcp`: the providers as an MCP server, over the in-process host.
         .target(name: "ContextMCP", dependencies: ["ContextHost", "ContextProtocol", .product(name: "Logging", package: "swift-log")]),
+        // `serve --listen`: the protocol over WebSocket (Hummingbird), each connection its own
+        // session (docs/web.md). Only the CLI links it: neither the embeddable host nor the
+        // stdio path (`serve`, `worker`) reaches it.
+        .target(
+            name: "ContextWeb",
+            dependencies: [
+                "ContextHost",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "context-host",
             dependencies: [
                 "ContextHost",
+                "ContextWeb",
                 "ContextPackages",
                 "ContextNetwork",
                 "ContextConformance",
@@ -136,20 +168,24 @@ let package = Package(
                 "ContextProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The C scaffold's vendored headers: links to the one copy of each, embedded at build time.
+            resources: [.embedInCode("New/Headers/context_provider.h"), .embedInCode("New/Headers/ctxp_json.h")]
         ),
         // Bundled providers.
-        .target(name: "NoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/Note"),
-        .target(name: "LocationProvider", dependencies: ["ContextProviderKit"], path: "Providers/Location"),
-        .target(name: "CalendarProvider", dependencies: ["ContextProviderKit"], path: "Providers/Calendar"),
-        .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote"),
-        .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric"),
+        .target(name: "NoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/Note", linkerSettings: providerLinkerSettings),
+        .target(name: "LocationProvider", dependencies: ["ContextProviderKit"], path: "Providers/Location", linkerSettings: providerLinkerSettings),
+        .target(name: "CalendarProvider", dependencies: ["ContextProviderKit"], path: "Providers/Calendar", linkerSettings: providerLinkerSettings),
+        .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote", linkerSettings: providerLinkerSettings),
+        .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric", linkerSettings: providerLinkerSettings),
         // Written in plain C against context_provider.h alone (also builds with its own Makefile).
         .target(name: "DeviceInfoProvider", dependencies: ["CContextProvider"], path: "Providers/DeviceInfo", exclude: ["Makefile"]),
         // Benchmarks (run on demand; see Benchmarks/README.md).
         .executableTarget(name: "discovery-bench", dependencies: ["ContextHost"], path: "Benchmarks/DiscoveryBench"),
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
+        .executableTarget(name: "caldav-bench", dependencies: ["CalendarProvider"], path: "Benchmarks/CalDAVBench"),
+        .executableTarget(name: "egress-bench", dependencies: ["ContextHost", "ContextNetwork", "ContextHostTestSupport"], path: "Benchmarks/EgressBench"),
         .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),
         .executableTarget(name: "embed-bench", dependencies: ["ContextHost", "ContextHostClient"], path: "Benchmarks/EmbedBench"),
         .executableTarget(name: "composer-bench", dependencies: ["ContextProviderKit"], path: "Benchmarks/ComposerBench"),
@@ -160,6 +196,7 @@ let package = Package(
         .executableTarget(name: "framing-fuzzer", dependencies: ["FuzzSupport", "ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")], path: "Fuzz/FramingFuzzer"),
         .executableTarget(name: "manifest-fuzzer", dependencies: ["FuzzSupport", "ContextHost"], path: "Fuzz/ManifestFuzzer"),
         .executableTarget(name: "calendar-fuzzer", dependencies: ["FuzzSupport", "CalendarProvider"], path: "Fuzz/CalendarFuzzer"),
+        .executableTarget(name: "caldav-xml-fuzzer", dependencies: ["FuzzSupport", "CalendarProvider"], path: "Fuzz/CalDAVXMLFuzzer"),
         .executableTarget(name: "health-export-fuzzer", dependencies: ["FuzzSupport", "HealthMetricProvider"], path: "Fuzz/HealthExportFuzzer"),
         .executableTarget(name: "health-csv-fuzzer", dependencies: ["FuzzSupport", "HealthMetricProvider"], path: "Fuzz/HealthCSVFuzzer"),
         .executableTarget(name: "price-csv-fuzzer", dependencies: ["FuzzSupport", "StockQuoteProvider"], path: "Fuzz/PriceCSVFuzzer"),
@@ -183,14 +220,21 @@ let package = Package(
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
+        .testTarget(name: "ContextProtocolTests", dependencies: ["ContextProtocol"]),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient"]),
         .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
+        // The MCP bridge, through the real binary and the official MCP Python SDK.
+        .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),
+        .testTarget(name: "ContextWebTests", dependencies: ["ContextWeb"]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),
+        // The Calendar provider's CalDAV client against a real Radicale server, and its XML reader
+        // (the provider module itself: its network transport is injected, a tiny test-only HTTP client here).
+        .testTarget(name: "CalDAVTests", dependencies: ["CalendarProvider"]),
     ]
 )

@@ -15,14 +15,8 @@
 # builds both; or NOBUILD-style: BIN=dir RPCLOAD=path). Hold the build lock on a shared machine:
 #   flock /tmp/ctxhost-build.lock Benchmarks/lazy-bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$(pwd)
-BIN=${BIN:-$(swift build -c release --show-bin-path)}
-REQ=$ROOT/Benchmarks/requests
-LOAD=${RPCLOAD:-$ROOT/.build/bench/rpcload}
-N=${N:-20000}
+source "$(dirname "$0")/rpcload-env.sh"
 COUNT=${COUNT:-300}
-[[ -x "$LOAD" ]] || { echo "missing $LOAD: run Benchmarks/compare.sh once, or set RPCLOAD" >&2; exit 1; }
 WORK=$(mktemp -d)
 trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/manifests"

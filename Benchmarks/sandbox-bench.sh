@@ -8,13 +8,7 @@
 # builds both; or NOBUILD=1 with RPCLOAD=path). Hold the build lock on a shared machine:
 #   flock /tmp/ctxhost-build.lock Benchmarks/sandbox-bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$(pwd)
-BIN=${BIN:-$(swift build -c release --show-bin-path)}
-REQ=$ROOT/Benchmarks/requests
-LOAD=${RPCLOAD:-$ROOT/.build/bench/rpcload}
-N=${N:-20000}
-[[ -x "$LOAD" ]] || { echo "missing $LOAD: run Benchmarks/compare.sh once, or set RPCLOAD" >&2; exit 1; }
+source "$(dirname "$0")/rpcload-env.sh"
 for rep in 1 2 3; do
     for sandbox in off best-effort; do
         host=("$BIN/context-host" --manifests "$ROOT/manifests" --isolation process --sandbox "$sandbox" --no-state)

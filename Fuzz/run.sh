@@ -9,31 +9,37 @@
 # Each run starts from the committed seeds in Fuzz/corpus/<name>/ plus the inputs found by earlier
 # runs in .build-fuzz/corpus/<name>/ (new inputs go there). A crash leaves its input in
 # .build-fuzz/crashes/<name>/ (replay it with the normal build: .build/debug/<target> FILE) and
-# makes the script exit 1. Builds take the shared build lock; fuzzing runs under nice -n 10, one
+# makes the script exit 1. Builds take the shared build lock (BUILD_LOCK, once for all of them);
+# fuzzing runs under nice -n 10 without it, one
 # target at a time (a second lock keeps concurrent invocations from running fuzzers side by side).
 # LOG_DIR=Fuzz/logs/<date> keeps each target's libFuzzer log (less its NEW/REDUCE lines) and its
 # summary line there (commit them with the results). .ci/run runs every target for a few seconds (CI_FUZZ_SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
-targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer elf-fuzzer signature-fuzzer bundle-fuzzer protocol-fuzzer"}
-build_lock=${BUILD_LOCK:-/tmp/ctxhost-build.lock}
+targets=${TARGETS:-"framing-fuzzer manifest-fuzzer calendar-fuzzer caldav-xml-fuzzer health-export-fuzzer health-csv-fuzzer price-csv-fuzzer gazetteer-fuzzer coordinate-fuzzer sdk-json-fuzzer ctxui-fuzzer elf-fuzzer signature-fuzzer bundle-fuzzer protocol-fuzzer"}
+build_lock=${BUILD_LOCK:-/tmp/heavy.lock}
 fuzz_lock=${FUZZ_LOCK:-/tmp/ctxhost-fuzz.lock}
 flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING)
 
 mkdir -p .build-fuzz/logs
+# The build lock is taken once for all the builds (not once per target), so a busy shared lock
+# costs one wait, not one per target; it is released before any fuzzing starts.
+exec 9<>"$build_lock"
+flock 9
 for target in $targets; do
   echo "== building $target" >&2
-  flock "$build_lock" nice -n 10 swift build "${flags[@]}" --product "$target" > ".build-fuzz/logs/$target.build.log" 2>&1 \
+  nice -n 10 swift build "${flags[@]}" --product "$target" > ".build-fuzz/logs/$target.build.log" 2>&1 \
     || { tail -30 ".build-fuzz/logs/$target.build.log" >&2; exit 2; }
 done
+exec 9>&-
 bin=$(swift build "${flags[@]}" --show-bin-path)
 status=0
 for target in $targets; do
   name=${target%-fuzzer}
   mkdir -p ".build-fuzz/corpus/$name" ".build-fuzz/crashes/$name"
   log=".build-fuzz/logs/$name.log"
-  case $name in framing|bundle) max_len=8192 ;; calendar) max_len=16384 ;; elf) max_len=8192 ;; *) max_len=4096 ;; esac
+  case $name in framing|bundle) max_len=8192 ;; calendar|caldav-xml) max_len=16384 ;; elf) max_len=8192 ;; *) max_len=4096 ;; esac
   # Real files seed some targets beside their committed seeds (read, never written to).
   seeds=()
   case $name in calendar) seeds=(data/calendar/samples data/calendar/corpus) ;; esac

@@ -1,3 +1,4 @@
+import ContextProviderKit
 import Foundation
 
 /// Writes realistic Apple Health exports (`export.xml`) and metric CSV files, deterministically
@@ -7,22 +8,7 @@ import Foundation
 /// its internal DTD that real exports start with.
 struct ExportGenerator {
     /// SplitMix64: small, fast and the same on every platform.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-        mutating func gauss(_ mean: Double, _ deviation: Double) -> Double {
-            let u = max(unit(), 1e-12)
-            return mean + deviation * (-2 * log(u)).squareRoot() * cos(2 * .pi * unit())
-        }
-    }
+    typealias Random = SplitMix64
 
     static let dtd = """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -139,15 +125,8 @@ struct ExportGenerator {
     // MARK: Dates
 
     static func civil(_ day: Int) -> (Int, Int, Int) {
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+        let date = GregorianDays.date(days: day)
+        return (date.year, date.month, date.day)
     }
 
     static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
@@ -348,5 +327,13 @@ struct ExportGenerator {
             }
             write("\(date),sleep,\(String(format: "%.2f", random.gauss(7.2, 0.7))),h\n")
         }
+    }
+}
+
+extension SplitMix64 {
+    /// A normally distributed number (Box-Muller).
+    mutating func gauss(_ mean: Double, _ deviation: Double) -> Double {
+        let u = max(unit(), 1e-12)
+        return mean + deviation * (-2 * log(u)).squareRoot() * cos(2 * .pi * unit())
     }
 }

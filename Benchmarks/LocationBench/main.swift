@@ -45,17 +45,7 @@ struct Stats {
 }
 
 /// A deterministic generator (SplitMix64).
-struct Random {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
+typealias Random = SplitMix64
 
 func query(_ provider: ProviderHarness, _ text: String) async throws -> Int {
     let result = try await provider.call(

@@ -31,6 +31,10 @@
  *   -E FILE    redirect the child's stderr to FILE (default: inherited)
  *   -l LABEL   label printed in the summary line
  *   -L FILE    write every measured latency (ns, completion order) to FILE
+ *   -u H:P     (addition for context-host) no child: connect to ws://H:P/rpc
+ *              (H an IPv4 address) and send each request as one masked
+ *              WebSocket text frame; each text frame received is one line.
+ *              Not with -m startup. COMMAND is then not given.
  *
  * Modes
  *   latency     closed loop: one request in flight; N requests.
@@ -85,7 +89,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -334,6 +342,7 @@ static void load_templates(const char *path, tmpl_list_t *out, int require_id) {
 
 static pid_t child_pid = -1;
 static int wfd = -1, rfd = -1;
+static const char *ws_addr = NULL;  /* -u: WebSocket mode */
 static const char *errfile = NULL;
 static char **child_argv;
 static int timeout_s = 10, grace_s = 5;
@@ -362,7 +371,42 @@ static void set_nonblock(int fd) {
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) die("fcntl: %s", strerror(errno));
 }
 
+static void ws_connect(void) {
+    char host[64];
+    const char *colon = strrchr(ws_addr, ':');
+    if (!colon || (size_t)(colon - ws_addr) >= sizeof host) die("-u %s: expected IPV4:PORT", ws_addr);
+    memcpy(host, ws_addr, (size_t)(colon - ws_addr));
+    host[colon - ws_addr] = 0;
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) die("-u %s: not an IPv4 address", ws_addr);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa)) die("connect %s: %s", ws_addr, strerror(errno));
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    char req[512];
+    int len = snprintf(req, sizeof req,
+                       "GET /rpc HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", ws_addr);
+    if (write(fd, req, (size_t)len) != len) die("handshake write: %s", strerror(errno));
+    char resp[2048]; size_t got = 0;
+    while (got < sizeof resp - 1) {
+        ssize_t r = read(fd, resp + got, 1); /* byte by byte: frames may follow the head */
+        if (r <= 0) die("handshake: connection closed");
+        got += (size_t)r;
+        if (got >= 4 && !memcmp(resp + got - 4, "\r\n\r\n", 4)) break;
+    }
+    resp[got] = 0;
+    if (strncmp(resp, "HTTP/1.1 101", 12)) die("handshake refused: %.80s", resp);
+    wfd = rfd = fd;
+    set_nonblock(fd);
+    ilen = 0; olen = ooff = 0;
+    child_eof = timed_out = write_failed = 0;
+}
+
 static void spawn_child(void) {
+    if (ws_addr) { ws_connect(); return; }
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) die("pipe: %s", strerror(errno));
     posix_spawn_file_actions_t fa;
@@ -394,13 +438,60 @@ static void obuf_reserve(size_t extra) {
 static void append_request(const tmpl_t *t, long long id) {
     char num[24];
     int nl = t->has_id ? snprintf(num, sizeof num, "%lld", id) : 0;
-    obuf_reserve(t->pre_len + (size_t)nl + t->suf_len + 1);
+    obuf_reserve(t->pre_len + (size_t)nl + t->suf_len + 15);
+    if (ws_addr) {
+        /* one masked text frame; the mask key 0 leaves the payload as it is (RFC 6455 5.3) */
+        size_t plen = t->pre_len + (t->has_id ? (size_t)nl + t->suf_len : 0);
+        obuf[olen++] = (char)0x81;
+        if (plen < 126) {
+            obuf[olen++] = (char)(0x80 | plen);
+        } else if (plen < 65536) {
+            obuf[olen++] = (char)(0x80 | 126);
+            obuf[olen++] = (char)(plen >> 8); obuf[olen++] = (char)plen;
+        } else {
+            obuf[olen++] = (char)(0x80 | 127);
+            for (int i = 7; i >= 0; i--) obuf[olen++] = (char)(plen >> (8 * i));
+        }
+        memset(obuf + olen, 0, 4); olen += 4;
+    }
     memcpy(obuf + olen, t->pre, t->pre_len); olen += t->pre_len;
     if (t->has_id) {
         memcpy(obuf + olen, num, (size_t)nl); olen += (size_t)nl;
         memcpy(obuf + olen, t->suf, t->suf_len); olen += t->suf_len;
     }
-    obuf[olen++] = '\n';
+    if (!ws_addr) obuf[olen++] = '\n';
+}
+
+/* WebSocket mode: hands each complete text frame in ibuf to on_line; keeps a partial one */
+static void on_line(const char *s, size_t n, uint64_t t);
+static void ws_frames(uint64_t t) {
+    size_t start = 0;
+    for (;;) {
+        const unsigned char *b = (const unsigned char *)ibuf + start;
+        size_t avail = ilen - start;
+        if (avail < 2) break;
+        size_t hl = 2; uint64_t plen = b[1] & 0x7f;
+        if (b[1] & 0x80) die("WebSocket: the server sent a masked frame");
+        if (plen == 126) { if (avail < 4) break; plen = ((uint64_t)b[2] << 8) | b[3]; hl = 4; }
+        else if (plen == 127) { if (avail < 10) break; plen = 0; for (int i = 0; i < 8; i++) plen = (plen << 8) | b[2 + i]; hl = 10; }
+        if (plen > (1u << 30)) die("WebSocket: frame of %llu bytes", (unsigned long long)plen);
+        if (avail < hl + plen) {
+            if (hl + plen > icap) { icap = (size_t)(hl + plen) * 2; ibuf = xrealloc(ibuf, icap); }
+            break;
+        }
+        int opcode = b[0] & 0x0f;
+        if (opcode == 0x1) on_line((const char *)b + hl, (size_t)plen, t);
+        else if (opcode == 0x8) child_eof = 1;
+        else if (opcode == 0x9 && plen <= 125) {
+            /* answer a ping with a pong carrying the same data */
+            obuf_reserve((size_t)plen + 6);
+            obuf[olen++] = (char)0x8a; obuf[olen++] = (char)(0x80 | plen);
+            memset(obuf + olen, 0, 4); olen += 4;
+            memcpy(obuf + olen, b + hl, (size_t)plen); olen += (size_t)plen;
+        } else if (opcode != 0xa) die("WebSocket: unexpected opcode %d (fragments are not read)", opcode);
+        start += hl + (size_t)plen;
+    }
+    if (start > 0) { memmove(ibuf, ibuf + start, ilen - start); ilen -= start; }
 }
 
 /* write as much pending output as the pipe takes; -1 if the child is gone */
@@ -462,6 +553,13 @@ static int read_some(void) {
         if (r <= 0) { child_eof = 1; return -1; }
         got = 1;
         uint64_t t = now_ns();
+        if (ws_addr) {
+            ilen += (size_t)r;
+            ws_frames(t);
+            if (child_eof) return -1;
+            if ((size_t)r < room) return got;
+            continue;
+        }
         /* a partial line, if any, starts at ibuf[0]; search only the new bytes */
         size_t scan = ilen, start = 0;
         ilen += (size_t)r;
@@ -532,6 +630,15 @@ typedef struct { int status; int killed; int reaped; struct rusage ru; } child_e
 /* close stdin, drain stdout, wait up to grace_s for exit, else TERM/KILL */
 static child_end_t finish_child(void) {
     child_end_t ce = {0};
+    if (ws_addr) {
+        /* a close frame (code 1000), then the connection */
+        static const char close_frame[] = {(char)0x88, (char)0x82, 0, 0, 0, 0, 0x03, (char)0xe8};
+        if (write(wfd, close_frame, sizeof close_frame) < 0) { /* the server is gone */ }
+        close(wfd);
+        wfd = rfd = -1;
+        ce.reaped = 1;
+        return ce;
+    }
     if (wfd >= 0) { close(wfd); wfd = -1; }
     uint64_t deadline = now_ns() + (uint64_t)grace_s * 1000000000ull;
     while (!child_eof && now_ns() < deadline) {
@@ -599,7 +706,8 @@ static void usage(void) {
     fprintf(stderr,
             "usage: rpcload [-m latency|throughput|startup] -t TEMPLATE [-p PREAMBLE] [-n N] [-w W]\n"
             "               [-W WARMUP] [-r RUNS] [-T TIMEOUT_S] [-g GRACE_S] [-E CHILD_STDERR]\n"
-            "               [-l LABEL] [-L LATENCY_FILE] [-f FOLLOW_UP] -- COMMAND [ARGS...]\n");
+            "               [-l LABEL] [-L LATENCY_FILE] [-f FOLLOW_UP] -- COMMAND [ARGS...]\n"
+            "       rpcload [-m latency|throughput] ... -u IPV4:PORT   (WebSocket at ws://IPV4:PORT/rpc)\n");
     exit(2);
 }
 
@@ -608,7 +716,7 @@ int main(int argc, char **argv) {
     long n = 10000, warmup = 0, runs = 20;
     int window = 64;
     int c;
-    while ((c = getopt(argc, argv, "+m:t:p:n:w:W:r:T:g:E:l:L:f:h")) != -1) {
+    while ((c = getopt(argc, argv, "+m:t:p:n:w:W:r:T:g:E:l:L:f:u:h")) != -1) {
         switch (c) {
         case 'm': mode = optarg; break;
         case 't': tfile = optarg; break;
@@ -623,13 +731,15 @@ int main(int argc, char **argv) {
         case 'l': label = optarg; break;
         case 'L': latfile = optarg; break;
         case 'f': ffile = optarg; break;
+        case 'u': ws_addr = optarg; break;
         default: usage();
         }
     }
-    if (optind >= argc || !tfile || n < 1 || window < 1 || warmup < 0 || runs < 1) usage();
+    if ((optind >= argc && !ws_addr) || !tfile || n < 1 || window < 1 || warmup < 0 || runs < 1) usage();
     child_argv = argv + optind;
     int m_lat = !strcmp(mode, "latency"), m_thr = !strcmp(mode, "throughput"), m_start = !strcmp(mode, "startup");
     if (!m_lat && !m_thr && !m_start) usage();
+    if (m_start && ws_addr) usage();
     if (m_lat) window = 1;
     signal(SIGPIPE, SIG_IGN);
 

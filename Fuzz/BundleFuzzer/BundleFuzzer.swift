@@ -1,5 +1,6 @@
 // libFuzzer target for the `.ctxp` bundle layer: `BundleArchive.read` (gzip + tar, hostile input,
-// small caps), `BundleIndex.decode` / `verify`, and `LockFile.decode`. See Fuzz/README.md.
+// small caps), `BundleIndex.decode` / `verify`, `EmbeddedSignature.split` (the signature read from
+// the gzip header before anything is verified) and `LockFile.decode`. See Fuzz/README.md.
 //
 // The first byte picks the mode: bit 0 clear, the rest is the archive as is (gzip); bit 0 set,
 // the rest is a tar stream, wrapped here in a gzip of stored blocks (so mutations reach the tar
@@ -73,6 +74,23 @@ func fuzzOne(_ data: UnsafeRawBufferPointer) {
         } catch {
             check(error)
         }
+    }
+    // The signature in the gzip header is read before anything is authenticated: what splits
+    // gives back exactly the bytes around the subfield, and embedding it again gives the input.
+    do {
+        if let split = try EmbeddedSignature.split(rest) {
+            guard split.member.count + 6 + split.signature.count == rest.count, split.member.prefix(3) == rest.prefix(3),
+                split.member.count >= 10, split.member[3] == 0
+            else { fatalError("an embedded signature splits into the wrong bytes") }
+            if let text = String(validating: split.signature, as: UTF8.self), EmbeddedSignature.embed(text, in: split.member) != rest,
+                split.member.count >= 18
+            {
+                fatalError("an embedded signature does not round-trip")
+            }
+            do { _ = try MinisignSignature(parsing: split.signature) } catch { check(error) }
+        }
+    } catch {
+        check(error)
     }
     // The lock file (providers.lock) is read at every host start: the same bytes as a lock.
     do {

@@ -11,7 +11,10 @@ import Synchronization
 ///
 /// Settings (see `manifests/calendar.yaml` and `docs/providers/calendar.md`): `calendars` (a
 /// folder of `.ics` files or one file), `moreCalendars` (more paths, `:`-separated),
-/// `windowDays`, `timeZone` (display zone, default the system's), and `now` (RFC 3339, for tests).
+/// `windowDays`, `timeZone` (display zone, default the system's), `now` (RFC 3339, for tests),
+/// and a CalDAV account: `caldavURL`, `caldavUser`, `caldavRefreshSeconds`, and the
+/// `caldavPassword` secret, which the host keeps and injects into its brokered fetches (the
+/// provider never reads it).
 ///
 /// Items have type `event`; their content carries the seed's calendar fields (`identifier`,
 /// `title`, `location`, `notes`, `startDate`, `endDate`, `isAllDay`, `formattedDateRange`) plus
@@ -34,6 +37,12 @@ public struct CalendarProvider: ContextProvider {
     let sourceDescription: String
 
     public init(context: ProviderContext) throws {
+        try self.init(context: context, transport: HostFetchTransport(context: context))
+    }
+
+    /// A provider whose CalDAV requests go through `transport` (the library passes the host's
+    /// fetch; the library tests pass their own, with the password added by `BasicAuthTransport`).
+    init(context: ProviderContext, transport: any CalDAVTransport) throws {
         self.context = context
         let settings = context.settings
         var sources: [String] = []
@@ -43,13 +52,16 @@ public struct CalendarProvider: ContextProvider {
                 sources.append(ProviderSettings.expandTilde(String(part)))
             }
         }
-        sourceDescription = sources.isEmpty ? "(no calendars setting)" : sources.joined(separator: ", ")
-        store = CalendarStore(sources: sources)
         let days = settings.int("windowDays") ?? 30
         guard (1...3660).contains(days) else {
             throw ProviderError("windowDays is \(days); it must be from 1 to 3660", hint: "set windowDays to e.g. 30")
         }
         windowDays = days
+        let remote = try Self.account(context: context, transport: transport, windowDays: days)
+        var description = sources.isEmpty ? "(no calendars setting)" : sources.joined(separator: ", ")
+        if let remote { description += " and the CalDAV account \(remote.user)@\(remote.url.string)" }
+        sourceDescription = description
+        store = CalendarStore(sources: sources, remote: remote)
         if let now = settings.string("now"), !now.isEmpty {
             guard let parsed = Civil.parseRFC3339(now) else {
                 throw ProviderError(
@@ -77,6 +89,29 @@ public struct CalendarProvider: ContextProvider {
         zone = ZoneHolder(name: timeZoneName)
     }
 
+    /// The CalDAV account of the settings (`caldavURL` empty: none).
+    static func account(context: ProviderContext, transport: any CalDAVTransport, windowDays: Int) throws -> CalDAVAccount? {
+        let settings = context.settings
+        guard let text = settings.string("caldavURL").map({ String($0.trimmingSpaces) }), !text.isEmpty else { return nil }
+        guard let url = DAVURL(text) else {
+            throw ProviderError(
+                "caldavURL \"\(text.prefix(100))\" is not an http(s) address",
+                hint: "write the server's address, e.g. https://caldav.fastmail.com/ or https://cloud.example.org/remote.php/dav/ (no user name or password in it: use caldavUser, and context-host secrets set com.contexthost.calendar caldavPassword)")
+        }
+        let refresh = settings.int("caldavRefreshSeconds") ?? 300
+        guard (0...86_400).contains(refresh) else {
+            throw ProviderError(
+                "caldavRefreshSeconds is \(refresh); it must be from 0 to 86400", hint: "set caldavRefreshSeconds to e.g. 300")
+        }
+        let user = settings.string("caldavUser") ?? ""
+        if context.dataDirectory == nil {
+            Log.warning("the host gave no data folder: the CalDAV calendars are kept in memory only (no offline copy)")
+        }
+        return CalDAVAccount(
+            url: url, user: user, transport: transport, folder: context.dataDirectory, refreshSeconds: refresh,
+            windowDays: windowDays)
+    }
+
     // MARK: Time
 
     var now: Int {
@@ -89,7 +124,8 @@ public struct CalendarProvider: ContextProvider {
     var formatter: EventFormatter { EventFormatter(locale: context.locale, zone: zone.rules, now: now) }
 
     /// The upcoming occurrences: overlapping `[now, now + windowDays)`.
-    func upcoming() -> (CalendarStore.Snapshot, [Occurrence]) {
+    func upcoming() async -> (CalendarStore.Snapshot, [Occurrence]) {
+        if let remote = store.remote { await remote.refreshIfDue(now: now) }
         let snapshot = store.snapshot()
         // With the real clock the window moves by whole minutes, so repeated queries (one per
         // keystroke) reuse the cached expansion.
@@ -101,7 +137,7 @@ public struct CalendarProvider: ContextProvider {
 
     public func availability() async throws -> Availability {
         let paths = store.calendarPaths()
-        guard !paths.isEmpty else {
+        guard !paths.isEmpty || store.remote != nil else {
             return .unavailable(
                 "No calendar file found in \(sourceDescription): put .ics files there or set the calendars setting to a folder or .ics file")
         }
@@ -113,8 +149,10 @@ public struct CalendarProvider: ContextProvider {
     static let stepId = "event"
 
     public func startCollection(sessionId: String) async throws -> ContextForm {
-        let (snapshot, occurrences) = upcoming()
+        let (snapshot, occurrences) = await upcoming()
+        let remoteStatus = store.remote?.status
         guard !snapshot.files.isEmpty else {
+            if let error = remoteStatus?.error { throw ProviderError(error.message, hint: error.hint) }
             throw ProviderError(
                 "No calendar file found in \(sourceDescription)",
                 hint: "put .ics files there or set the calendars setting")
@@ -126,6 +164,13 @@ public struct CalendarProvider: ContextProvider {
             let shown = snapshot.diagnostics.prefix(10).map(\.description).joined(separator: "; ")
             let more = snapshot.diagnostics.count > 10 ? " (and \(snapshot.diagnostics.count - 10) more)" : ""
             help += " Skipped malformed calendar data: \(shown)\(more)."
+        }
+        if let remoteStatus, let error = remoteStatus.error {
+            if let syncedAt = remoteStatus.syncedAt {
+                help += " Offline: the CalDAV calendars are the copy from \(Self.age(now - syncedAt)) ago. \(error.message); \(error.hint)."
+            } else {
+                help += " \(error.message); \(error.hint)."
+            }
         }
         let list = options.prefix(10).map { "\($0.label) (\($0.detail ?? ""))" }.joined(separator: "; ")
         return ContextForm(
@@ -144,7 +189,7 @@ public struct CalendarProvider: ContextProvider {
         async throws -> [FormOption]
     {
         guard fieldId == "event" else { return [] }
-        let (snapshot, occurrences) = upcoming()
+        let (snapshot, occurrences) = await upcoming()
         let words = query.lowercased().split(whereSeparator: \.isWhitespace).map { Array($0.utf8) }
         let index = words.isEmpty ? [] : store.searchIndex(snapshot)
         let formatter = formatter
@@ -183,7 +228,7 @@ public struct CalendarProvider: ContextProvider {
             throw ProviderError.invalidParams("params.stepId: unknown step \"\(stepId)\"; expected event")
         }
         let key = values.string("event") ?? ""
-        let (snapshot, occurrences) = upcoming()
+        let (snapshot, occurrences) = await upcoming()
         for occurrence in occurrences where Self.key(occurrence, snapshot.events[occurrence.event]) == key {
             return .item(item(for: occurrence, in: snapshot))
         }
@@ -192,7 +237,7 @@ public struct CalendarProvider: ContextProvider {
     }
 
     public func makeContext() async throws -> ContextItem? {
-        let (snapshot, occurrences) = upcoming()
+        let (snapshot, occurrences) = await upcoming()
         let start = now
         guard let next = occurrences.first(where: { $0.startUTC >= start }) else { return nil }
         return item(for: next, in: snapshot)
@@ -226,6 +271,12 @@ public struct CalendarProvider: ContextProvider {
         }
         if let status = event.status { content["status"] = .string(status) }
         if let url = event.url { content["url"] = .string(url) }
+        if snapshot.files[event.calendarIndex].path.hasPrefix("caldav:"), let remote = store.remote {
+            let status = remote.status
+            content["source"] = "caldav"
+            if let syncedAt = status.syncedAt { content["syncedAt"] = .string(Civil.isoDateTime(syncedAt) + "Z") }
+            if status.error != nil { content["offline"] = true }
+        }
         content["ics"] = .string(Self.vevent(event, occurrence))
         return context.makeItem(type: "event", displayName: event.summary, content: .object(content))
     }
@@ -261,10 +312,25 @@ public struct CalendarProvider: ContextProvider {
 
     public func preview(_ item: ContextItem) async throws -> ContextChip {
         let event = try EventContent(item)
-        let range = formatter.range(start: event.start, end: event.end, allDay: event.isAllDay)
+        var range = formatter.range(start: event.start, end: event.end, allDay: event.isAllDay)
+        var tone = Tone.neutral
+        if event.offline, let syncedAt = event.syncedAt {
+            // Read from the cache while the server could not be reached: say how old it is.
+            range += " · offline copy, \(Self.age(now - syncedAt)) old"
+            tone = .warning
+        }
         return ContextChip(
-            icon: Self.metadata.iconName, title: event.title, subtitle: range, tone: .neutral,
+            icon: Self.metadata.iconName, title: event.title, subtitle: range, tone: tone,
             accessibilityLabel: "Event: \(event.title), \(range)", fallbackText: "\(event.title) (\(range))")
+    }
+
+    /// `45 s`, `12 min`, `3 h`, `2 days`.
+    static func age(_ seconds: Int) -> String {
+        let seconds = max(seconds, 0)
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min" }
+        if seconds < 2 * 86_400 { return "\(seconds / 3600) h" }
+        return "\(seconds / 86_400) days"
     }
 
     public func detail(_ item: ContextItem) async throws -> ContextDetail {
@@ -377,6 +443,10 @@ struct EventContent {
     var status: String?
     var url: String?
     var ics: String?
+    /// CalDAV events: when the calendar was last read from the server, and whether the item was
+    /// made from the cache while the server could not be reached.
+    var syncedAt: Int?
+    var offline: Bool
 
     init(_ item: ContextItem) throws {
         let reader = try JSONObjectReader(item.content, path: "params.item.content")
@@ -407,6 +477,8 @@ struct EventContent {
         status = try reader.optionalString("status")
         url = try reader.optionalString("url")
         ics = try reader.optionalString("ics")
+        syncedAt = try reader.optionalString("syncedAt").flatMap(Civil.parseRFC3339)
+        offline = try reader.optionalBool("offline") ?? false
     }
 }
 

@@ -82,3 +82,49 @@ extension CalendarCheck {
         Civil.parseRFC3339(text)
     }
 }
+
+/// The fuzz entry of the CalDAV answer reader (`caldav-xml-fuzzer`).
+package enum CalDAVCheck {
+    /// Reads `bytes` as a server answer: the XML reader (small limits so mutations reach them),
+    /// the multistatus reading, href resolution, and the calendar data as iCalendar. Traps when
+    /// an invariant breaks: a tree deeper than the limit, an error offset outside the input, an
+    /// href resolved to another origin. Returns the number of responses read.
+    @discardableResult
+    package static func fuzz(_ bytes: [UInt8]) -> Int {
+        var limits = XMLReader.Limits()
+        limits.maximumDepth = 24
+        limits.maximumElements = 20_000
+        let root: XMLNode
+        do throws(XMLError) {
+            root = try XMLReader.parse(bytes, limits: limits)
+        } catch {
+            precondition(error.offset >= 0 && error.offset <= bytes.count, "error offset outside the input")
+            precondition(!error.reason.isEmpty)
+            return 0
+        }
+        precondition(depth(root) <= limits.maximumDepth, "tree deeper than the limit")
+        guard let answer = try? Multistatus(root) else { return 0 }
+        let base = DAVURL("https://example.org/calendars/user/")
+        for response in answer.responses {
+            if let url = base?.resolve(response.href) {
+                precondition(url.origin == "https://example.org", "href resolved to another origin")
+            }
+        }
+        if let base {
+            for resource in CalDAVClient.resources(answer, base).prefix(8) {
+                _ = CalendarReader.read(bytes: resource.data, name: "fuzz.ics", path: "caldav:fuzz", calendarIndex: 0)
+            }
+        }
+        return answer.responses.count
+    }
+
+    static func depth(_ node: XMLNode) -> Int {
+        var deepest = 0
+        var stack: [(XMLNode, Int)] = [(node, 1)]
+        while let (current, level) = stack.popLast() {
+            deepest = max(deepest, level)
+            for child in current.children { stack.append((child, level + 1)) }
+        }
+        return deepest
+    }
+}

@@ -214,6 +214,12 @@ struct CalendarReader {
             }
             return CalendarFile(path: path, name: name, events: [], diagnostics: [Diagnostic(file: name, line: 0, message: message)])
         }
+        return read(bytes: bytes, name: name, path: path, calendarIndex: calendarIndex)
+    }
+
+    /// Reads a calendar held in memory (a file's bytes, or a CalDAV resource); `name` is the
+    /// file name diagnostics carry, and the calendar's name unless it has an `X-WR-CALNAME`.
+    static func read(bytes: consuming [UInt8], name: String, path: String, calendarIndex: Int) -> CalendarFile {
         var parser = ICSParser(file: name)
         let (source, roots) = parser.parse(consume bytes)
         var reader = CalendarReader(file: name, calendarIndex: calendarIndex, source: source)

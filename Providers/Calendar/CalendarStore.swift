@@ -22,9 +22,12 @@ final class CalendarStore: Sendable {
 
     /// The configured sources: folders (every `.ics` inside, two levels deep) or files.
     let sources: [String]
+    /// The CalDAV account whose cached calendars follow the files, if one is configured.
+    let remote: CalDAVAccount?
 
     private struct State {
         var keys: [String: FileIO.Info] = [:]
+        var remoteGeneration = -1
         var snapshot: Snapshot?
         var generation = 0
         var expansionKey: ExpansionKey?
@@ -44,8 +47,9 @@ final class CalendarStore: Sendable {
 
     private let state = Mutex(State())
 
-    init(sources: [String]) {
+    init(sources: [String], remote: CalDAVAccount? = nil) {
         self.sources = sources
+        self.remote = remote
     }
 
     /// The calendar files the sources name right now, sorted by path within each source.
@@ -79,8 +83,11 @@ final class CalendarStore: Sendable {
         let paths = calendarPaths()
         var infos: [String: FileIO.Info] = [:]
         for path in paths { infos[path] = FileIO.info(path) }
-        if let cached = state.withLock({ $0.keys == infos && $0.snapshot != nil ? $0.snapshot : nil }),
-            cached.files.map(\.path) == paths
+        let remoteGeneration = remote?.generation ?? 0
+        if let cached = state.withLock({
+            $0.keys == infos && $0.remoteGeneration == remoteGeneration && $0.snapshot != nil ? $0.snapshot : nil
+        }),
+            cached.files.prefix(paths.count).map(\.path) == paths
         {
             return cached
         }
@@ -99,12 +106,14 @@ final class CalendarStore: Sendable {
             }
             progress?.report(done: Double(index + 1), total: Double(paths.count), message: "Reading calendars")
         }
+        if let remote { files += remote.files(start: files.count) }
         let snapshot = state.withLock { state -> Snapshot in
             state.generation += 1
             let snapshot = Snapshot(
                 files: files, events: files.flatMap(\.events), diagnostics: files.flatMap(\.diagnostics),
                 generation: state.generation)
             state.keys = infos
+            state.remoteGeneration = remoteGeneration
             state.snapshot = snapshot
             return snapshot
         }

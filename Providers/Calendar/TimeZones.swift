@@ -94,6 +94,8 @@ struct RecurringZone: Sendable {
         /// The changes that are not the rule's (`DTSTART`, `RDATE`s, or all of a part without a
         /// rule found on demand), UTC seconds, ascending.
         var fixed: [Int]
+        /// The rule's changes of each year asked for, kept (shared by copies of the part).
+        var years = YearChanges()
 
         /// Whether `rule` can be expanded on demand with bounded work: yearly, no `COUNT`, and
         /// at most one hour, minute and second (so at most 366 changes a year).
@@ -115,6 +117,16 @@ struct RecurringZone: Sendable {
             guard let rule else { return best }
             let (local, overflow) = t.addingReportingOverflow(from)
             guard !overflow, local >= start else { return best }
+            // This year's changes, else last year's: each year expanded once and kept, so the
+            // instants of a long series (every one of which asks) cost a lookup, not an expansion.
+            let thisYear = Civil.date(days: Civil.floorDiv(local, 86_400)).year
+            if abs(thisYear) <= YearChanges.yearLimit {
+                for year in [thisYear, thisYear - 1] {
+                    if let last = changes(in: year, rule: rule).last(where: { $0 <= local }) {
+                        return max(best ?? Int.min, last - from)
+                    }
+                }
+            }
             let year = 366 * 86_400
             for years in [2, 20, 200, 2_000, 10_000] {
                 let skip = max(start, local - years * year)
@@ -129,6 +141,39 @@ struct RecurringZone: Sendable {
                 if skip <= start { break }
             }
             return best
+        }
+
+        /// The rule's changes in `year` (wall-clock seconds in `from`, ascending).
+        private func changes(in year: Int, rule: RecurrenceRule) -> [Int] {
+            years.changes(in: year) {
+                let first = Civil.days(year: year, month: 1, day: 1) * 86_400
+                let last = Civil.days(year: year + 1, month: 1, day: 1) * 86_400 - 1
+                guard last >= start else { return [] }
+                return rule.expand(start: start, skipTo: max(start, first), through: last) { instance in
+                    guard let until = rule.until else { return true }
+                    return until.kind == .utc ? instance - from <= until.local : instance <= until.local
+                }.starts.filter { $0 >= first }
+            }
+        }
+    }
+
+    /// Each year's changes of one part's rule, found once. At most `capacity` years are kept
+    /// (then it starts again), so a zone asked about every year there is stays small.
+    final class YearChanges: Sendable {
+        /// Years further from 0 are answered by the plain expansion (no calendar arithmetic near
+        /// `Int`'s limits).
+        static let yearLimit = 1_000_000
+        static let capacity = 512
+        private let known = Mutex<[Int: [Int]]>([:])
+
+        func changes(in year: Int, _ compute: () -> [Int]) -> [Int] {
+            if let found = known.withLock({ $0[year] }) { return found }
+            let computed = compute()
+            known.withLock { table in
+                if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
+                table[year] = computed
+            }
+            return computed
         }
     }
 

@@ -271,6 +271,50 @@ static const char *cj_type_name(const cj_value *v) {
 /** A growable byte buffer. `failed` is set when memory runs out; the text is then unusable. */
 typedef struct { char *data; size_t length, capacity; int failed; } cj_buffer;
 
+/**
+ * The integer `id` member of the top-level object in `bytes`, found by a shallow scan that needs
+ * no parse (for messages the parser refused: nested deeper than it goes, say), so the error still
+ * answers that request instead of `"id":null`, which the host must refuse. Returns 1 and sets
+ * `*out` when found.
+ */
+static int cj_recover_id(const uint8_t *bytes, size_t length, long long *out) {
+    int depth = 0, in_string = 0, escaped = 0;
+    size_t key_start = 0, key_end = 0; /* the last string closed at depth 1 */
+    for (size_t i = 0; i < length; i++) {
+        uint8_t c = bytes[i];
+        if (in_string) {
+            if (escaped) escaped = 0;
+            else if (c == '\\') escaped = 1;
+            else if (c == '"') {
+                in_string = 0;
+                if (depth == 1) key_end = i;
+            }
+            continue;
+        }
+        if (c == '"') {
+            in_string = 1;
+            if (depth == 1) key_start = i + 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == ':' && depth == 1 && key_end == key_start + 2 && memcmp(bytes + key_start, "id", 2) == 0) {
+            size_t j = i + 1;
+            while (j < length && (bytes[j] == ' ' || bytes[j] == '\t' || bytes[j] == '\n' || bytes[j] == '\r')) j++;
+            int negative = j < length && bytes[j] == '-';
+            if (negative) j++;
+            long long value = 0;
+            size_t digits = 0;
+            while (j < length && bytes[j] >= '0' && bytes[j] <= '9' && digits < 16) value = value * 10 + (bytes[j++] - '0'), digits++;
+            if (digits == 0 || (j < length && (bytes[j] == '.' || bytes[j] == 'e' || bytes[j] == 'E' || (bytes[j] >= '0' && bytes[j] <= '9')))) return 0;
+            *out = negative ? -value : value;
+            return 1;
+        }
+        if (depth < 0) return 0;
+    }
+    return 0;
+}
+
 static void cj_append(cj_buffer *b, const char *bytes, size_t n) {
     if (b->failed) return;
     if (b->length + n + 1 > b->capacity) {

@@ -411,57 +411,13 @@ static int32_t device_open(const uint8_t *init_json, size_t init_length, void **
     return CTXP_OK;
 }
 
-/**
- * The integer `id` member of the top-level object in `bytes`, found by a shallow scan that needs
- * no parse (for messages the parser refused: nested deeper than it goes, say), so the error still
- * answers that request instead of `"id":null`, which the host must refuse. Returns 1 and sets
- * `*out` when found.
- */
-static int recover_id(const uint8_t *bytes, size_t length, long long *out) {
-    int depth = 0, in_string = 0, escaped = 0;
-    size_t key_start = 0, key_end = 0; /* the last string closed at depth 1 */
-    for (size_t i = 0; i < length; i++) {
-        uint8_t c = bytes[i];
-        if (in_string) {
-            if (escaped) escaped = 0;
-            else if (c == '\\') escaped = 1;
-            else if (c == '"') {
-                in_string = 0;
-                if (depth == 1) key_end = i;
-            }
-            continue;
-        }
-        if (c == '"') {
-            in_string = 1;
-            if (depth == 1) key_start = i + 1;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            depth--;
-        } else if (c == ':' && depth == 1 && key_end == key_start + 2 && memcmp(bytes + key_start, "id", 2) == 0) {
-            size_t j = i + 1;
-            while (j < length && (bytes[j] == ' ' || bytes[j] == '\t' || bytes[j] == '\n' || bytes[j] == '\r')) j++;
-            int negative = j < length && bytes[j] == '-';
-            if (negative) j++;
-            long long value = 0;
-            size_t digits = 0;
-            while (j < length && bytes[j] >= '0' && bytes[j] <= '9' && digits < 16) value = value * 10 + (bytes[j++] - '0'), digits++;
-            if (digits == 0 || (j < length && (bytes[j] == '.' || bytes[j] == 'e' || bytes[j] == 'E' || (bytes[j] >= '0' && bytes[j] <= '9')))) return 0;
-            *out = negative ? -value : value;
-            return 1;
-        }
-        if (depth < 0) return 0;
-    }
-    return 0;
-}
-
 static void device_call(void *opaque, const uint8_t *message, size_t length, ctxp_reply_fn reply, void *reply_context) {
     const device_instance *instance = opaque;
     cj_value *request = cj_parse(message, length);
     if (!request) {
         /* Answer the request's own id when one can be read (a notification gets no answer). */
         long long id = 0;
-        int has_id = recover_id(message, length, &id);
+        int has_id = cj_recover_id(message, length, &id);
         if (reply) send_error(reply, reply_context, has_id, id, -32700, "Parse error: the message is not valid JSON, or nests deeper than 128 levels");
         return;
     }

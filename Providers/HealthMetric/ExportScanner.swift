@@ -303,19 +303,12 @@ private struct ScanState {
         report.used += 1
     }
 
-    /// Parses a `Record`'s attributes in `buffer[from..<to]`.
-    mutating func record(_ buffer: UnsafeMutablePointer<UInt8>, from: Int, to: Int, line recordLine: Int, selfClosing: Bool) {
-        report.records += 1
-        defer {
-            for value in decoded { value.deallocate() }
-            decoded.removeAll(keepingCapacity: true)
-        }
-        var type: AttributeValue?
-        var unit: AttributeValue?
-        var value: AttributeValue?
-        var startDate: AttributeValue?
-        var endDate: AttributeValue?
-        var source: AttributeValue?
+    /// The attributes of a `Record` that matter, from `buffer[from..<to]`; `nil` (reported as
+    /// malformed) when one of them cannot be read.
+    private mutating func recordAttributes(
+        _ buffer: UnsafeMutablePointer<UInt8>, from: Int, to: Int, line recordLine: Int, selfClosing: Bool
+    ) -> RecordAttributes? {
+        var attributes = RecordAttributes()
         var cursor = from
         while cursor < to {
             while cursor < to, Byte.isSpace(buffer[cursor]) { cursor += 1 }
@@ -325,18 +318,21 @@ private struct ScanState {
             let nameLength = cursor - nameStart
             while cursor < to, Byte.isSpace(buffer[cursor]) { cursor += 1 }
             guard cursor < to, buffer[cursor] == Byte.equals, nameLength > 0 else {
-                return malformed("\(fileName):\(recordLine): Record has a malformed attribute near \"\(snippet(buffer, nameStart, to))\"; skipped", selfClosing)
+                malformed("\(fileName):\(recordLine): Record has a malformed attribute near \"\(snippet(buffer, nameStart, to))\"; skipped", selfClosing)
+                return nil
             }
             cursor += 1
             while cursor < to, Byte.isSpace(buffer[cursor]) { cursor += 1 }
             guard cursor < to, buffer[cursor] == Byte.quote || buffer[cursor] == Byte.apostrophe else {
-                return malformed("\(fileName):\(recordLine): Record attribute \(snippet(buffer, nameStart, nameStart + nameLength)) has no quoted value; skipped", selfClosing)
+                malformed("\(fileName):\(recordLine): Record attribute \(snippet(buffer, nameStart, nameStart + nameLength)) has no quoted value; skipped", selfClosing)
+                return nil
             }
             let quote = buffer[cursor]
             cursor += 1
             let valueStart = cursor
             guard let close = memchrIndex(buffer, quote, from: cursor, end: to) else {
-                return malformed("\(fileName):\(recordLine): Record attribute value is not closed; skipped", selfClosing)
+                malformed("\(fileName):\(recordLine): Record attribute value is not closed; skipped", selfClosing)
+                return nil
             }
             cursor = close
             var attribute = AttributeValue(pointer: UnsafePointer(buffer + valueStart), count: cursor - valueStart)
@@ -354,38 +350,52 @@ private struct ScanState {
             }
             if memchrIndex(buffer, Byte.ampersand, from: valueStart, end: close) != nil {
                 guard let decodedValue = decodeEntities(attribute) else {
-                    return malformed("\(fileName):\(recordLine): Record attribute \(snippet(buffer, nameStart, nameStart + nameLength)) has an unknown entity in \"\(attribute.quoted)\"; skipped", selfClosing)
+                    malformed("\(fileName):\(recordLine): Record attribute \(snippet(buffer, nameStart, nameStart + nameLength)) has an unknown entity in \"\(attribute.quoted)\"; skipped", selfClosing)
+                    return nil
                 }
                 attribute = decodedValue
             }
             switch slot {
-            case 0: type = attribute
-            case 1: unit = attribute
-            case 2: value = attribute
-            case 3: startDate = attribute
-            case 4: endDate = attribute
-            default: source = attribute
+            case 0: attributes.type = attribute
+            case 1: attributes.unit = attribute
+            case 2: attributes.value = attribute
+            case 3: attributes.startDate = attribute
+            case 4: attributes.endDate = attribute
+            default: attributes.source = attribute
             }
         }
-        guard let type else {
+        return attributes
+    }
+
+    /// The metric a `Record` type names; `nil`, counted among the unknown types, for any other.
+    private mutating func metric(named type: AttributeValue) -> Metric? {
+        for index in identifiers.indices where type.equals(identifiers[index]) {
+            return Metric(rawValue: UInt8(index))
+        }
+        let hash = fnv1a(type.pointer, type.count)
+        if let entry = unknown[hash] {
+            unknown[hash] = (entry.name, entry.count &+ 1)
+        } else if unknown.count < Limits.maximumUnknownNames {
+            unknown[hash] = (type.count <= 200 ? type.string : type.quoted, 1)
+        } else {
+            otherUnknown &+= 1
+        }
+        return nil
+    }
+
+    /// Parses a `Record`'s attributes in `buffer[from..<to]`.
+    mutating func record(_ buffer: UnsafeMutablePointer<UInt8>, from: Int, to: Int, line recordLine: Int, selfClosing: Bool) {
+        report.records += 1
+        defer {
+            for value in decoded { value.deallocate() }
+            decoded.removeAll(keepingCapacity: true)
+        }
+        guard let attributes = recordAttributes(buffer, from: from, to: to, line: recordLine, selfClosing: selfClosing) else { return }
+        let (unit, value, startDate, endDate, source) = (attributes.unit, attributes.value, attributes.startDate, attributes.endDate, attributes.source)
+        guard let type = attributes.type else {
             return malformed("\(fileName):\(recordLine): Record has no type attribute; skipped", selfClosing)
         }
-        var metric: Metric?
-        for index in identifiers.indices where type.equals(identifiers[index]) {
-            metric = Metric(rawValue: UInt8(index))
-            break
-        }
-        guard let metric else {
-            let hash = fnv1a(type.pointer, type.count)
-            if let entry = unknown[hash] {
-                unknown[hash] = (entry.name, entry.count &+ 1)
-            } else if unknown.count < Limits.maximumUnknownNames {
-                unknown[hash] = (type.count <= 200 ? type.string : type.quoted, 1)
-            } else {
-                otherUnknown &+= 1
-            }
-            return skipped(selfClosing)
-        }
+        guard let metric = metric(named: type) else { return skipped(selfClosing) }
         guard let startDate, let endDate, let value else {
             let missing = [startDate == nil ? "startDate" : nil, endDate == nil ? "endDate" : nil, value == nil ? "value" : nil]
                 .compactMap { $0 }.joined(separator: ", ")
@@ -715,4 +725,14 @@ extension String {
     func replacingNewlines() -> String {
         String(unicodeScalars.map { $0 == "\n" || $0 == "\r" || $0 == "\t" ? " " : Character($0) })
     }
+}
+
+/// The `Record` attributes the scanner reads (values point into the buffer, or into decoded copies).
+private struct RecordAttributes {
+    var type: AttributeValue?
+    var unit: AttributeValue?
+    var value: AttributeValue?
+    var startDate: AttributeValue?
+    var endDate: AttributeValue?
+    var source: AttributeValue?
 }

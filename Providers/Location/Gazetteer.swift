@@ -85,36 +85,9 @@ final class Gazetteer: Sendable {
         tableDiagnostics: [String] = [], minimumPopulation: Int = 0, started: Int = Profile.now()
     ) throws(GazetteerError) {
         self.path = path
-        var ids: [Int64] = [], names: [String] = [], asciiNames: [String] = []
-        var latitudes: [Double] = [], longitudes: [Double] = []
-        var countryCodes: [String] = [], admin1Codes: [String] = [], populations: [Int] = [], timeZones: [String] = []
-        var diagnostics: [String] = []
-        var skipped = 0
-        var compact = false
-        var formatDecided = false
-        var interned: [String: String] = [:]
-        func intern(_ string: String) -> String {
-            if let existing = interned[string] { return existing }
-            interned[string] = string
-            return string
-        }
-        let fileName = path
-        func report(_ line: Int, _ message: String) {
-            skipped += 1
-            if diagnostics.count < Gazetteer.maximumDiagnostics {
-                diagnostics.append("\(fileName):\(line): \(message); row skipped")
-            }
-        }
-
+        var rows = GazetteerRows(fileName: path, minimumPopulation: minimumPopulation)
         bytes.withUnsafeBufferPointer { buffer in
-            var previousCountry: (range: Range<Int>, value: String)?
-            var previousAdmin1: (range: Range<Int>, value: String)?
-            var previousZone: (range: Range<Int>, value: String)?
-            let estimate = buffer.count / 64
-            ids.reserveCapacity(estimate); names.reserveCapacity(estimate); asciiNames.reserveCapacity(estimate)
-            latitudes.reserveCapacity(estimate); longitudes.reserveCapacity(estimate)
-            countryCodes.reserveCapacity(estimate); admin1Codes.reserveCapacity(estimate)
-            populations.reserveCapacity(estimate); timeZones.reserveCapacity(estimate)
+            rows.reserve(buffer.count / 64)
             var fields = [Range<Int>](repeating: 0..<0, count: 20)
             var lineNumber = 0
             // A UTF-8 byte order mark (written by some editors and Windows tools) is not data.
@@ -130,116 +103,12 @@ final class Gazetteer: Sendable {
                 var contentEnd = lineEnd
                 if contentEnd > start, buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
                 if contentEnd == start { continue }
-                if buffer[start] == UInt8(ascii: "#") {
-                    if lineNumber == 1, ByteText.hasPrefix(buffer, start..<contentEnd, "# contexthost-gazetteer 1") {
-                        compact = true
-                        formatDecided = true
-                    }
-                    continue
-                }
-                // Split on tabs.
-                var fieldCount = 0
-                var fieldStart = start
-                while true {
-                    var fieldEnd = contentEnd
-                    if fieldStart < contentEnd, let tab = memchr(buffer.baseAddress! + fieldStart, 0x09, contentEnd - fieldStart) {
-                        fieldEnd = buffer.baseAddress!.distance(to: tab.assumingMemoryBound(to: UInt8.self))
-                    }
-                    if fieldCount < fields.count { fields[fieldCount] = fieldStart..<fieldEnd }
-                    fieldCount += 1
-                    if fieldEnd >= contentEnd { break }
-                    fieldStart = fieldEnd + 1
-                }
-                if !formatDecided {
-                    compact = fieldCount == 9
-                    formatDecided = true
-                }
-                let expected = compact ? 9 : 19
-                guard fieldCount == expected else {
-                    report(lineNumber, "expected \(expected) tab-separated columns (\(compact ? "contexthost-gazetteer" : "GeoNames") format), found \(fieldCount)")
-                    continue
-                }
-                let idField = fields[0]
-                let nameField = fields[1], asciiField = fields[2]
-                let latitudeField = compact ? fields[3] : fields[4]
-                let longitudeField = compact ? fields[4] : fields[5]
-                let countryField = compact ? fields[5] : fields[8]
-                let admin1Field = compact ? fields[6] : fields[10]
-                let populationField = compact ? fields[7] : fields[14]
-                let timeZoneField = compact ? fields[8] : fields[17]
-                if !compact {
-                    let featureClass = fields[6]
-                    // allCountries.txt holds every feature; keep populated places only.
-                    if !(featureClass.isEmpty || (featureClass.count == 1 && buffer[featureClass.lowerBound] == UInt8(ascii: "P"))) {
-                        continue
-                    }
-                }
-                // Fields are quoted at most `Quote.limit` bytes long in messages.
-                guard let id = ByteText.integer(buffer, idField) else {
-                    report(lineNumber, "geonameid \(Quote.short(bytes: buffer, idField)) is not a whole number")
-                    continue
-                }
-                guard !nameField.isEmpty else {
-                    report(lineNumber, "the name is empty")
-                    continue
-                }
-                guard nameField.count <= Gazetteer.maximumNameBytes, asciiField.count <= Gazetteer.maximumNameBytes else {
-                    report(lineNumber, "the name is longer than \(Gazetteer.maximumNameBytes) bytes")
-                    continue
-                }
-                guard let latitude = ByteText.double(buffer, latitudeField), (-90...90).contains(latitude) else {
-                    report(lineNumber, "latitude \(Quote.short(bytes: buffer, latitudeField)) is not a number from -90 to 90")
-                    continue
-                }
-                guard let longitude = ByteText.double(buffer, longitudeField), (-180...180).contains(longitude) else {
-                    report(lineNumber, "longitude \(Quote.short(bytes: buffer, longitudeField)) is not a number from -180 to 180")
-                    continue
-                }
-                var population = 0
-                if !populationField.isEmpty {
-                    guard let value = ByteText.integer(buffer, populationField), value >= 0 else {
-                        report(lineNumber, "population \(Quote.short(bytes: buffer, populationField)) is not a whole number")
-                        continue
-                    }
-                    population = Int(value)
-                }
-                if population < minimumPopulation { continue }
-                guard ids.count < Gazetteer.maximumPlaces else {
-                    report(lineNumber, "more than \(Gazetteer.maximumPlaces) places")
-                    continue
-                }
-                ids.append(id)
-                let name = ByteText.string(buffer, nameField)
-                names.append(name)
-                asciiNames.append(
-                    asciiField.isEmpty || ByteText.equal(buffer, asciiField, nameField) ? name : ByteText.string(buffer, asciiField))
-                latitudes.append(latitude)
-                longitudes.append(longitude)
-                // Neighbouring rows mostly share country, region and zone: reuse the previous string.
-                if let previous = previousCountry, ByteText.equal(buffer, countryField, previous.range) {
-                    countryCodes.append(previous.value)
-                } else {
-                    let value = intern(ByteText.string(buffer, countryField))
-                    previousCountry = (countryField, value)
-                    countryCodes.append(value)
-                }
-                if let previous = previousAdmin1, ByteText.equal(buffer, admin1Field, previous.range) {
-                    admin1Codes.append(previous.value)
-                } else {
-                    let value = intern(ByteText.string(buffer, admin1Field))
-                    previousAdmin1 = (admin1Field, value)
-                    admin1Codes.append(value)
-                }
-                populations.append(population)
-                if let previous = previousZone, ByteText.equal(buffer, timeZoneField, previous.range) {
-                    timeZones.append(previous.value)
-                } else {
-                    let value = intern(ByteText.string(buffer, timeZoneField))
-                    previousZone = (timeZoneField, value)
-                    timeZones.append(value)
-                }
+                rows.read(buffer, start..<contentEnd, line: lineNumber, fields: &fields)
             }
         }
+        let (ids, names, asciiNames, latitudes, longitudes) = (rows.ids, rows.names, rows.asciiNames, rows.latitudes, rows.longitudes)
+        let (diagnostics, skipped, compact) = (rows.diagnostics, rows.skipped, rows.compact)
+        let (countryCodes, admin1Codes, populations, timeZones) = (rows.countryCodes, rows.admin1Codes, rows.populations, rows.timeZones)
         guard !ids.isEmpty else {
             let first = diagnostics.first.map { " First problem: \($0)." } ?? ""
             throw GazetteerError(message: "Gazetteer \(path) holds no valid places (\(skipped) malformed rows).\(first) Use a GeoNames cities*.txt file (19 tab-separated columns).")
@@ -293,6 +162,160 @@ final class Gazetteer: Sendable {
     func nearest(to latitude: Double, _ longitude: Double, count: Int) -> [(index: Int, kilometres: Double)] {
         let (x, y, z) = Geo.unitVector(latitude: latitude, longitude: longitude)
         return spatial.nearest(x, y, z, count: count).map { (Int($0.index), Geo.kilometres(chordSquared: $0.chordSquared)) }
+    }
+}
+
+/// The columns a gazetteer file is read into, one row at a time: what `Gazetteer.init(bytes:…)`
+/// keeps, the rows it skipped and why.
+private struct GazetteerRows {
+    let fileName: String
+    let minimumPopulation: Int
+    var ids: [Int64] = [], names: [String] = [], asciiNames: [String] = []
+    var latitudes: [Double] = [], longitudes: [Double] = []
+    var countryCodes: [String] = [], admin1Codes: [String] = [], populations: [Int] = [], timeZones: [String] = []
+    var diagnostics: [String] = []
+    var skipped = 0
+    /// The contexthost-gazetteer format (9 columns) rather than GeoNames (19).
+    var compact = false
+    private var formatDecided = false
+    private var interned: [String: String] = [:]
+    private var previousCountry: (range: Range<Int>, value: String)?
+    private var previousAdmin1: (range: Range<Int>, value: String)?
+    private var previousZone: (range: Range<Int>, value: String)?
+
+    init(fileName: String, minimumPopulation: Int) {
+        self.fileName = fileName
+        self.minimumPopulation = minimumPopulation
+    }
+
+    mutating func reserve(_ estimate: Int) {
+        ids.reserveCapacity(estimate); names.reserveCapacity(estimate); asciiNames.reserveCapacity(estimate)
+        latitudes.reserveCapacity(estimate); longitudes.reserveCapacity(estimate)
+        countryCodes.reserveCapacity(estimate); admin1Codes.reserveCapacity(estimate)
+        populations.reserveCapacity(estimate); timeZones.reserveCapacity(estimate)
+    }
+
+    private mutating func report(_ line: Int, _ message: String) {
+        skipped += 1
+        if diagnostics.count < Gazetteer.maximumDiagnostics {
+            diagnostics.append("\(fileName):\(line): \(message); row skipped")
+        }
+    }
+
+    /// The text of `field`; neighbouring rows mostly share country, region and zone, so the
+    /// previous row's string is reused when the bytes are the same, and equal strings are stored once.
+    private static func shared(
+        _ buffer: UnsafeBufferPointer<UInt8>, _ field: Range<Int>, _ previous: inout (range: Range<Int>, value: String)?,
+        interned: inout [String: String]
+    ) -> String {
+        if let previous, ByteText.equal(buffer, field, previous.range) { return previous.value }
+        var value = ByteText.string(buffer, field)
+        if let existing = interned[value] { value = existing } else { interned[value] = value }
+        previous = (field, value)
+        return value
+    }
+
+    /// Splits `line` on tabs into `fields` (as many as fit); the number of fields in the line.
+    private static func split(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>, into fields: inout [Range<Int>]) -> Int {
+        var fieldCount = 0
+        var fieldStart = line.lowerBound
+        let contentEnd = line.upperBound
+        while true {
+            var fieldEnd = contentEnd
+            if fieldStart < contentEnd, let tab = memchr(buffer.baseAddress! + fieldStart, 0x09, contentEnd - fieldStart) {
+                fieldEnd = buffer.baseAddress!.distance(to: tab.assumingMemoryBound(to: UInt8.self))
+            }
+            if fieldCount < fields.count { fields[fieldCount] = fieldStart..<fieldEnd }
+            fieldCount += 1
+            if fieldEnd >= contentEnd { return fieldCount }
+            fieldStart = fieldEnd + 1
+        }
+    }
+
+    /// Reads one non-empty line (without its line break): a comment, a place, or a skipped row.
+    mutating func read(_ buffer: UnsafeBufferPointer<UInt8>, _ content: Range<Int>, line lineNumber: Int, fields: inout [Range<Int>]) {
+        if buffer[content.lowerBound] == UInt8(ascii: "#") {
+            if lineNumber == 1, ByteText.hasPrefix(buffer, content, "# contexthost-gazetteer 1") {
+                compact = true
+                formatDecided = true
+            }
+            return
+        }
+        let fieldCount = Self.split(buffer, content, into: &fields)
+        if !formatDecided {
+            compact = fieldCount == 9
+            formatDecided = true
+        }
+        let expected = compact ? 9 : 19
+        guard fieldCount == expected else {
+            report(lineNumber, "expected \(expected) tab-separated columns (\(compact ? "contexthost-gazetteer" : "GeoNames") format), found \(fieldCount)")
+            return
+        }
+        if !compact {
+            let featureClass = fields[6]
+            // allCountries.txt holds every feature; keep populated places only.
+            if !(featureClass.isEmpty || (featureClass.count == 1 && buffer[featureClass.lowerBound] == UInt8(ascii: "P"))) {
+                return
+            }
+        }
+        readPlace(buffer, fields, line: lineNumber)
+    }
+
+    /// Checks and keeps one place row, whose `fields` are split.
+    private mutating func readPlace(_ buffer: UnsafeBufferPointer<UInt8>, _ fields: [Range<Int>], line lineNumber: Int) {
+        let idField = fields[0]
+        let nameField = fields[1], asciiField = fields[2]
+        let latitudeField = compact ? fields[3] : fields[4]
+        let longitudeField = compact ? fields[4] : fields[5]
+        let populationField = compact ? fields[7] : fields[14]
+        // Fields are quoted at most `Quote.limit` bytes long in messages.
+        guard let id = ByteText.integer(buffer, idField) else {
+            report(lineNumber, "geonameid \(Quote.short(bytes: buffer, idField)) is not a whole number")
+            return
+        }
+        guard !nameField.isEmpty else {
+            report(lineNumber, "the name is empty")
+            return
+        }
+        guard nameField.count <= Gazetteer.maximumNameBytes, asciiField.count <= Gazetteer.maximumNameBytes else {
+            report(lineNumber, "the name is longer than \(Gazetteer.maximumNameBytes) bytes")
+            return
+        }
+        guard let latitude = ByteText.double(buffer, latitudeField), (-90...90).contains(latitude) else {
+            report(lineNumber, "latitude \(Quote.short(bytes: buffer, latitudeField)) is not a number from -90 to 90")
+            return
+        }
+        guard let longitude = ByteText.double(buffer, longitudeField), (-180...180).contains(longitude) else {
+            report(lineNumber, "longitude \(Quote.short(bytes: buffer, longitudeField)) is not a number from -180 to 180")
+            return
+        }
+        var population = 0
+        if !populationField.isEmpty {
+            guard let value = ByteText.integer(buffer, populationField), value >= 0 else {
+                report(lineNumber, "population \(Quote.short(bytes: buffer, populationField)) is not a whole number")
+                return
+            }
+            population = Int(value)
+        }
+        if population < minimumPopulation { return }
+        guard ids.count < Gazetteer.maximumPlaces else {
+            report(lineNumber, "more than \(Gazetteer.maximumPlaces) places")
+            return
+        }
+        ids.append(id)
+        let name = ByteText.string(buffer, nameField)
+        names.append(name)
+        asciiNames.append(
+            asciiField.isEmpty || ByteText.equal(buffer, asciiField, nameField) ? name : ByteText.string(buffer, asciiField))
+        latitudes.append(latitude)
+        longitudes.append(longitude)
+        let country = Self.shared(buffer, compact ? fields[5] : fields[8], &previousCountry, interned: &interned)
+        let admin1 = Self.shared(buffer, compact ? fields[6] : fields[10], &previousAdmin1, interned: &interned)
+        let zone = Self.shared(buffer, compact ? fields[8] : fields[17], &previousZone, interned: &interned)
+        countryCodes.append(country)
+        admin1Codes.append(admin1)
+        populations.append(population)
+        timeZones.append(zone)
     }
 }
 

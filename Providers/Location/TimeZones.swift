@@ -183,90 +183,20 @@ struct PosixTZ {
     var endTime = 7200
 
     init?(_ text: String) {
-        var scanner = Array(text.utf8)[...]
-        func name() -> String? {
-            if scanner.first == UInt8(ascii: "<") {
-                guard let close = scanner.firstIndex(of: UInt8(ascii: ">")) else { return nil }
-                let value = String(decoding: scanner[(scanner.startIndex + 1)..<close], as: UTF8.self)
-                scanner = scanner[(close + 1)...]
-                return value
-            }
-            var end = scanner.startIndex
-            while end < scanner.endIndex, (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(scanner[end] & 0xDF) { end += 1 }
-            guard end - scanner.startIndex >= 3 else { return nil }
-            let value = String(decoding: scanner[scanner.startIndex..<end], as: UTF8.self)
-            scanner = scanner[end...]
-            return value
-        }
-        func number() -> Int? {
-            var value = 0, digits = 0
-            while let byte = scanner.first, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-                digits += 1
-                scanner = scanner.dropFirst()
-                // POSIX numbers here are hours (≤ 167), minutes, seconds and days: more digits
-                // than that is a broken footer, not an overflow.
-                if digits > 4 { return nil }
-            }
-            return digits > 0 ? value : nil
-        }
-        /// `[+-]hh[:mm[:ss]]` in seconds.
-        func time() -> Int? {
-            var sign = 1
-            if scanner.first == UInt8(ascii: "-") { sign = -1; scanner = scanner.dropFirst() }
-            else if scanner.first == UInt8(ascii: "+") { scanner = scanner.dropFirst() }
-            guard let hours = number() else { return nil }
-            var seconds = hours * 3600
-            if scanner.first == UInt8(ascii: ":") {
-                scanner = scanner.dropFirst()
-                guard let minutes = number() else { return nil }
-                seconds += minutes * 60
-                if scanner.first == UInt8(ascii: ":") {
-                    scanner = scanner.dropFirst()
-                    guard let secs = number() else { return nil }
-                    seconds += secs
-                }
-            }
-            return sign * seconds
-        }
-        func rule() -> (Rule, Int)? {
-            var parsed: Rule
-            if scanner.first == UInt8(ascii: "M") {
-                scanner = scanner.dropFirst()
-                guard let month = number(), scanner.popFirst() == UInt8(ascii: "."), let week = number(),
-                    scanner.popFirst() == UInt8(ascii: "."), let weekday = number(),
-                    (1...12).contains(month), (1...5).contains(week), (0...6).contains(weekday)
-                else { return nil }
-                parsed = .monthWeekDay(month: month, week: week, weekday: weekday)
-            } else if scanner.first == UInt8(ascii: "J") {
-                scanner = scanner.dropFirst()
-                guard let day = number(), (1...365).contains(day) else { return nil }
-                parsed = .julianNoLeap(day)
-            } else {
-                guard let day = number(), (0...365).contains(day) else { return nil }
-                parsed = .zeroBased(day)
-            }
-            var at = 7200
-            if scanner.first == UInt8(ascii: "/") {
-                scanner = scanner.dropFirst()
-                guard let value = time() else { return nil }
-                at = value
-            }
-            return (parsed, at)
-        }
-        guard let standard = name(), let offset = time() else { return nil }
+        var scanner = PosixTZScanner(bytes: Array(text.utf8)[...])
+        guard let standard = scanner.name(), let offset = scanner.time() else { return nil }
         standardName = standard
         standardOffset = -offset
         daylightOffset = standardOffset + 3600
-        if scanner.isEmpty { return }
-        guard let daylight = name() else { return nil }
+        if scanner.bytes.isEmpty { return }
+        guard let daylight = scanner.name() else { return nil }
         daylightName = daylight
-        if let first = scanner.first, first != UInt8(ascii: ",") {
-            guard let value = time() else { return nil }
+        if let first = scanner.bytes.first, first != UInt8(ascii: ",") {
+            guard let value = scanner.time() else { return nil }
             daylightOffset = -value
         }
-        guard scanner.popFirst() == UInt8(ascii: ","), let (startRule, startAt) = rule(),
-            scanner.popFirst() == UInt8(ascii: ","), let (endRule, endAt) = rule()
+        guard scanner.bytes.popFirst() == UInt8(ascii: ","), let (startRule, startAt) = scanner.rule(),
+            scanner.bytes.popFirst() == UInt8(ascii: ","), let (endRule, endAt) = scanner.rule()
         else { return nil }
         start = startRule
         end = endRule
@@ -289,6 +219,89 @@ struct PosixTZ {
     }
 
     private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+}
+
+/// Reads the parts of a POSIX TZ string, front to back: names, numbers, times and rules.
+private struct PosixTZScanner {
+    /// What is left to read.
+    var bytes: ArraySlice<UInt8>
+
+    /// A zone abbreviation: `<…>` or three or more letters.
+    mutating func name() -> String? {
+        if bytes.first == UInt8(ascii: "<") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: ">")) else { return nil }
+            let value = String(decoding: bytes[(bytes.startIndex + 1)..<close], as: UTF8.self)
+            bytes = bytes[(close + 1)...]
+            return value
+        }
+        var end = bytes.startIndex
+        while end < bytes.endIndex, (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[end] & 0xDF) { end += 1 }
+        guard end - bytes.startIndex >= 3 else { return nil }
+        let value = String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)
+        bytes = bytes[end...]
+        return value
+    }
+
+    /// Up to four decimal digits.
+    mutating func number() -> Int? {
+        var value = 0, digits = 0
+        while let byte = bytes.first, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+            bytes = bytes.dropFirst()
+            // POSIX numbers here are hours (≤ 167), minutes, seconds and days: more digits
+            // than that is a broken footer, not an overflow.
+            if digits > 4 { return nil }
+        }
+        return digits > 0 ? value : nil
+    }
+
+    /// `[+-]hh[:mm[:ss]]` in seconds.
+    mutating func time() -> Int? {
+        var sign = 1
+        if bytes.first == UInt8(ascii: "-") { sign = -1; bytes = bytes.dropFirst() }
+        else if bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        guard let hours = number() else { return nil }
+        var seconds = hours * 3600
+        if bytes.first == UInt8(ascii: ":") {
+            bytes = bytes.dropFirst()
+            guard let minutes = number() else { return nil }
+            seconds += minutes * 60
+            if bytes.first == UInt8(ascii: ":") {
+                bytes = bytes.dropFirst()
+                guard let secs = number() else { return nil }
+                seconds += secs
+            }
+        }
+        return sign * seconds
+    }
+
+    /// A transition rule (`Mm.w.d`, `Jn` or `n`) and its `/time` (default 02:00).
+    mutating func rule() -> (PosixTZ.Rule, Int)? {
+        var parsed: PosixTZ.Rule
+        if bytes.first == UInt8(ascii: "M") {
+            bytes = bytes.dropFirst()
+            guard let month = number(), bytes.popFirst() == UInt8(ascii: "."), let week = number(),
+                bytes.popFirst() == UInt8(ascii: "."), let weekday = number(),
+                (1...12).contains(month), (1...5).contains(week), (0...6).contains(weekday)
+            else { return nil }
+            parsed = .monthWeekDay(month: month, week: week, weekday: weekday)
+        } else if bytes.first == UInt8(ascii: "J") {
+            bytes = bytes.dropFirst()
+            guard let day = number(), (1...365).contains(day) else { return nil }
+            parsed = .julianNoLeap(day)
+        } else {
+            guard let day = number(), (0...365).contains(day) else { return nil }
+            parsed = .zeroBased(day)
+        }
+        var at = 7200
+        if bytes.first == UInt8(ascii: "/") {
+            bytes = bytes.dropFirst()
+            guard let value = time() else { return nil }
+            at = value
+        }
+        return (parsed, at)
+    }
 }
 
 /// Proleptic Gregorian calendar arithmetic (days since 1970-01-01).

@@ -267,6 +267,35 @@ package final class GalleryRunner {
         }
     }
 
+    /// The first option each search-backed choice field of `form` offers for one of the sample
+    /// queries (`collect/query`), by field id; the query and options shown are kept in `step`.
+    private func searchOptions(
+        _ form: ContextForm, sessionId: JSONValue, step: inout GalleryStep, into provider: inout GalleryProvider
+    ) -> [String: String] {
+        var searchOptions: [String: String] = [:]
+        for field in form.fields where field.kind == .choice && field.search != nil {
+            for query in SampleValues.searchQueries(minimumLength: field.search?.minQueryLength ?? 0) {
+                guard let answer = call(CollectQueryRequest.method, [
+                    "sessionId": sessionId, "fieldId": .string(field.id), "query": .string(query), "values": [:],
+                ], into: &provider) else { break }
+                let options = answer["options"]?.arrayValue ?? []
+                if let first = options.first?["value"]?.stringValue {
+                    searchOptions[field.id] = first
+                    step.searches[field.id] = (query, options)
+                    break
+                }
+            }
+        }
+        return searchOptions
+    }
+
+    /// An `invalid` outcome's field and form errors, on one line.
+    private static func refusal(_ outcome: JSONValue) -> String {
+        let errors = (outcome["fieldErrors"]?.objectValue ?? [:]).sorted { $0.key < $1.key }
+            .map { "\($0.key): \($0.value.stringValue ?? $0.value.jsonString)" }
+        return (errors + [outcome["formError"]?.stringValue].compactMap { $0 }).joined(separator: "; ")
+    }
+
     private func collectWithForm(_ id: String, into provider: inout GalleryProvider) {
         guard let started = call(CollectStartRequest.method, ["providerId": .string(id)], into: &provider),
               let sessionId = started["sessionId"], var form = started["form"] else { return }
@@ -284,21 +313,8 @@ package final class GalleryRunner {
                 provider.problems.append("The form of step \(stepIndex + 1) does not convert: \(error)")
                 return
             }
-            var searchOptions: [String: String] = [:]
-            for field in parsed.fields where field.kind == .choice && field.search != nil {
-                for query in SampleValues.searchQueries(minimumLength: field.search?.minQueryLength ?? 0) {
-                    guard let answer = call(CollectQueryRequest.method, [
-                        "sessionId": sessionId, "fieldId": .string(field.id), "query": .string(query), "values": [:],
-                    ], into: &provider) else { break }
-                    let options = answer["options"]?.arrayValue ?? []
-                    if let first = options.first?["value"]?.stringValue {
-                        searchOptions[field.id] = first
-                        step.searches[field.id] = (query, options)
-                        break
-                    }
-                }
-            }
-            let candidates = SampleValues.candidates(for: parsed, searchOptions: searchOptions)
+            let options = searchOptions(parsed, sessionId: sessionId, step: &step, into: &provider)
+            let candidates = SampleValues.candidates(for: parsed, searchOptions: options)
             // First step: one invalid value a real client could send (right JSON type), to show the error.
             if stepIndex == 0, let valid = candidates.first,
                let invalid = SampleValues.invalid(for: parsed, valid: valid).first(where: { variant in
@@ -344,9 +360,7 @@ package final class GalleryRunner {
                     step.acceptedValues = values
                     next = outcome["form"]
                 default:
-                    let errors = (outcome["fieldErrors"]?.objectValue ?? [:]).sorted { $0.key < $1.key }
-                        .map { "\($0.key): \($0.value.stringValue ?? $0.value.jsonString)" }
-                    refusals.append((errors + [outcome["formError"]?.stringValue].compactMap { $0 }).joined(separator: "; "))
+                    refusals.append(Self.refusal(outcome))
                     continue
                 }
                 break

@@ -408,17 +408,7 @@ package enum HTMLRender {
     package static func chart(_ block: JSONValue) -> String {
         let kind = block["kind"]?.stringValue ?? "line"
         let unit = block["unit"]?.stringValue
-        let series: [(name: String, points: [(x: String, y: Double)])] = (block["series"]?.arrayValue ?? []).map { entry in
-            let points = (entry["points"]?.arrayValue ?? []).compactMap { point -> (x: String, y: Double)? in
-                guard let y = point["y"]?.numberValue, y.isFinite else { return nil }
-                return (point["x"]?.stringValue ?? "", y)
-            }
-            return (entry["name"]?.stringValue ?? "", points)
-        }
-        let thresholds: [(label: String, value: Double, tone: String?)] = (block["thresholds"]?.arrayValue ?? []).compactMap { threshold in
-            guard let value = threshold["value"]?.numberValue, value.isFinite else { return nil }
-            return (threshold["label"]?.stringValue ?? "", value, threshold["tone"]?.stringValue)
-        }
+        let (series, thresholds) = chartData(block)
         let allValues = series.flatMap { $0.points.map(\.y) }
         guard !allValues.isEmpty else {
             return "<p class=\"muted\">(a chart with no data)</p>"
@@ -472,6 +462,40 @@ package enum HTMLRender {
             svg += "<text class=\"tick\" x=\"\(svgNumber(x(xs[index])))\" y=\"\(svgNumber(height - bottom + 16))\" text-anchor=\"\(anchor)\">\(escape(CtxuiRender.truncate(xs[index], width: 24)))</text>"
         }
         // Data.
+        svg += chartMarks(kind: kind, series: series, slot: slot, unitSuffix: unitSuffix, x: x, y: y)
+        // Thresholds (goals, limits).
+        for threshold in thresholds {
+            let colour = toneColour(threshold.tone)
+            svg += "<line class=\"threshold\" x1=\"\(svgNumber(left))\" y1=\"\(svgNumber(y(threshold.value)))\" x2=\"\(svgNumber(left + plotWidth))\" y2=\"\(svgNumber(y(threshold.value)))\" stroke=\"\(colour)\"/>"
+            svg += "<text class=\"tick threshold-label\" x=\"\(svgNumber(left + plotWidth - 2))\" y=\"\(svgNumber(y(threshold.value) - 4))\" text-anchor=\"end\" fill=\"\(colour)\">\(escape(threshold.label + " " + CtxuiRender.formatNumber(threshold.value) + unitSuffix))</text>"
+        }
+        svg += "</svg>"
+        return "<div class=\"chart\">" + svg + chartLegend(series) + "</div>"
+    }
+
+    /// A chart's series (points with a finite `y`) and thresholds (with a finite value).
+    private static func chartData(
+        _ block: JSONValue
+    ) -> (series: [ChartSeriesData], thresholds: [(label: String, value: Double, tone: String?)]) {
+        let series: [ChartSeriesData] = (block["series"]?.arrayValue ?? []).map { entry in
+            let points = (entry["points"]?.arrayValue ?? []).compactMap { point -> (x: String, y: Double)? in
+                guard let y = point["y"]?.numberValue, y.isFinite else { return nil }
+                return (point["x"]?.stringValue ?? "", y)
+            }
+            return (entry["name"]?.stringValue ?? "", points)
+        }
+        let thresholds: [(label: String, value: Double, tone: String?)] = (block["thresholds"]?.arrayValue ?? []).compactMap { threshold in
+            guard let value = threshold["value"]?.numberValue, value.isFinite else { return nil }
+            return (threshold["label"]?.stringValue ?? "", value, threshold["tone"]?.stringValue)
+        }
+        return (series, thresholds)
+    }
+
+    /// The bars or the lines (with point markers up to 60 points) of each series.
+    private static func chartMarks(
+        kind: String, series: [ChartSeriesData], slot: Double, unitSuffix: String, x: (String) -> Double, y: (Double) -> Double
+    ) -> String {
+        var svg = ""
         if kind == "bar" {
             let barWidth = max(slot * 0.8 / Double(max(series.count, 1)), 1)
             for (seriesIndex, entry) in series.enumerated() {
@@ -494,21 +518,19 @@ package enum HTMLRender {
                 }
             }
         }
-        // Thresholds (goals, limits).
-        for threshold in thresholds {
-            let colour = toneColour(threshold.tone)
-            svg += "<line class=\"threshold\" x1=\"\(svgNumber(left))\" y1=\"\(svgNumber(y(threshold.value)))\" x2=\"\(svgNumber(left + plotWidth))\" y2=\"\(svgNumber(y(threshold.value)))\" stroke=\"\(colour)\"/>"
-            svg += "<text class=\"tick threshold-label\" x=\"\(svgNumber(left + plotWidth - 2))\" y=\"\(svgNumber(y(threshold.value) - 4))\" text-anchor=\"end\" fill=\"\(colour)\">\(escape(threshold.label + " " + CtxuiRender.formatNumber(threshold.value) + unitSuffix))</text>"
-        }
-        svg += "</svg>"
-        var legend = ""
-        if series.count > 1 || series.contains(where: { !$0.name.isEmpty }) {
-            legend = "<ul class=\"legend\">" + series.enumerated().map { index, entry in
-                "<li><span class=\"swatch\" style=\"background:\(palette[index % palette.count])\"></span>\(escape(entry.name))</li>"
-            }.joined() + "</ul>"
-        }
-        return "<div class=\"chart\">" + svg + legend + "</div>"
+        return svg
     }
+
+    /// The legend, when there is more than one series or a named one.
+    private static func chartLegend(_ series: [ChartSeriesData]) -> String {
+        guard series.count > 1 || series.contains(where: { !$0.name.isEmpty }) else { return "" }
+        return "<ul class=\"legend\">" + series.enumerated().map { index, entry in
+            "<li><span class=\"swatch\" style=\"background:\(palette[index % palette.count])\"></span>\(escape(entry.name))</li>"
+        }.joined() + "</ul>"
+    }
+
+    /// One series of a chart: its name and points.
+    typealias ChartSeriesData = (name: String, points: [(x: String, y: Double)])
 
     /// 1234567 → `1.23M`, 0.000123 → `0.00012`: short labels for axes.
     static func shortNumber(_ value: Double) -> String {
@@ -630,7 +652,6 @@ package enum HTMLRender {
         return html + "</fieldset></form>"
     }
 
-    /// One field.
     /// One field showing `value` (nil: empty).
     static func field(_ field: JSONValue, value: JSONValue?, error: String?) -> String {
         let id = field["id"]?.stringValue ?? ""
@@ -674,27 +695,7 @@ package enum HTMLRender {
                 control = "<input type=\"\(text.isEmpty ? "datetime-local" : "text")\" value=\"\(escape(text))\"\(attributes)>"
             }
         case "choice":
-            let options = field["options"]?.arrayValue ?? []
-            let selected = shown?.stringValue
-            if !options.isEmpty {
-                control = "<select\(attributes)>"
-                if selected == nil || !options.contains(where: { $0["value"]?.stringValue == selected }) {
-                    control += "<option value=\"\" selected>\(escape(selected.map { "“\($0)” (not an option)" } ?? "—"))</option>"
-                }
-                for option in options {
-                    let optionValue = option["value"]?.stringValue ?? ""
-                    var text = option["label"]?.stringValue ?? optionValue
-                    if let detail = option["detail"]?.stringValue { text += " — " + detail }
-                    control += "<option value=\"\(escape(optionValue))\"\(optionValue == selected ? " selected" : "")>\(escape(text))</option>"
-                }
-                control += "</select>"
-            } else {
-                control = "<input type=\"search\" value=\"\(escape(selected ?? ""))\"\(attributes)>"
-            }
-            if let search = field["search"] {
-                let minimum = search["minQueryLength"]?.intValue ?? 0
-                control += "<span class=\"unit\">search (collect/query\(minimum > 0 ? ", at least \(minimum) characters" : ""))</span>"
-            }
+            control = choiceControl(field, selected: shown?.stringValue, attributes: attributes)
         case "toggle":
             control = "<input type=\"checkbox\"\(shown?.boolValue == true ? " checked" : "")\(error != nil ? " aria-invalid=\"true\"" : "")>"
         case "location":
@@ -711,6 +712,33 @@ package enum HTMLRender {
         if let help = field["help"]?.stringValue { html += "<p class=\"help\">\(escape(help))</p>" }
         if let error { html += "<p class=\"field-error\" role=\"alert\">✗ \(escape(error))</p>" }
         return html + "</div>"
+    }
+
+    /// A choice field's control: a `select` of its options (with the value shown even when it is
+    /// not one of them), or a search box for a field with a search source.
+    private static func choiceControl(_ field: JSONValue, selected: String?, attributes: String) -> String {
+        let options = field["options"]?.arrayValue ?? []
+        var control: String
+        if !options.isEmpty {
+            control = "<select\(attributes)>"
+            if selected == nil || !options.contains(where: { $0["value"]?.stringValue == selected }) {
+                control += "<option value=\"\" selected>\(escape(selected.map { "“\($0)” (not an option)" } ?? "—"))</option>"
+            }
+            for option in options {
+                let optionValue = option["value"]?.stringValue ?? ""
+                var text = option["label"]?.stringValue ?? optionValue
+                if let detail = option["detail"]?.stringValue { text += " — " + detail }
+                control += "<option value=\"\(escape(optionValue))\"\(optionValue == selected ? " selected" : "")>\(escape(text))</option>"
+            }
+            control += "</select>"
+        } else {
+            control = "<input type=\"search\" value=\"\(escape(selected ?? ""))\"\(attributes)>"
+        }
+        if let search = field["search"] {
+            let minimum = search["minQueryLength"]?.intValue ?? 0
+            control += "<span class=\"unit\">search (collect/query\(minimum > 0 ? ", at least \(minimum) characters" : ""))</span>"
+        }
+        return control
     }
 
     /// `YYYY-MM-DD`.

@@ -134,20 +134,7 @@ public enum CtxuiRender {
     }
 
     /// Display width of a line without its ANSI escapes.
-    public static func visibleWidth(_ text: String) -> Int {
-        var count = 0
-        var inEscape = false
-        for character in text {
-            if inEscape {
-                if character.isLetter { inEscape = false }
-            } else if character == "\u{1B}" {
-                inEscape = true
-            } else {
-                count += 1
-            }
-        }
-        return count
-    }
+    public static func visibleWidth(_ text: String) -> Int { stripANSI(text).count }
 
     // MARK: Charts
 

@@ -127,73 +127,8 @@ extension ProviderRun {
             formProblems.append("collect/start failed: \(start.errorText)")
         }
         _ = await session.call(ProviderCollectCancelRequest.method, ["sessionId": "conformance-start"])
-        // collect.query
-        await check("collect.query", always: true) {
-            guard let form = startForm else { return .skip("blocked: no valid start form (collect.form-valid)") }
-            let searchFields = form.fields.filter { $0.kind == .choice && $0.search != nil }
-            if searchFields.isEmpty { return .skip("not applicable: no choice field with a search source") }
-            var problems: [String] = []
-            for field in searchFields {
-                var found: String?
-                for query in SampleValues.searchQueries(minimumLength: field.search?.minQueryLength ?? 0) {
-                    let outcome = await session.call(ProviderCollectQueryRequest.method, [
-                        "sessionId": "conformance-query", "stepId": .string(form.stepId), "fieldId": .string(field.id),
-                        "query": .string(query), "values": [:],
-                    ])
-                    guard let result = outcome.result else {
-                        problems.append("\(field.id) query \"\(query)\": \(outcome.errorText)")
-                        break
-                    }
-                    if let problem = shapeProblem(result, as: .options) {
-                        problems.append("\(field.id) query \"\(query)\": \(problem)")
-                        break
-                    }
-                    if let first = result["options"]?.arrayValue?.first?["value"]?.stringValue {
-                        found = first
-                        break
-                    }
-                }
-                if let found { searchOptions[field.id] = found }
-            }
-            if !problems.isEmpty { return .fail("collect/query failed for \(problems.count) field(s).", problems) }
-            let missing = searchFields.filter { searchOptions[$0.id] == nil }.map(\.id)
-            if !missing.isEmpty {
-                return .warn("collect/query answered no options for \(missing.joined(separator: ", ")) (tried \(SampleValues.searchQueries(minimumLength: 0).map { "\"\($0)\"" }.joined(separator: ", "))).")
-            }
-            return .pass("collect/query answered valid options for \(searchFields.map(\.id).joined(separator: ", ")).")
-        }
-        // Samples.
-        var samples: [CollectorSample] = []
-        var declared = false
-        let answer = await session.call(ConformanceSamplesRequest.method)
-        if let result = answer.result, let list = result["samples"]?.arrayValue {
-            declared = true
-            for (index, raw) in list.enumerated() {
-                if let sample = try? CollectorSample(json: raw, path: "samples[\(index)]") { samples.append(sample) }
-            }
-        }
-        if declared, let first = samples.first(where: \.expectsItem), first.steps.count == 1 {
-            acceptedValues = first.steps[0].values
-        }
-        if !declared, let form = startForm {
-            // Candidates in order; the first the collector accepts is the derived sample.
-            let candidates = SampleValues.candidates(for: form, searchOptions: searchOptions)
-            var refusals: [String] = []
-            var chosen: CollectorSample?
-            for (index, values) in candidates.enumerated() {
-                let candidate = CollectorSample(name: "derived from the form", steps: [CollectorSample.Step(stepId: "", values: values)])
-                var ignored: [String] = []
-                if case .invalid(let errors) = await walk(session, sample: candidate, sessionId: "conformance-derive-\(index)", derive: true, formProblems: &ignored) {
-                    refusals.append("fields \(values.map(\.key).sorted().joined(separator: ", ")): \(errors)")
-                    continue
-                }
-                chosen = candidate
-                acceptedValues = values
-                break
-            }
-            samples = [chosen ?? CollectorSample(name: "derived from the form", steps: [CollectorSample.Step(stepId: "", values: candidates.last ?? [:])])]
-            if chosen == nil { derivedRefusals = refusals }
-        }
+        await checkQuery(session)
+        let (samples, declared) = await collectorSamples(session)
         // collect.sample-flow
         var flowProblems: [String] = []
         var flowRemarks: [String] = []
@@ -232,7 +167,87 @@ extension ProviderRun {
             }
             return .pass("\(samples.count) \(declared ? "declared" : "derived") sample(s) walked; \(made) item(s) made.")
         }
-        // collect.rejects-invalid
+        await checkRejectsInvalid(session)
+        await checkCancel(session)
+    }
+
+    /// `collect.query`: each search-backed choice field of the start form answers valid options.
+    private func checkQuery(_ session: ProviderSession) async {
+        await check("collect.query", always: true) {
+            guard let form = startForm else { return .skip("blocked: no valid start form (collect.form-valid)") }
+            let searchFields = form.fields.filter { $0.kind == .choice && $0.search != nil }
+            if searchFields.isEmpty { return .skip("not applicable: no choice field with a search source") }
+            var problems: [String] = []
+            for field in searchFields {
+                var found: String?
+                for query in SampleValues.searchQueries(minimumLength: field.search?.minQueryLength ?? 0) {
+                    let outcome = await session.call(ProviderCollectQueryRequest.method, [
+                        "sessionId": "conformance-query", "stepId": .string(form.stepId), "fieldId": .string(field.id),
+                        "query": .string(query), "values": [:],
+                    ])
+                    guard let result = outcome.result else {
+                        problems.append("\(field.id) query \"\(query)\": \(outcome.errorText)")
+                        break
+                    }
+                    if let problem = shapeProblem(result, as: .options) {
+                        problems.append("\(field.id) query \"\(query)\": \(problem)")
+                        break
+                    }
+                    if let first = result["options"]?.arrayValue?.first?["value"]?.stringValue {
+                        found = first
+                        break
+                    }
+                }
+                if let found { searchOptions[field.id] = found }
+            }
+            if !problems.isEmpty { return .fail("collect/query failed for \(problems.count) field(s).", problems) }
+            let missing = searchFields.filter { searchOptions[$0.id] == nil }.map(\.id)
+            if !missing.isEmpty {
+                return .warn("collect/query answered no options for \(missing.joined(separator: ", ")) (tried \(SampleValues.searchQueries(minimumLength: 0).map { "\"\($0)\"" }.joined(separator: ", "))).")
+            }
+            return .pass("collect/query answered valid options for \(searchFields.map(\.id).joined(separator: ", ")).")
+        }
+    }
+
+    /// The samples to walk: those the provider declares (`conformance/samples`), or one derived
+    /// from the start form (the first candidate the collector accepts); whether they were declared.
+    private func collectorSamples(_ session: ProviderSession) async -> (samples: [CollectorSample], declared: Bool) {
+        var samples: [CollectorSample] = []
+        var declared = false
+        let answer = await session.call(ConformanceSamplesRequest.method)
+        if let result = answer.result, let list = result["samples"]?.arrayValue {
+            declared = true
+            for (index, raw) in list.enumerated() {
+                if let sample = try? CollectorSample(json: raw, path: "samples[\(index)]") { samples.append(sample) }
+            }
+        }
+        if declared, let first = samples.first(where: \.expectsItem), first.steps.count == 1 {
+            acceptedValues = first.steps[0].values
+        }
+        if !declared, let form = startForm {
+            // Candidates in order; the first the collector accepts is the derived sample.
+            let candidates = SampleValues.candidates(for: form, searchOptions: searchOptions)
+            var refusals: [String] = []
+            var chosen: CollectorSample?
+            for (index, values) in candidates.enumerated() {
+                let candidate = CollectorSample(name: "derived from the form", steps: [CollectorSample.Step(stepId: "", values: values)])
+                var ignored: [String] = []
+                if case .invalid(let errors) = await walk(session, sample: candidate, sessionId: "conformance-derive-\(index)", derive: true, formProblems: &ignored) {
+                    refusals.append("fields \(values.map(\.key).sorted().joined(separator: ", ")): \(errors)")
+                    continue
+                }
+                chosen = candidate
+                acceptedValues = values
+                break
+            }
+            samples = [chosen ?? CollectorSample(name: "derived from the form", steps: [CollectorSample.Step(stepId: "", values: candidates.last ?? [:])])]
+            if chosen == nil { derivedRefusals = refusals }
+        }
+        return (samples, declared)
+    }
+
+    /// `collect.rejects-invalid`: values that break a rule of the start form are refused with a field error.
+    private func checkRejectsInvalid(_ session: ProviderSession) async {
         await check("collect.rejects-invalid") {
             guard let form = startForm else { return .skip("blocked: no valid start form (collect.form-valid)") }
             let valid = SampleValues.valid(for: form, searchOptions: searchOptions)
@@ -269,7 +284,10 @@ extension ProviderRun {
             if !remarks.isEmpty { return .warn("Invalid input was refused, but not as clients expect.", remarks) }
             return .pass("\(min(variants.count, 16)) invalid input(s) refused with a field error each.")
         }
-        // collect.cancel
+    }
+
+    /// `collect.cancel`: a started session can be cancelled.
+    private func checkCancel(_ session: ProviderSession) async {
         await check("collect.cancel") {
             _ = await session.call(ProviderCollectStartRequest.method, ["sessionId": "conformance-cancel"])
             let outcome = await session.call(ProviderCollectCancelRequest.method, ["sessionId": "conformance-cancel"])

@@ -9,6 +9,55 @@ extension ProviderRun {
 
     func itemChecks(_ session: ProviderSession) async {
         guard let manifest else { return }
+        await checkProviderIds(manifest)
+        await check("chip.schema", always: true) {
+            await viewCheck(session, method: ItemPreviewRequest.method, kind: .chip) { index, value in self.chips[index] = value }
+        }
+        await check("detail.schema") {
+            await viewCheck(session, method: ItemDetailRequest.method, kind: .detail) { _, _ in }
+        }
+        await check("describe.text") {
+            var problems: [String] = []
+            for collected in items {
+                let outcome = await session.call(ItemDescribeRequest.method, Self.itemParams(collected.json))
+                guard let result = outcome.result else {
+                    problems.append("\(collected.source): \(outcome.errorText)")
+                    continue
+                }
+                if let problem = shapeProblem(result, as: .description) {
+                    problems.append("\(collected.source): \(problem)")
+                } else if (result["text"]?.stringValue ?? "").allSatisfy(\.isWhitespace) {
+                    problems.append("\(collected.source): the text is empty")
+                }
+            }
+            if !problems.isEmpty { return .fail("item/describe failed for \(problems.count) item(s).", problems) }
+            return .pass("item/describe answered a text for \(items.count) item(s).")
+        }
+        await checkRepresentations(session)
+        await check("encode.deterministic", always: true) {
+            var problems: [String] = []
+            for (index, collected) in items.enumerated() {
+                guard let first = encodings[index] else { continue }
+                let again = await session.call(ItemEncodeRequest.method, Self.itemParams(collected.json))
+                guard let second = again.result else {
+                    problems.append("\(collected.source): the second encode failed: \(again.errorText)")
+                    continue
+                }
+                if second != first {
+                    problems.append("\(collected.source): \(Self.difference(first, second))")
+                    // Later checks compare encodings; this one already reports the difference.
+                    encodings[index] = nil
+                }
+            }
+            if !problems.isEmpty {
+                return .fail("Encoding the same item twice gave different bytes.", problems + ["fix: encode from the item alone: no clock, random numbers or dictionary order in the output"])
+            }
+            return .pass("Encodings of \(encodings.count) item(s) are identical when repeated.")
+        }
+    }
+
+    /// `item.provider-id`: every item is valid and carries the provider's id, a unique UUID, a type, a name and content.
+    private func checkProviderIds(_ manifest: Manifest) async {
         await check("item.provider-id") {
             var problems: [String] = []
             var ids = Set<String>()
@@ -36,29 +85,10 @@ extension ProviderRun {
             }
             return .pass("\(items.count) item(s) carry '\(manifest.id)', unique UUIDs, a type, a display name and content.")
         }
-        await check("chip.schema", always: true) {
-            await viewCheck(session, method: ItemPreviewRequest.method, kind: .chip) { index, value in self.chips[index] = value }
-        }
-        await check("detail.schema") {
-            await viewCheck(session, method: ItemDetailRequest.method, kind: .detail) { _, _ in }
-        }
-        await check("describe.text") {
-            var problems: [String] = []
-            for collected in items {
-                let outcome = await session.call(ItemDescribeRequest.method, Self.itemParams(collected.json))
-                guard let result = outcome.result else {
-                    problems.append("\(collected.source): \(outcome.errorText)")
-                    continue
-                }
-                if let problem = shapeProblem(result, as: .description) {
-                    problems.append("\(collected.source): \(problem)")
-                } else if (result["text"]?.stringValue ?? "").allSatisfy(\.isWhitespace) {
-                    problems.append("\(collected.source): the text is empty")
-                }
-            }
-            if !problems.isEmpty { return .fail("item/describe failed for \(problems.count) item(s).", problems) }
-            return .pass("item/describe answered a text for \(items.count) item(s).")
-        }
+    }
+
+    /// `encode.declared-representation`: the default encoding and each representation asked for match.
+    private func checkRepresentations(_ session: ProviderSession) async {
         await check("encode.declared-representation", always: true) {
             var problems: [String] = []
             var supported: Set<String> = []
@@ -93,26 +123,6 @@ extension ProviderRun {
                 return .fail("\(problems.count) encoding problem(s).", problems + ["fix: answer the representation asked for, or throw ProviderError.unknownRepresentation(…) (-32602)"])
             }
             return .pass("Every encoding matches its representation (supported: \(supported.sorted().joined(separator: ", "))).")
-        }
-        await check("encode.deterministic", always: true) {
-            var problems: [String] = []
-            for (index, collected) in items.enumerated() {
-                guard let first = encodings[index] else { continue }
-                let again = await session.call(ItemEncodeRequest.method, Self.itemParams(collected.json))
-                guard let second = again.result else {
-                    problems.append("\(collected.source): the second encode failed: \(again.errorText)")
-                    continue
-                }
-                if second != first {
-                    problems.append("\(collected.source): \(Self.difference(first, second))")
-                    // Later checks compare encodings; this one already reports the difference.
-                    encodings[index] = nil
-                }
-            }
-            if !problems.isEmpty {
-                return .fail("Encoding the same item twice gave different bytes.", problems + ["fix: encode from the item alone: no clock, random numbers or dictionary order in the output"])
-            }
-            return .pass("Encodings of \(encodings.count) item(s) are identical when repeated.")
         }
     }
 

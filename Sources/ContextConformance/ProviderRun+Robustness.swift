@@ -137,7 +137,7 @@ extension ProviderRun {
                 }
                 let initJSON: [UInt8]
                 do throws(LoadError) {
-                    initJSON = try ProviderSession.initJSON(for: manifest, overrides: options.settings[manifest.id] ?? [:])
+                    initJSON = try ProviderSession.context(for: manifest, overrides: options.settings[manifest.id] ?? [:]).initBytes
                 } catch {
                     return .skip("skipped: \(error.message)")
                 }

@@ -78,7 +78,7 @@ final class ProviderSession: Sendable {
     static let silentLogger = Logger(label: "context-host.conformance", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The init JSON the registry sends: resolved settings, every permission the manifest asks for.
-    static func initJSON(for manifest: Manifest, overrides: [String: JSONValue]) throws(LoadError) -> [UInt8] {
+    static func context(for manifest: Manifest, overrides: [String: JSONValue]) throws(LoadError) -> ProviderContext {
         let settings: JSONObject
         do {
             settings = try manifest.resolvedSettings(overrides: overrides)
@@ -88,22 +88,14 @@ final class ProviderSession: Sendable {
                 code: first?.code.rawValue ?? "invalid-settings", message: first?.message ?? "\(error)",
                 hint: first?.hint ?? "Fix the provider's settings.")
         }
-        let value: JSONValue = [
-            "ctxpVersion": 1,
-            "providerId": .string(manifest.id),
-            "hostVersion": .string(HostConfiguration.hostVersion),
-            "locale": "en-US",
-            "settings": .object(settings),
-            "grantedPermissions": .array(manifest.availability.permissions.map { .string($0.rawValue) }),
-        ]
-        return value.jsonBytes
+        return ProviderContext(providerID: manifest.id, settings: settings, grantedPermissions: manifest.availability.permissions.map(\.rawValue))
     }
 
     /// Opens an instance in `mode`.
     static func open(
         manifest: Manifest, libraryPath: String, mode: ConformanceMode, options: ConformanceOptions
     ) throws(LoadError) -> ProviderSession {
-        let initJSON = try initJSON(for: manifest, overrides: options.settings[manifest.id] ?? [:])
+        let context = try Self.context(for: manifest, overrides: options.settings[manifest.id] ?? [:])
         var configuration = HostConfiguration(
             libraryDirectories: options.libraryDirectories, allowOutsideLibraryPaths: options.allowOutsideLibraryPaths)
         configuration.isolation.policy = mode == .worker ? .process : .inProcess
@@ -112,7 +104,7 @@ final class ProviderSession: Sendable {
         configuration.isolation.maximumCrashes = 1000
         configuration.isolation.sandbox = options.sandbox
         let launched = try ProviderLauncher.open(
-            manifest: manifest, libraryPath: libraryPath, initJSON: initJSON, configuration: configuration,
+            manifest: manifest, libraryPath: libraryPath, context: context, configuration: configuration,
             logger: silentLogger)
         return ProviderSession(manifest: manifest, libraryPath: libraryPath, mode: mode, connection: launched.connection)
     }

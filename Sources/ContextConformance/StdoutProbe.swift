@@ -79,28 +79,8 @@ public enum StdoutProbe {
             close(writerFD)
             written.signal()
         }
-        var output: [UInt8] = []
-        var total = 0
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
-        var timedOut = false
         let readFD = stdoutPipe[0]
-        while true {
-            var descriptor = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
-            let remaining = deadline - ContinuousClock.now
-            if remaining <= .zero {
-                timedOut = true
-                break
-            }
-            let ready = poll(&descriptor, 1, Int32(min(remaining.milliseconds, 1000)))
-            if ready < 0 && errno == EINTR { continue }
-            if ready <= 0 { continue }
-            let count = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            total += count
-            if output.count < 4096 { output.append(contentsOf: chunk[0..<min(count, 4096 - output.count)]) }
-        }
+        let (total, output, timedOut) = drain(readFD, timeoutMs: timeoutMs)
         close(readFD)
         if timedOut { kill(pid, SIGKILL) }
         var exitStatus: Int32 = 0
@@ -119,6 +99,28 @@ public enum StdoutProbe {
         if signal != 0 { return .warn("Nothing was written to stdout, but the probe process died (signal \(signal)).") }
         if exitCode == 3 { return .skip("skipped: the probe could not open the provider") }
         return .pass("Nothing was written to stdout during \(calls.count) call(s).")
+    }
+
+    /// Reads `fd` to its end or until `timeoutMs` pass: how many bytes came, the first 4096 of
+    /// them, and whether time ran out.
+    private static func drain(_ fd: Int32, timeoutMs: Int) -> (total: Int, output: [UInt8], timedOut: Bool) {
+        var output: [UInt8] = []
+        var total = 0
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
+        while true {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let remaining = deadline - ContinuousClock.now
+            if remaining <= .zero { return (total, output, true) }
+            let ready = poll(&descriptor, 1, Int32(min(remaining.milliseconds, 1000)))
+            if ready < 0 && errno == EINTR { continue }
+            if ready <= 0 { continue }
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return (total, output, false) }
+            total += count
+            if output.count < 4096 { output.append(contentsOf: chunk[0..<min(count, 4096 - output.count)]) }
+        }
     }
 
     /// The body of `context-host conformance-probe`: reads `{"library","sha256"?,"init","calls"}`

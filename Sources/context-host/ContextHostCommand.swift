@@ -27,15 +27,10 @@ struct ContextHostCommand: ParsableCommand {
     )
 
     /// Starts the command; a worker started by the host skips ArgumentParser (see
-    /// `Worker.fastParse`), since six of them start with every host in process isolation.
+    /// `Worker.fastInvocation`), since six of them start with every host in process isolation.
     static func main() {
-        if let worker = Worker.fastParse(CommandLine.arguments.dropFirst()) {
-            do {
-                try worker.run()
-            } catch {
-                exit(withError: error)
-            }
-            return
+        if let worker = Worker.fastInvocation(CommandLine.arguments.dropFirst()) {
+            worker.run()
         }
         if let serve = Serve.fastParse(CommandLine.arguments.dropFirst()) {
             do {

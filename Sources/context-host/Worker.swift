@@ -55,100 +55,43 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("Address space, tasks, files, file size.", valueName: "AS,TASKS,FILES,FSIZE"))
         var sandboxLimits: String?
 
-        /// The sandbox options, or nil when off.
-        var sandboxOptions: WorkerSandboxOptions? {
-            guard let policy = IsolationConfiguration.SandboxPolicy(rawValue: sandbox), policy != .off else { return nil }
-            var options = WorkerSandboxOptions()
-            options.policy = policy
-            options.readPaths = sandboxRead
-            options.writePaths = sandboxWrite
-            options.dataDirectory = dataDir
-            options.allowNetwork = allowNetwork
-            options.allowExec = allowExec
-            options.disabledLayers = sandboxDisable ?? ""
-            if let sandboxLimits { _ = options.parseLimits(sandboxLimits) }
-            return options
+        /// The invocation these options describe (the host writes them as `WorkerInvocation.arguments`).
+        var invocation: WorkerInvocation {
+            var invocation = WorkerInvocation(libraryPath: library)
+            invocation.sha256 = sha256
+            invocation.parentPID = parentPid
+            invocation.memoryLimit = memoryLimit
+            invocation.providerID = providerId
+            invocation.runtime = runtime
+            invocation.allowOutsideLibraryPaths = allowOutsideLibraryPaths
+            if let policy = IsolationConfiguration.SandboxPolicy(rawValue: sandbox), policy != .off {
+                var options = WorkerSandboxOptions()
+                options.policy = policy
+                options.readPaths = sandboxRead
+                options.writePaths = sandboxWrite
+                options.dataDirectory = dataDir
+                options.allowNetwork = allowNetwork
+                options.allowExec = allowExec
+                options.disabledLayers = sandboxDisable ?? ""
+                if let sandboxLimits { _ = options.parseLimits(sandboxLimits) }
+                invocation.sandbox = options
+            }
+            return invocation
         }
 
         func run() throws {
-            WorkerMain.run(
-                libraryPath: library, sha256: sha256, parentPID: parentPid, memoryLimit: memoryLimit,
-                confined: !allowOutsideLibraryPaths, sandbox: sandboxOptions, runtime: runtime)
+            invocation.run()
         }
     }
 }
 
 extension ContextHostCommand.Worker {
-    /// Parses the exact argument list the host writes when it starts a worker (`worker --library
-    /// PATH --parent-pid PID --provider-id ID [--sha256 HEX] [--allow-outside-library-paths]
-    /// [--memory-limit BYTES]`, options in any order), without ArgumentParser: its first parse
-    /// resolves protocol conformances by reflection, about 2 ms of every worker's start-up.
-    /// Anything else (help, a typo, a missing value) returns nil and goes through ArgumentParser,
-    /// which explains the problem.
-    static func fastParse(_ arguments: ArraySlice<String>) -> Self? {
+    /// The exact argument list the host writes when it starts a worker (`WorkerInvocation`), read
+    /// without ArgumentParser: its first parse resolves protocol conformances by reflection, about
+    /// 2 ms of every worker's start-up. Anything else (help, a typo, a missing value) returns nil
+    /// and goes through ArgumentParser, which explains the problem.
+    static func fastInvocation(_ arguments: ArraySlice<String>) -> WorkerInvocation? {
         guard arguments.first == "worker" else { return nil }
-        // Every property is set: an ArgumentParser property that was neither parsed nor assigned
-        // cannot be read.
-        var worker = Self()
-        worker.sha256 = nil
-        worker.parentPid = nil
-        worker.memoryLimit = nil
-        worker.providerId = nil
-        worker.runtime = nil
-        worker.allowOutsideLibraryPaths = false
-        worker.sandbox = "off"
-        worker.sandboxRead = []
-        worker.sandboxWrite = []
-        worker.dataDir = nil
-        worker.allowNetwork = false
-        worker.allowExec = false
-        worker.sandboxDisable = nil
-        worker.sandboxLimits = nil
-        var library: String?
-        var rest = arguments.dropFirst()
-        while let name = rest.popFirst() {
-            switch name {
-            case "--allow-outside-library-paths":
-                worker.allowOutsideLibraryPaths = true
-                continue
-            case "--allow-network":
-                worker.allowNetwork = true
-                continue
-            case "--allow-exec":
-                worker.allowExec = true
-                continue
-            default:
-                break
-            }
-            guard let value = rest.popFirst(), !value.hasPrefix("--") else { return nil }
-            switch name {
-            case "--library": library = value
-            case "--sha256": worker.sha256 = value
-            case "--provider-id": worker.providerId = value
-            case "--runtime": worker.runtime = value
-            case "--sandbox":
-                guard IsolationConfiguration.SandboxPolicy(rawValue: value) != nil else { return nil }
-                worker.sandbox = value
-            case "--sandbox-read": worker.sandboxRead.append(value)
-            case "--sandbox-write": worker.sandboxWrite.append(value)
-            case "--data-dir": worker.dataDir = value
-            case "--sandbox-disable": worker.sandboxDisable = value
-            case "--sandbox-limits":
-                var probe = WorkerSandboxOptions()
-                guard probe.parseLimits(value) else { return nil }
-                worker.sandboxLimits = value
-            case "--parent-pid":
-                guard let pid = Int32(value) else { return nil }
-                worker.parentPid = pid
-            case "--memory-limit":
-                guard let bytes = Int(value) else { return nil }
-                worker.memoryLimit = bytes
-            default: return nil
-            }
-        }
-        guard let library else { return nil }
-        worker.library = library
-        return worker
+        return WorkerInvocation(parsing: arguments.dropFirst())
     }
 }
-

@@ -38,6 +38,12 @@ public enum BuildProducts {
         return url.path
     }()
 
+    /// The Python of the test-only venv (scripts/test-venv.sh): `$CONTEXT_HOST_TEST_VENV/bin/python`,
+    /// else `.build/test-venv/bin/python` in the package.
+    public static var testVenvPython: String {
+        (ProcessInfo.processInfo.environment["CONTEXT_HOST_TEST_VENV"] ?? packageRoot + "/.build/test-venv") + "/bin/python"
+    }
+
     /// Fails with a clear message when the binaries were not built first.
     public static func checkBuilt() throws {
         for path in [hostExecutable, library("NoteProvider"), library("FixtureProviders")] where !FileManager.default.fileExists(atPath: path) {

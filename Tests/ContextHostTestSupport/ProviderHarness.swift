@@ -21,21 +21,19 @@ public final class ProviderHarness: Sendable {
         public var description: String { "\(code): \(message)" }
     }
 
-    /// Loads `lib<product>.so` and opens an instance with these settings.
+    /// Loads `lib<product>.so` and opens an instance with these settings (and the data folder the
+    /// host would give it).
     public init(
         product: String, providerID: String, settings: JSONObject = [:], locale: String = "en-US",
-        grantedPermissions: [String] = []
+        grantedPermissions: [String] = [], dataDirectory: String? = nil
     ) throws {
         try BuildProducts.checkBuilt()
         self.providerID = providerID
         let path = BuildProducts.library(product)
         let library = try ProviderLibrary.load(path: path, sha256: nil)
-        let initJSON: JSONValue = [
-            "ctxpVersion": 1, "providerId": .string(providerID), "hostVersion": .string(HostConfiguration.hostVersion),
-            "locale": .string(locale), "settings": .object(settings),
-            "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
-        ]
-        connection = try InProcessConnection(library: library, initJSON: initJSON.jsonBytes)
+        var context = ProviderContext(providerID: providerID, settings: settings, locale: locale, grantedPermissions: grantedPermissions)
+        context.dataDirectory = dataDirectory
+        connection = try InProcessConnection(library: library, initJSON: context.initBytes)
     }
 
     /// Sends one request and waits for its result; throws `CallError` for an error answer.

@@ -1,3 +1,4 @@
+import ContextHost
 import ContextHostTestSupport
 import ContextProviderKit
 import Foundation
@@ -14,11 +15,8 @@ struct InstanceCloseTests {
     private func open(log: String, tag: String) throws -> InProcessConnection {
         try BuildProducts.checkBuilt()
         let library = try ProviderLibrary.load(path: BuildProducts.library("FixtureMisbehavingProvider"), sha256: nil)
-        let initJSON: JSONValue = [
-            "ctxpVersion": 1, "providerId": "com.contexthost.misbehaving", "hostVersion": .string(HostConfiguration.hostVersion),
-            "locale": "en-US", "settings": ["closeLog": .string(log), "closeTag": .string(tag)], "grantedPermissions": [],
-        ]
-        return try InProcessConnection(library: library, initJSON: initJSON.jsonBytes)
+        let context = ProviderContext(providerID: "com.contexthost.misbehaving", settings: ["closeLog": .string(log), "closeTag": .string(tag)])
+        return try InProcessConnection(library: library, initJSON: context.initBytes)
     }
 
     /// The log's lines once it has at least `count` of them, or what it has after 10 s.

@@ -54,16 +54,7 @@ struct FastPathTests {
     }
 
     /// SplitMix64: random cases that a failure message can name and a rerun repeats.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias SeededGenerator = SplitMix64
 
     @Test("skipPlainBlocks stops at the block holding the first special byte, or at that byte, with or without non-ASCII bytes counted")
     func plainBlocks() {

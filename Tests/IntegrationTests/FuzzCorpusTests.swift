@@ -11,7 +11,7 @@ import Testing
 struct FuzzCorpusTests {
     @Test("every seed runs through its target without a crash", arguments: [
         ("framing-fuzzer", "framing"), ("manifest-fuzzer", "manifest"), ("health-export-fuzzer", "health-export"),
-        ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"),
+        ("health-csv-fuzzer", "health-csv"), ("price-csv-fuzzer", "price-csv"), ("calendar-fuzzer", "calendar"), ("caldav-xml-fuzzer", "caldav-xml"),
         ("gazetteer-fuzzer", "gazetteer"), ("coordinate-fuzzer", "coordinate"), ("sdk-json-fuzzer", "sdk-json"), ("ctxui-fuzzer", "ctxui"),
         ("elf-fuzzer", "elf"),
         ("signature-fuzzer", "signature"),
@@ -43,6 +43,16 @@ struct FuzzCorpusTests {
     /// Per input, in the debug build.
     static let timeoutSeconds = 10
     static let rssLimitMB = 1024
+
+    @Test("a series in zones whose rules start in 1601 asks its offsets in a year's expansion each, not one per instant (fuzz timeout of 28 Nov: 5.1 s in the debug build before)")
+    func zoneLookupsPerYear() throws {
+        // The calendar-fuzzer input that took 1.5 s in the release fuzz build (over its 1 s
+        // limit): three weekly series whose instants fall outside the zone tables (1900–2200)
+        // of thirteen VTIMEZONEs from 1601, each instant expanding the zone's yearly rules again.
+        let seed = BuildProducts.packageRoot + "/Fuzz/corpus/calendar/timeout-vtimezone-1601-weekly-lookups.ics"
+        let (status, text) = try Self.run("calendar-fuzzer", ["-timeout=2", seed])
+        #expect(status == 0, "exit \(status) (70: over 2 s in the debug build): \(text)")
+    }
 
     @Test("the replay driver enforces its memory limit: a 1 MB limit fails on the first input, naming it")
     func memoryLimitEnforced() throws {

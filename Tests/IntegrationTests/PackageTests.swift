@@ -110,6 +110,8 @@ struct PackageTests {
 
     @Test("a flipped byte in the library, the index or the manifest is refused; nothing is installed")
     func flippedBytes() throws {
+        // A bundle rewritten by anyone but its author has lost the signature of its file, so it is
+        // refused unread; with --allow-unsigned, the signed index still catches each change.
         let workspace = try Workspace()
         let bundle = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
         let flips = [
@@ -120,7 +122,8 @@ struct PackageTests {
         for (entry, code) in flips {
             let tampered = workspace.path + "/tampered.ctxp"
             try tamper(bundle, tampered, entry: entry) { bytes in bytes[bytes.count / 2] ^= 0x20 }
-            try expectRefusal(workspace, ["install", tampered, "--trust-key", workspace.publicKey], code: code)
+            try expectRefusal(workspace, ["install", tampered, "--trust-key", workspace.publicKey], code: "signature-missing")
+            try expectRefusal(workspace, ["install", tampered, "--trust-key", workspace.publicKey, "--allow-unsigned"], code: code)
         }
         #expect(!FileManager.default.fileExists(atPath: workspace.lockFile))
         #expect((try? FileManager.default.contentsOfDirectory(atPath: workspace.path + "/data/context-host/packages/com.contexthost.note"))?.isEmpty ?? true)
@@ -136,7 +139,8 @@ struct PackageTests {
         // A damaged signature file.
         let damaged = workspace.path + "/damaged.ctxp"
         try tamper(signed, damaged, entry: BundleIndex.signatureFileName) { bytes in bytes = Array("untrusted comment: x\nnot base64!\n".utf8) }
-        try expectRefusal(workspace, ["install", damaged, "--trust-key", workspace.publicKey], code: "signature-invalid")
+        try expectRefusal(workspace, ["install", damaged, "--trust-key", workspace.publicKey], code: "signature-missing")
+        try expectRefusal(workspace, ["install", damaged, "--trust-key", workspace.publicKey, "--allow-unsigned"], code: "signature-invalid")
         // Another key's signature presented under the trusted key's id.
         let other = MinisignSecretKey.generate()
         let forged = workspace.path + "/forged.ctxp"
@@ -150,7 +154,7 @@ struct PackageTests {
             lines[1] = Data(raw).base64EncodedString()
             bytes = Array(lines.joined(separator: "\n").utf8)
         }
-        try expectRefusal(workspace, ["install", forged, "--trust-key", workspace.publicKey], code: "signature-mismatch")
+        try expectRefusal(workspace, ["install", forged, "--trust-key", workspace.publicKey, "--allow-unsigned"], code: "signature-mismatch")
         // Unsigned with --allow-unsigned installs; the signed build of it is then a key change.
         let allowed = try workspace.run(["install", unsigned, "--allow-unsigned"])
         try #require(allowed.status == 0, "\(allowed.standardError)")
@@ -232,7 +236,10 @@ struct PackageTests {
             try process.run()
             process.waitUntilExit()
             try #require(process.terminationStatus == 0, "python3 could not write the \(kind) archive")
-            try expectRefusal(workspace, ["install", output, "--trust-key", workspace.publicKey], code: code)
+            // Rewritten by Python, so unsigned as a file: refused unread; the archive checks hold
+            // behind that for a user who accepts unsigned bundles.
+            try expectRefusal(workspace, ["install", output, "--trust-key", workspace.publicKey], code: "signature-missing")
+            try expectRefusal(workspace, ["install", output, "--trust-key", workspace.publicKey, "--allow-unsigned"], code: code)
         }
         #expect(!FileManager.default.fileExists(atPath: "/tmp/evil"))
         #expect(!FileManager.default.fileExists(atPath: workspace.lockFile))
@@ -338,7 +345,7 @@ struct PackageTests {
         #expect(missing.standardError.contains("[lock-mismatch]"), "\(missing.standardError)")
     }
 
-    @Test("an author signs with the reference minisign tool: --write-index, minisign -S, --signature")
+    @Test("an author signs with the reference minisign tool: --write-index, minisign -S, --signature, minisign -S of the bundle")
     func signedWithMinisign() throws {
         let workspace = try Workspace()
         func tool(_ arguments: [String]) throws {
@@ -359,6 +366,10 @@ struct PackageTests {
         let packaged = try workspace.run(["package", Self.manifests + "/device-info.yaml", "--signature", index + ".minisig", "--output", bundle])
         try #require(packaged.status == 0, "\(packaged.standardError)")
         let publicKey = try #require(String(contentsOfFile: workspace.path + "/m.pub", encoding: .utf8).split(separator: "\n").last.map(String.init))
+        // Only the index is signed: the file is refused unread until its own signature is beside it.
+        #expect(packaged.standardOutput.contains("only the index is signed"), "\(packaged.standardOutput)")
+        try expectRefusal(workspace, ["install", bundle, "--trust-key", publicKey], code: "signature-missing")
+        try tool(["-S", "-s", workspace.path + "/m.key", "-m", bundle])
         let installed = try workspace.run(["install", bundle, "--trust-key", publicKey])
         #expect(installed.status == 0, "\(installed.standardError)")
         #expect(installed.standardOutput.contains("signed by"), "\(installed.standardOutput)")

@@ -153,7 +153,7 @@ struct PackageTransactionTests {
         try Data("not a bundle".utf8).write(to: URL(fileURLWithPath: broken))
         let fourth = try Workspace()
         let both = try fourth.run(["install", note, broken, "--trust-key", first.publicKey])
-        Self.expectRefusal(both, code: "archive-corrupt")
+        Self.expectRefusal(both, code: "signature-missing")
         #expect(!FileManager.default.fileExists(atPath: fourth.lockFile), "the first bundle was installed")
         #expect(Self.trustedKeys(fourth).isEmpty, "a key was trusted: \(Self.trustedKeys(fourth))")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: fourth.path + "/data/context-host/packages/com.contexthost.note")) ?? []).isEmpty)
@@ -350,5 +350,99 @@ struct PackageTransactionTests {
 
         // The genuine pair installs.
         try workspace.install(bundle)
+    }
+
+    @Test("a gzip bomb signed by nobody is refused unread in every install mode (was: inflated to the cap first); signed or accepted unsigned, it is read (controls)")
+    func hostileBundleUnread() throws {
+        let workspace = try Workspace()
+        let fixtures = workspace.path + "/hostile"
+        let made = try Shell.run(
+            "python3 '\(BuildProducts.packageRoot)/Tests/Fixtures/bundles/make-hostile.py' '\(fixtures)'", in: workspace.path, timeout: 120)
+        try #require(made.status == 0, "make-hostile.py: \(made.output)")
+        let bomb = workspace.path + "/bomb.ctxp"
+        try FileManager.default.copyItem(atPath: fixtures + "/bomb.ctxp", toPath: bomb)
+        let emptyLock = workspace.path + "/empty.lock"
+        try LockFile().save(file: emptyLock)
+        let trust = ["--trust-key", workspace.publicKey]
+
+        // Without a signature of the file: refused before a byte is inflated, whatever the mode.
+        for arguments in [["install", bomb], ["install", "--force", bomb], ["upgrade", bomb], ["install", "--locked", emptyLock, bomb]] {
+            let refused = try workspace.run(arguments + trust)
+            Self.expectRefusal(refused, code: "signature-missing")
+            #expect(refused.standardError.contains("nothing in it was read"), "\(arguments): \(refused.standardError)")
+        }
+        // A .minisig beside it from a key nobody trusts: the same, in every mode.
+        let stranger = MinisignSecretKey.generate()
+        let bombBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: bomb)))
+        try MinisignSignature.sign(bombBytes, with: stranger, trustedComment: "x", untrustedComment: "x")
+            .write(toFile: bomb + ".minisig", atomically: true, encoding: .utf8)
+        for arguments in [["install", bomb], ["install", "--locked", emptyLock, bomb]] {
+            Self.expectRefusal(try workspace.run(arguments + trust), code: "key-unknown")
+        }
+        // Controls: the user accepts unsigned bundles, or the author really signed the file; then
+        // (and only then) it is inflated, and stops at the cap.
+        try FileManager.default.removeItem(atPath: bomb + ".minisig")
+        Self.expectRefusal(try workspace.run(["install", bomb, "--allow-unsigned"]), code: "archive-too-large")
+        let author = try MinisignSecretKey(
+            parsing: String(contentsOfFile: workspace.path + "/author.key", encoding: .utf8), password: nil)
+        try MinisignSignature.sign(bombBytes, with: author, trustedComment: "x", untrustedComment: "x")
+            .write(toFile: bomb + ".minisig", atomically: true, encoding: .utf8)
+        Self.expectRefusal(try workspace.run(["install", bomb] + trust), code: "archive-too-large")
+        Self.expectRefusal(try workspace.run(["install", "--locked", emptyLock, bomb] + trust), code: "archive-too-large")
+        #expect(!FileManager.default.fileExists(atPath: workspace.lockFile))
+    }
+
+    @Test("a command killed between writing the lock file and the keys leaves a journal; the next command completes it (was: the key was lost)")
+    func crashBetweenWrites() throws {
+        let workspace = try Workspace()
+        let note = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let config = workspace.path + "/config/context-host"
+        let keysFile = config + "/trusted-keys.json"
+        let journal = config + "/.store-journal"
+        let authorID = try Self.keyID(workspace.publicKey)
+        func crashing(_ point: String, _ arguments: [String]) throws -> CommandResult {
+            var environment = workspace.environment
+            environment["CONTEXT_HOST_TEST_CRASH_AT"] = point
+            return try CommandRunner.run(arguments, environment: environment, timeout: 120)
+        }
+
+        // Killed after the lock file is in place and before the keys file is: the install is
+        // recorded, the key that it trusted not yet.
+        let crashed = try crashing("between-renames", ["install", note, "--trust-key", workspace.publicKey])
+        try #require(crashed.status == 86, "exit \(crashed.status): \(crashed.standardError)")
+        #expect(try String(contentsOfFile: workspace.lockFile, encoding: .utf8).contains("com.contexthost.note"))
+        #expect(!FileManager.default.fileExists(atPath: keysFile), "the keys were written before the crash point")
+        #expect(FileManager.default.fileExists(atPath: journal))
+        #expect(FileManager.default.fileExists(atPath: keysFile + ".pending"))
+        // The next command (even `keys list`) completes it: both files say the same thing.
+        let listed = try workspace.run(["keys", "list"])
+        #expect(listed.status == 0, "\(listed.standardError)")
+        #expect(listed.standardOutput.contains(authorID), "\(listed.standardOutput)")
+        #expect(listed.standardError.contains("completed an interrupted change"), "\(listed.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        #expect(!FileManager.default.fileExists(atPath: keysFile + ".pending"))
+        #expect(Self.trustedKeys(workspace).contains(authorID))
+        // And the store is whole: a second install of the same version is refused as installed,
+        // an upgrade path needs no --trust-key (the key was kept).
+        Self.expectRefusal(try workspace.run(["install", note]), code: "already-installed")
+
+        // Killed before the journal was written: nothing happened, and the next command says so.
+        let fresh = try Workspace()
+        let freshConfig = fresh.path + "/config/context-host"
+        var environment = fresh.environment
+        environment["CONTEXT_HOST_TEST_CRASH_AT"] = "before-journal"
+        let early = try CommandRunner.run(["install", note, "--trust-key", workspace.publicKey], environment: environment, timeout: 120)
+        try #require(early.status == 86, "exit \(early.status): \(early.standardError)")
+        #expect(FileManager.default.fileExists(atPath: freshConfig + "/providers.lock.pending"))
+        #expect(!FileManager.default.fileExists(atPath: fresh.lockFile))
+        let none = try fresh.run(["keys", "list"])
+        #expect(none.standardOutput.contains("No trusted keys"), "\(none.standardOutput)")
+        #expect(!FileManager.default.fileExists(atPath: freshConfig + "/providers.lock.pending"))
+        #expect(!FileManager.default.fileExists(atPath: freshConfig + "/trusted-keys.json.pending"))
+        #expect(!FileManager.default.fileExists(atPath: fresh.lockFile))
+        // The unpacked version is left for gc, and the install works normally afterwards.
+        let installed = try fresh.run(["install", note, "--trust-key", workspace.publicKey])
+        #expect(installed.status == 0, "\(installed.standardError)")
+        #expect(Self.trustedKeys(fresh).contains(authorID))
     }
 }

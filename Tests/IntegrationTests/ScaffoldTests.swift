@@ -208,6 +208,35 @@ struct ScaffoldTests {
             manifest: "recent-files.yaml", library: ".build/debug/libRecentFilesProvider.so")
     }
 
+    @Test("the C scaffold answers a request it cannot parse (an item nested 200 deep) with that request's id, not id null (was: null, refused by the host)")
+    func cScaffoldKeepsTheID() throws {
+        try BuildProducts.checkBuilt()
+        let temporary = try TemporaryDirectory()
+        let project = temporary.path + "/p"
+        let created = try CommandRunner.run(["new", "provider", "Deep Probe", "--language", "c", "--output", project])
+        try #require(created.status == 0, "\(created.standardError)")
+        let build = try shell("make", in: project)
+        try #require(build.status == 0, "make:\n\(build.output)")
+        let client = try RPCClient(arguments: ["serve", "--manifests", project, "--no-watch", "--no-state", "--isolation", "in-process"])
+        defer { client.host.terminate() }
+        _ = try client.initialize()
+        var deep: JSONValue = "x"
+        for _ in 0..<200 { deep = ["nested": deep] }
+        let id = "com.example.deep-probe"
+        for method in ["items/preview", "items/detail"] {
+            let item: JSONValue = ["providerId": .string(id), "type": "deep_probe", "content": ["message": deep, "madeAt": "x"]]
+            let response = try client.response(to: client.send(method, ["item": item]), timeout: 20)
+            let error = response["error"]
+            // The provider's own parse error, passed on for this request (-32013 with its code):
+            // neither a reply the host had to refuse for its null id (-32014, what main answered)
+            // nor a timeout (-32015).
+            #expect(error?["code"]?.intValue == -32013, "\(method): \(response)")
+            #expect(error?["data"]?["providerCode"]?.intValue == -32700, "\(method): \(response)")
+            #expect(error?["message"]?.stringValue?.contains("nests deeper than 128 levels") == true, "\(method): \(response)")
+        }
+        #expect(try client.call("ping").objectValue != nil)
+    }
+
     @Test("the C scaffold vendors the ABI header and JSON helpers byte for byte")
     func embeddedHeaders() throws {
         let temporary = try TemporaryDirectory()
@@ -220,7 +249,7 @@ struct ScaffoldTests {
         for (written, source) in pairs {
             let copy = try Data(contentsOf: URL(fileURLWithPath: temporary.path + "/p/" + written))
             let original = try Data(contentsOf: URL(fileURLWithPath: BuildProducts.packageRoot + "/" + source))
-            #expect(copy == original, "\(written) differs from \(source): run scripts/embed-scaffold-headers.sh")
+            #expect(copy == original, "\(written) differs from \(source): the scaffold embeds Sources/context-host/New/Headers/, links to the sources")
         }
     }
 

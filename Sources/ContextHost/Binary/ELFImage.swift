@@ -104,37 +104,50 @@ struct ELFImage {
                 }
                 raw.append(Section(name: String(nameOffset), type: type, flags: flags, offset: offset, size: size, link: link, info: info, entrySize: entrySize))
             }
-            // Names from the section-name string table, when there is a valid one.
-            if stringIndex != 0, stringIndex < sectionCount {
-                let table = raw[Int(stringIndex)]
-                guard table.type != 8, let bounds = reader.range(table.offset, table.size) else { throw invalid("section-name table is outside the file") }
-                for index in raw.indices {
-                    let offset = UInt64(raw[index].name) ?? UInt64.max
-                    raw[index].name = reader.cString(at: offset, in: bounds, limit: 256) ?? ""
-                }
-            } else {
-                for index in raw.indices { raw[index].name = "" }
-            }
+            try Self.name(&raw, stringIndex: stringIndex, reader, invalid: invalid)
             sections = raw
         }
         self.sections = sections
 
-        // Program headers.
-        var segments: [Segment] = []
-        if phnum > 0 {
-            guard phentsize == 56 else { throw invalid("program header size \(phentsize), 56 expected") }
-            guard let table = reader.range(phoff, UInt64(phnum) * 56) else {
-                throw invalid("program header table (\(phnum) entries at offset \(phoff)) is outside the file (\(bytes.count) bytes)")
-            }
-            for index in 0..<Int(phnum) {
-                let at = table.lowerBound + index * 56
-                guard let type = reader.u32(at), let offset = reader.u64(at + 8), let address = reader.u64(at + 16),
-                    let fileSize = reader.u64(at + 32)
-                else { throw invalid("truncated program header \(index)") }
-                segments.append(Segment(type: type, offset: offset, virtualAddress: address, fileSize: fileSize))
-            }
+        self.segments = try Self.segments(reader, offset: phoff, entrySize: phentsize, count: phnum, invalid: invalid)
+    }
+
+    /// Replaces each section's name offset (kept as text while reading) by its name from the
+    /// section-name string table at `stringIndex`, when there is a valid one; by "" otherwise.
+    private static func name(
+        _ sections: inout [Section], stringIndex: UInt64, _ reader: ByteReader, invalid: (String) -> PackageError
+    ) throws(PackageError) {
+        guard stringIndex != 0, stringIndex < UInt64(sections.count) else {
+            for index in sections.indices { sections[index].name = "" }
+            return
         }
-        self.segments = segments
+        let table = sections[Int(stringIndex)]
+        guard table.type != 8, let bounds = reader.range(table.offset, table.size) else { throw invalid("section-name table is outside the file") }
+        for index in sections.indices {
+            let offset = UInt64(sections[index].name) ?? UInt64.max
+            sections[index].name = reader.cString(at: offset, in: bounds, limit: 256) ?? ""
+        }
+    }
+
+    /// The program headers: `count` entries of `entrySize` bytes at `offset`.
+    private static func segments(
+        _ reader: ByteReader, offset phoff: UInt64, entrySize phentsize: UInt16, count phnum: UInt16,
+        invalid: (String) -> PackageError
+    ) throws(PackageError) -> [Segment] {
+        var segments: [Segment] = []
+        guard phnum > 0 else { return segments }
+        guard phentsize == 56 else { throw invalid("program header size \(phentsize), 56 expected") }
+        guard let table = reader.range(phoff, UInt64(phnum) * 56) else {
+            throw invalid("program header table (\(phnum) entries at offset \(phoff)) is outside the file (\(reader.bytes.count) bytes)")
+        }
+        for index in 0..<Int(phnum) {
+            let at = table.lowerBound + index * 56
+            guard let type = reader.u32(at), let offset = reader.u64(at + 8), let address = reader.u64(at + 16),
+                let fileSize = reader.u64(at + 32)
+            else { throw invalid("truncated program header \(index)") }
+            segments.append(Segment(type: type, offset: offset, virtualAddress: address, fileSize: fileSize))
+        }
+        return segments
     }
 
     /// The file bytes of a section, when it has any inside the file.

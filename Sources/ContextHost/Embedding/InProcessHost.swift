@@ -13,18 +13,24 @@ import Synchronization
 /// let providers = try await host.providers()
 /// ```
 ///
-/// It runs the same dispatcher as `context-host serve` (limits, validation, waiting for loads,
-/// process isolation and sandboxing all apply), reached through an in-memory connection instead
-/// of a pipe: requests go in as JSON-RPC messages, handled one at a time on the caller's thread (as
-/// the stdio server's one reader handles them; handlers never wait), and answers and notifications
-/// come back to `send` and `events()`. Two instances in one process
-/// are independent. Providers with `isolation: in-process` run inside the app; run strangers'
+/// It runs the same handlers as `context-host serve` (lifecycle, limits, validation, waiting for
+/// loads, process isolation and sandboxing all apply), called directly: `send` hands the typed
+/// request to its handler on the caller's thread (one at a time, as the stdio server's one reader
+/// handles messages; handlers never wait) and the answer comes back as a value — no JSON-RPC
+/// envelope, output buffer or response parse in between. The params are written as JSON once, to
+/// apply `serve`'s input limits to them (and because an `items/*` provider reads them); a
+/// provider's answer is checked as JSON and decoded. Notifications come to `events()`. Two
+/// instances in one process are independent. Providers with `isolation: in-process` run inside the app; run strangers'
 /// providers in workers (`configuration.isolation`).
 public final class InProcessHost: ContextHostSession {
     private let host: Host
     private let tracker: RequestTracker
     private let server: RPCServer
-    private let closed = Mutex(false)
+    /// Whether the host was closed; its lock is held while a request is handled, so requests are
+    /// handled one at a time, in the order callers send them.
+    private let gate: Gate
+    /// The next direct request's key in the cancellation table.
+    private let nextKey = Atomic<UInt64>(1)
 
     /// Creates a host. Nothing is loaded until `initialize`.
     ///
@@ -43,20 +49,22 @@ public final class InProcessHost: ContextHostSession {
         // time, in the order callers send them, on the caller's thread (as the stdio server's one
         // reader does; handlers never wait, so the lock is held briefly) — no thread hop.
         let serverSlot = Mutex<RPCServer?>(nil)
+        // Held while any request is handled, typed (`send`) or JSON (`call`, `close`).
+        let gate = Gate()
         let pendingOutput = Mutex<[UInt8]>([])
         // Requests over the message limit are refused before they are sent (as `ContextHostClient`
         // does once it knows the limit); one that got here anyway is discarded as `serve` does.
         let limit = configuration.maximumMessageBytes
         let tracker = RequestTracker(messageLimit: limit, decodeEvent: HostEvent.init(method:params:)) { message in
-            serverSlot.withLock { server in
-                guard let server else { return false }
+            guard let server = serverSlot.withLock({ $0 }) else { return false }
+            gate.closed.withLock { _ in
                 if message.count > limit {
                     server.handle(.oversized(length: message.count))
                 } else {
                     server.receive(message)
                 }
-                return true
             }
+            return true
         }
         let output = OutputChannel(lateFlushMilliseconds: 1) { bytes in
             // Newline-delimited messages; a write may hold several, or (in principle) part of one.
@@ -79,13 +87,57 @@ public final class InProcessHost: ContextHostSession {
             tracker.close(ResponseError(code: .connectionClosed, message: "The in-process host was closed."))
         }
         serverSlot.withLock { $0 = server }
+        self.gate = gate
         self.host = host
         self.tracker = tracker
         self.server = server
     }
 
     public func send<Request: RequestType>(_ request: Request) async throws(ResponseError) -> Request.Response {
-        try await tracker.send(request)
+        // `~`: no JSON id looks like this, so a direct key never meets a wire id in the table.
+        let key = Array("~\(nextKey.add(1, ordering: .relaxed).oldValue)".utf8)
+        let server = server
+        let outcome: Result<Request.Response, ResponseError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let reply = Reply(key: key) { answer in continuation.resume(returning: Self.decode(answer, as: Request.self)) }
+                let refused = gate.closed.withLock { closed -> Bool in
+                    if closed { return true }
+                    server.dispatch(typed: request, reply: reply)
+                    return false
+                }
+                if refused { reply.sendError(ResponseError(code: .connectionClosed, message: "The in-process host was closed.")) }
+            }
+        } onCancel: {
+            server.cancel(idText: String(decoding: key, as: UTF8.self))
+        }
+        return try outcome.get()
+    }
+
+    /// The caller's result from a direct answer: a typed value as it is, host-made JSON or a
+    /// provider's checked bytes decoded as `Request.Response`.
+    private static func decode<Request: RequestType>(_ answer: Reply.Answer, as: Request.Type) -> Result<Request.Response, ResponseError> {
+        let json: JSONValue
+        switch answer {
+        case .error(let error):
+            return .failure(error)
+        case .value(let value):
+            if let typed = value as? Request.Response { return .success(typed) }
+            json = value.json
+        case .json(let value):
+            json = value
+        case .raw(let bytes):
+            do throws(JSONParseError) {
+                json = try JSONReader.parse(bytes)
+            } catch {
+                return .failure(ResponseError(code: .invalidResponse, message: "The host's answer to \(Request.method) is not JSON: \(error)"))
+            }
+        }
+        do throws(JSONDecodeError) {
+            return .success(try Request.Response(json: json, path: "result"))
+        } catch {
+            return .failure(ResponseError(
+                code: .invalidResponse, message: "The host's answer to \(Request.method) does not match its result type: \(error)"))
+        }
     }
 
     public func events() -> AsyncStream<HostEvent> {
@@ -98,7 +150,7 @@ public final class InProcessHost: ContextHostSession {
     }
 
     public func close() async {
-        let first = closed.withLock { closed in
+        let first = gate.closed.withLock { closed in
             defer { closed = true }
             return !closed
         }
@@ -115,4 +167,9 @@ public final class InProcessHost: ContextHostSession {
             tracker.close(ResponseError(code: .connectionClosed, message: "The in-process host was released."))
         }
     }
+}
+
+/// Whether an in-process host was closed, behind the lock its requests are handled under.
+private final class Gate: Sendable {
+    let closed = Mutex(false)
 }

@@ -208,13 +208,15 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
                 message: "Provider '\(providerID)' needs process isolation, but the context-host executable to run as its worker was not found.",
                 hint: "Set HostConfiguration.isolation.workerExecutable to the context-host binary, or allow in-process loading (--isolation in-process) for trusted providers.")
         }
-        var arguments = [executable, "worker", "--library", libraryPath, "--parent-pid", String(getpid()), "--provider-id", providerID]
-        if let sha256 { arguments += ["--sha256", sha256] }
-        if let runtime { arguments += ["--runtime", runtime] }
-        if configuration.allowOutsideLibraryPaths { arguments += ["--allow-outside-library-paths"] }
-        if let limit = settings.workerMemoryLimit { arguments += ["--memory-limit", String(limit)] }
-        if let sandbox { arguments += sandbox.arguments }
-        self.arguments = arguments
+        var invocation = WorkerInvocation(libraryPath: libraryPath)
+        invocation.parentPID = getpid()
+        invocation.providerID = providerID
+        invocation.sha256 = sha256
+        invocation.runtime = runtime
+        invocation.allowOutsideLibraryPaths = configuration.allowOutsideLibraryPaths
+        invocation.memoryLimit = settings.workerMemoryLimit
+        invocation.sandbox = sandbox
+        self.arguments = [executable, "worker"] + invocation.arguments
         self.sandboxed = sandbox != nil
         // The `environment` layer: an allow-list (the worker checks it and reports the layer);
         // `CONTEXT_HOST_SANDBOX_DISABLE=environment` (tests) passes the host's, as `--sandbox off` does.

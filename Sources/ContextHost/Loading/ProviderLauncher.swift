@@ -55,9 +55,9 @@ package enum ProviderLauncher {
         return folders.contains { ManifestFileSystem.realPath($0) == canonicalManifestFolder }
     }
 
-    /// Loads the library and opens an instance with `initJSON`: in this process, or in a
-    /// supervised `context-host worker` process (`WorkerConnection`), sandboxed unless the policy
-    /// is `off`. Adds `dataDirectory` (the provider's private folder, created here) to the init JSON.
+    /// Loads the library and opens an instance with `context` (its init JSON): in this process, or
+    /// in a supervised `context-host worker` process (`WorkerConnection`), sandboxed unless the
+    /// policy is `off`. Sets `dataDirectory` (the provider's private folder, created here).
     ///
     /// - Parameters:
     ///   - lazyWorker: a worker starts on the first request rather than here (so its open errors
@@ -66,23 +66,22 @@ package enum ProviderLauncher {
     ///   - calls: the host's call runtime, for an in-process provider; nil: a private one with the
     ///     configuration's message limit.
     package static func open(
-        manifest: Manifest, libraryPath: String, initJSON: [UInt8], configuration: HostConfiguration, logger: Logger,
+        manifest: Manifest, libraryPath: String, context: ProviderContext, configuration: HostConfiguration, logger: Logger,
         lazyWorker: Bool = false, startLimiter: WorkerStartLimiter? = nil, calls: CallRuntime? = nil
     ) throws(LoadError) -> Launched {
         let decision = decide(manifest, configuration)
-        var initValue = (try? JSONValue(parsing: initJSON)) ?? .object([:])
+        var context = context
         let dataDirectory = configuration.isolation.providerDataDirectory(manifest.id)
-        if let dataDirectory, case .object(var object) = initValue {
+        if let dataDirectory {
             if !Directories.makePrivate(dataDirectory) {
                 logger.warning("Provider \(manifest.id): cannot create its data folder \(dataDirectory): \(String(cString: strerror(errno))).")
             }
-            object["dataDirectory"] = .string(dataDirectory)
-            initValue = .object(object)
+            context.dataDirectory = dataDirectory
         }
-        let bytes = initValue.jsonBytes
+        let bytes = context.initBytes
         switch decision.mode {
         case .process:
-            let sandbox = sandboxOptions(manifest: manifest, initJSON: initValue, dataDirectory: dataDirectory, configuration: configuration)
+            let sandbox = sandboxOptions(manifest: manifest, context: context, dataDirectory: dataDirectory, configuration: configuration)
             let connection = try WorkerConnection(
                 providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256,
                 runtime: manifest.runtime.map(\.text), initJSON: bytes,
@@ -132,17 +131,17 @@ package enum ProviderLauncher {
     /// manifest declares it and the client granted it, read access to what its `path` settings
     /// name, read-write access to its data folder. nil when the policy is `off`.
     package static func sandboxOptions(
-        manifest: Manifest, initJSON: JSONValue, dataDirectory: String?, configuration: HostConfiguration
+        manifest: Manifest, context: ProviderContext, dataDirectory: String?, configuration: HostConfiguration
     ) -> WorkerSandboxOptions? {
         let isolation = configuration.isolation
         guard isolation.sandbox != .off else { return nil }
         var options = WorkerSandboxOptions()
         options.policy = isolation.sandbox
-        let granted = Set(initJSON["grantedPermissions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let granted = context.grantedPermissions
         options.allowNetwork = granted.contains(ManifestPermission.network.rawValue)
         options.allowExec = granted.contains(ManifestPermission.exec.rawValue) && manifest.availability.permissions.contains(.exec)
         for setting in manifest.settings where setting.type == .path {
-            guard let value = initJSON["settings"]?[setting.name]?.stringValue, value.hasPrefix("/") else { continue }
+            guard let value = context.settings.values[setting.name]?.stringValue, value.hasPrefix("/") else { continue }
             if setting.isWritable {
                 // A folder the provider writes (a cache): the host makes it, the worker may not.
                 _ = Directories.makePrivate(value)

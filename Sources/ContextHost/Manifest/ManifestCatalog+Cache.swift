@@ -98,21 +98,29 @@ extension ManifestCatalog {
         if previous != nil, added == 0, report.reused == previousCount {
             // Unchanged: nothing to write.
         } else {
-            var next = ManifestCache(folders: folders)
-            for (index, file) in files.enumerated() where cacheable[index] {
-                next.entries[file.absolutePath] = ManifestCache.Entry(
-                    absolutePath: file.absolutePath, file: file.file, directory: file.directory, stamp: file.stamp,
-                    result: outcomes[index])
-            }
-            do {
-                try next.write(to: cacheFile)
-                report.written = true
-            } catch {
-                report.writeError = error.reason
-            }
+            writeCache(files, outcomes, cacheable: cacheable, folders: folders, to: cacheFile, report: &report)
         }
         let catalog = catalog(found, outcomes: consume outcomes)
         return (catalog, report)
+    }
+
+    /// Writes the cache of `files` whose outcomes are `cacheable`; the result goes into `report`.
+    private static func writeCache(
+        _ files: [FoundFile], _ outcomes: [Result<Manifest, ManifestRejection>], cacheable: [Bool], folders: [String],
+        to cacheFile: String, report: inout CachedDiscoveryReport
+    ) {
+        var next = ManifestCache(folders: folders)
+        for (index, file) in files.enumerated() where cacheable[index] {
+            next.entries[file.absolutePath] = ManifestCache.Entry(
+                absolutePath: file.absolutePath, file: file.file, directory: file.directory, stamp: file.stamp,
+                result: outcomes[index])
+        }
+        do {
+            try next.write(to: cacheFile)
+            report.written = true
+        } catch {
+            report.writeError = error.reason
+        }
     }
 
     static func realTimeNanoseconds() -> Int64 {

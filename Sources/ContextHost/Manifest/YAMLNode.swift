@@ -418,74 +418,91 @@ package enum YAMLReader {
                 if tag == "tag:yaml.org,2002:seq" { tag = nil }
                 active.append(index)
                 defer { active.removeLast() }
-                var items: [YAMLNode] = []
-                var item = node.pointee.data.sequence.items.start
-                let top = node.pointee.data.sequence.items.top
-                var position = 0
-                while let current = item, current != top {
-                    trail.append(.index(position))
-                    let converted = convert(&document, index: current.pointee, depth: depth + 1)
-                    trail.removeLast()
-                    guard let child = converted else { return nil }
-                    items.append(child)
-                    item = current + 1
-                    position += 1
-                }
+                guard let items = convertSequence(&document, node, depth: depth) else { return nil }
                 return YAMLNode(.sequence(items), tag: tag, line: line, column: column)
             case YAML_MAPPING_NODE:
                 if tag == "tag:yaml.org,2002:map" { tag = nil }
                 active.append(index)
                 defer { active.removeLast() }
-                var pairs: [YAMLNode.Pair] = []
-                // Small mappings: a linear scan beats hashing. Large ones: an index.
-                var keyIndex: [String: Int]?
-                var pair = node.pointee.data.mapping.pairs.start
-                let top = node.pointee.data.mapping.pairs.top
-                while let current = pair, current != top {
-                    pair = current + 1
-                    guard let key = convert(&document, index: current.pointee.key, depth: depth + 1) else {
-                        return nil
-                    }
-                    let keyText = key.scalarText
-                    if let keyText { trail.append(.key(keyText)) }
-                    let converted = convert(&document, index: current.pointee.value, depth: depth + 1)
-                    if keyText != nil { trail.removeLast() }
-                    guard let value = converted else { return nil }
-                    if let keyText {
-                        let earlier: Int?
-                        if let keyIndex {
-                            earlier = keyIndex[keyText]
-                        } else {
-                            earlier = pairs.firstIndex { $0.key.scalarText == keyText }
-                        }
-                        if let earlier {
-                            let first = pairs[earlier].key
-                            problems.append(
-                                YAMLProblem(
-                                    code: .duplicateKey, line: key.line, column: key.column,
-                                    message: "duplicate key '\(keyText)' (first defined at line \(first.line), "
-                                        + "column \(first.column))",
-                                    hint: "remove one of the two '\(keyText)' entries",
-                                    fieldPath: pathText(appending: keyText)))
-                            continue
-                        }
-                        if keyIndex != nil {
-                            keyIndex![keyText] = pairs.count
-                        } else if pairs.count == 16 {
-                            var built: [String: Int] = [:]
-                            for (position, existing) in pairs.enumerated() {
-                                if let text = existing.key.scalarText, built[text] == nil { built[text] = position }
-                            }
-                            built[keyText] = pairs.count
-                            keyIndex = built
-                        }
-                    }
-                    pairs.append(YAMLNode.Pair(key: key, value: value))
-                }
+                guard let pairs = convertMapping(&document, node, depth: depth) else { return nil }
                 return YAMLNode(.mapping(pairs), tag: tag, line: line, column: column)
             default:
                 return YAMLNode(.scalar("", .plain), line: line, column: column)
             }
+        }
+
+        /// A sequence node's items, converted; `nil` when one fails.
+        private mutating func convertSequence(
+            _ document: inout yaml_document_t, _ node: UnsafeMutablePointer<yaml_node_t>, depth: Int
+        ) -> [YAMLNode]? {
+            var items: [YAMLNode] = []
+            var item = node.pointee.data.sequence.items.start
+            let top = node.pointee.data.sequence.items.top
+            var position = 0
+            while let current = item, current != top {
+                trail.append(.index(position))
+                let converted = convert(&document, index: current.pointee, depth: depth + 1)
+                trail.removeLast()
+                guard let child = converted else { return nil }
+                items.append(child)
+                item = current + 1
+                position += 1
+            }
+            return items
+        }
+
+        /// A mapping node's pairs, converted; a duplicate key is a problem and keeps the first
+        /// pair. `nil` when a key or value fails.
+        private mutating func convertMapping(
+            _ document: inout yaml_document_t, _ node: UnsafeMutablePointer<yaml_node_t>, depth: Int
+        ) -> [YAMLNode.Pair]? {
+            var pairs: [YAMLNode.Pair] = []
+            // Small mappings: a linear scan beats hashing. Large ones: an index.
+            var keyIndex: [String: Int]?
+            var pair = node.pointee.data.mapping.pairs.start
+            let top = node.pointee.data.mapping.pairs.top
+            while let current = pair, current != top {
+                pair = current + 1
+                guard let key = convert(&document, index: current.pointee.key, depth: depth + 1) else {
+                    return nil
+                }
+                let keyText = key.scalarText
+                if let keyText { trail.append(.key(keyText)) }
+                let converted = convert(&document, index: current.pointee.value, depth: depth + 1)
+                if keyText != nil { trail.removeLast() }
+                guard let value = converted else { return nil }
+                if let keyText {
+                    let earlier: Int?
+                    if let keyIndex {
+                        earlier = keyIndex[keyText]
+                    } else {
+                        earlier = pairs.firstIndex { $0.key.scalarText == keyText }
+                    }
+                    if let earlier {
+                        let first = pairs[earlier].key
+                        problems.append(
+                            YAMLProblem(
+                                code: .duplicateKey, line: key.line, column: key.column,
+                                message: "duplicate key '\(keyText)' (first defined at line \(first.line), "
+                                    + "column \(first.column))",
+                                hint: "remove one of the two '\(keyText)' entries",
+                                fieldPath: pathText(appending: keyText)))
+                        continue
+                    }
+                    if keyIndex != nil {
+                        keyIndex![keyText] = pairs.count
+                    } else if pairs.count == 16 {
+                        var built: [String: Int] = [:]
+                        for (position, existing) in pairs.enumerated() {
+                            if let text = existing.key.scalarText, built[text] == nil { built[text] = position }
+                        }
+                        built[keyText] = pairs.count
+                        keyIndex = built
+                    }
+                }
+                pairs.append(YAMLNode.Pair(key: key, value: value))
+            }
+            return pairs
         }
     }
 }

@@ -1,44 +1,67 @@
 import ContextProviderKit
 import Synchronization
 
-/// An error answered to a request: code, message and optional machine-readable data.
-package struct RPCError: Error, Sendable, Equatable {
-    package var code: ErrorCode
-    package var message: String
-    package var data: JSONValue?
+/// An error answered to a request: the protocol's `ResponseError`, the one error type of both
+/// sides (what a handler throws is what a client catches).
+package typealias RPCError = ResponseError
 
+extension ResponseError {
+    /// An error with `code`, `message` and optional machine-readable `data`.
     package init(_ code: ErrorCode, _ message: String, data: JSONValue? = nil) {
-        self.code = code
-        self.message = message
-        self.data = data
+        self.init(code: code, message: message, data: data)
     }
 
-    package static func invalidParams(_ message: String) -> RPCError { RPCError(.invalidParams, message) }
-
-    /// The `error` member of a response.
-    package var json: JSONValue {
-        var object: JSONObject = ["code": .number(Double(code.rawValue)), "message": .string(message)]
-        if let data { object["data"] = data }
-        return .object(object)
-    }
+    package static func invalidParams(_ message: String) -> ResponseError { ResponseError(.invalidParams, message) }
 }
 
 /// Answers one request exactly once. Later answers are dropped; a handle that is released without
 /// answering sends an internal error, so a client never waits forever on a host bug.
+///
+/// It has two destinations: the wire (a JSON-RPC response written to an `OutputChannel`: `serve`)
+/// and a direct one (`InProcessHost`: the answer handed to the waiting caller as it is — a typed
+/// value, a host-made `JSONValue`, or a provider's checked result bytes — with no envelope, no
+/// output buffer and no parse of a response).
 package final class Reply: Sendable {
-    /// Raw bytes of the request's id.
+    /// An answer given to a direct destination.
+    package enum Answer: Sendable {
+        /// A typed result (`sendValue`).
+        case value(any WireValue)
+        /// A result the host built as JSON.
+        case json(JSONValue)
+        /// A result as checked JSON bytes (a provider's answer, passed through).
+        case raw([UInt8])
+        /// An error.
+        case error(RPCError)
+    }
+
+    /// Raw bytes of the request's id (a direct reply: a key unique within its server, for the
+    /// cancellation table).
     package let id: [UInt8]
-    private let output: OutputChannel
+    private let output: OutputChannel?
+    private let direct: (@Sendable (Answer) -> Void)?
     private let answered = Atomic<Bool>(false)
     /// What runs once the answer is written, and whether it was (so an action registered after
     /// the answer runs at once instead of never).
     private let onAnswer: Mutex<(action: Action?, done: Bool)>
 
+    /// A reply written to the wire as a JSON-RPC response with `id`.
     package init(id: [UInt8], output: OutputChannel) {
         self.id = id
         self.output = output
+        self.direct = nil
         self.onAnswer = Mutex((nil, false))
     }
+
+    /// A reply handed to `deliver` (once), with `key` as its id in the cancellation table.
+    package init(key: [UInt8], deliver: @escaping @Sendable (Answer) -> Void) {
+        self.id = key
+        self.output = nil
+        self.direct = deliver
+        self.onAnswer = Mutex((nil, false))
+    }
+
+    /// Whether answers go to a direct destination (no JSON needed), not the wire.
+    package var isDirect: Bool { direct != nil }
 
     deinit {
         if !answered.load(ordering: .acquiring) {
@@ -79,6 +102,10 @@ package final class Reply: Sendable {
     /// Answers with a result given as raw JSON bytes (compact: no raw newlines).
     package func sendResult(raw: UnsafeRawBufferPointer) {
         guard claim() else { return }
+        guard let output else {
+            direct?(.raw(Array(raw)))
+            return finish()
+        }
         let (prefix, infix) = (Self.resultPrefix, Self.resultInfix)
         output.send(length: prefix.count + id.count + infix.count + raw.count + 1) { message in
             message.append(contentsOf: prefix)
@@ -95,6 +122,13 @@ package final class Reply: Sendable {
     /// `OutputChannel.send(taking:)`). `capacity`: about how many bytes `write` appends.
     package func sendResult(capacity: Int, writing write: (inout [UInt8]) -> Void) {
         guard claim() else { return }
+        guard let output else {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(capacity)
+            write(&bytes)
+            direct?(.raw(bytes))
+            return finish()
+        }
         let (prefix, infix) = (Self.resultPrefix, Self.resultInfix)
         // (2: the closing brace, and the newline the output adds.)
         var message = output.messageBuffer(capacity: prefix.count + id.count + infix.count + capacity + 2)
@@ -111,16 +145,36 @@ package final class Reply: Sendable {
     private static let resultPrefix = #"{"jsonrpc":"2.0","id":"#.utf8
     private static let resultInfix = #","result":"#.utf8
 
-    /// Answers with a result.
+    /// Answers with a result the host built as JSON.
     package func sendResult(_ value: JSONValue) {
+        guard output != nil else {
+            guard claim() else { return }
+            direct?(.json(value))
+            return finish()
+        }
         let bytes = value.jsonBytes
         bytes.withUnsafeBytes { sendResult(raw: $0) }
+    }
+
+    /// Answers with a typed result: handed over as it is to a direct destination, written as
+    /// JSON to the wire.
+    package func sendValue(_ value: some WireValue) {
+        guard output != nil else {
+            guard claim() else { return }
+            direct?(.value(value))
+            return finish()
+        }
+        sendResult(value.json)
     }
 
     /// Answers with an error.
     package func sendError(_ error: RPCError) {
         guard claim() else { return }
-        output.send(Self.errorMessage(id: id, error: error))
+        if let output {
+            output.send(Self.errorMessage(id: id, error: error))
+        } else {
+            direct?(.error(error))
+        }
         finish()
     }
 

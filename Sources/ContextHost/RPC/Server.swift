@@ -10,6 +10,9 @@ package protocol MethodHandler: Sendable {
     static var allowedBeforeInitialize: Bool { get }
     /// Whether the method is a notification (sent without an `id`, never answered).
     static var isNotification: Bool { get }
+    /// Whether the handler reads the request's params as raw bytes even when a typed value is at
+    /// hand (the `items/*` methods pass the item to its provider untouched).
+    static var forwardsRawParams: Bool { get }
     /// Handles the request. Throwing answers the error; otherwise the handler answers `request.reply`
     /// (now or later). Notifications have no reply.
     static func handle(_ request: Request, server: RPCServer) throws(RPCError)
@@ -18,6 +21,7 @@ package protocol MethodHandler: Sendable {
 extension MethodHandler {
     package static var allowedBeforeInitialize: Bool { false }
     package static var isNotification: Bool { false }
+    package static var forwardsRawParams: Bool { false }
 }
 
 /// Where the client is in the LSP-style lifecycle.
@@ -158,7 +162,7 @@ package final class RPCServer: Sendable {
     private func dispatch(_ request: Request, method: String) {
         guard let handler = request.envelope.methodIndex.map({ MethodRegistry.all[$0] }) ?? handlers[method] else {
             if let reply = request.reply {
-                reply.sendError(RPCError(.methodNotFound, "Method not found: \(method)", data: ["method": .string(method)]))
+                reply.sendError(Self.methodNotFound(method))
             } else if !method.hasPrefix("$/") {
                 logger.debug("Ignoring unknown notification \(method)")
             }
@@ -168,21 +172,86 @@ package final class RPCServer: Sendable {
             reply.sendError(RPCError(.invalidRequest, "'\(method)' is a notification; send it without an 'id'."))
             return
         }
-        switch state {
-        case .uninitialized where !handler.allowedBeforeInitialize:
-            request.reply?.sendError(RPCError(.serverNotInitialized, "The server is not initialized; send 'initialize' first."))
+        if let refusal = admission(of: handler, method: method) {
+            request.reply?.sendError(refusal)
             return
-        case .shutdown where method != ExitNotification.method:
-            request.reply?.sendError(RPCError(.invalidRequest, "The server is shutting down; only 'exit' is accepted."))
-            return
-        default:
-            break
         }
         do {
             try handler.handle(request, server: self)
         } catch {
             request.reply?.sendError(error)
         }
+    }
+
+    private static func methodNotFound(_ method: String) -> RPCError {
+        RPCError(.methodNotFound, "Method not found: \(method)", data: ["method": .string(method)])
+    }
+
+    /// Why the lifecycle refuses `method` now, or nil when it may run.
+    private func admission(of handler: any MethodHandler.Type, method: String) -> RPCError? {
+        switch state {
+        case .uninitialized where !handler.allowedBeforeInitialize:
+            RPCError(.serverNotInitialized, "The server is not initialized; send 'initialize' first.")
+        case .shutdown where method != ExitNotification.method:
+            RPCError(.invalidRequest, "The server is shutting down; only 'exit' is accepted.")
+        default:
+            nil
+        }
+    }
+
+    // MARK: Typed requests (InProcessHost)
+
+    /// Handles a typed request from the embedding API, answered on `reply` (a direct reply: the
+    /// answer reaches the caller as a value). The same lifecycle, limits and handlers as a message
+    /// from the wire: the params are written as JSON once, to apply `serve`'s input limits to the
+    /// same bytes (and, for the `items/*` methods, because the provider reads them); a typed
+    /// handler then gets the app's value itself, and a raw one (the `items/*` pass-through) those bytes.
+    package func dispatch<Params: RequestType>(typed request: Params, reply: Reply) {
+        var params: [UInt8] = []
+        params.reserveCapacity(256)
+        JSONWriter.append(request.json, to: &params)
+        do throws(RPCError) {
+            // In the wire's order: the input limits, the method, the lifecycle.
+            let location = try checkInput(params: params, method: Params.method)
+            guard let handler = handlers[Params.method], !handler.isNotification else { throw Self.methodNotFound(Params.method) }
+            if let refusal = admission(of: handler, method: Params.method) { throw refusal }
+            if let typed = handler as? any RequestHandler.Type, !handler.forwardsRawParams {
+                try typed.handle(typed: request, server: self, reply: reply)
+            } else {
+                var envelope = Envelope()
+                envelope.isObject = true
+                envelope.jsonrpc = "2.0"
+                envelope.method = Params.method
+                envelope.params = 0..<params.count
+                var raw = Request(message: params, envelope: envelope, reply: reply)
+                raw.itemLocation = location
+                try handler.handle(raw, server: self)
+            }
+        } catch {
+            reply.sendError(error)
+        }
+    }
+
+    /// `serve`'s input limits on a typed request's params: the message limit (as if the params
+    /// were sent in a JSON-RPC envelope) and every string, array and item limit.
+    private func checkInput(params: [UInt8], method: String) throws(RPCError) -> ItemLocation {
+        // `{"jsonrpc":"2.0","id":1,"method":"…","params":…}`: 46 bytes besides the method and params.
+        let (length, overflow) = params.count.addingReportingOverflow(46 + method.utf8.count)
+        let limit = host.configuration.maximumMessageBytes
+        if overflow || length > limit {
+            throw RPCError(
+                .invalidRequest,
+                "The \(method) request is \(length) bytes, over the host's limit of \(limit) bytes (capabilities.maximumMessageBytes); it was not handled.",
+                data: ["length": .number(Double(length)), "limit": .number(Double(limit))])
+        }
+        let checked: Result<ItemLocation, RPCError> = params.withUnsafeBytes { bytes in
+            do throws(RPCError) {
+                return .success(try inputLimits.checkParams(bytes, range: 0..<bytes.count, itemLimit: itemLimit))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try checked.get()
     }
 
     // MARK: Pending requests and cancellation

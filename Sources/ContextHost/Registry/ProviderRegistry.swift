@@ -386,22 +386,12 @@ package final class ProviderRegistry: Sendable {
                     code: first?.code.rawValue ?? "invalid-settings", message: first?.message ?? "\(error)",
                     hint: first?.hint ?? "Fix the provider's settings.")
             }
-            var initJSON: JSONValue = [
-                "ctxpVersion": 1,
-                "providerId": .string(manifest.id),
-                "hostVersion": .string(HostConfiguration.hostVersion),
-                "locale": .string(client.locale),
-                "settings": .object(settings),
-                "grantedPermissions": .array(client.grantedPermissions.map(JSONValue.string)),
-            ]
-            // What the client renders; absent means everything (docs/provider-abi.md).
-            if !client.ui.isEverything, case .object(var object) = initJSON {
-                object["ui"] = client.ui.json
-                initJSON = .object(object)
-            }
-            initBytes = initJSON.jsonBytes
+            // What the client renders goes in `ui`; absent means everything (docs/provider-abi.md).
+            let context = ProviderContext(
+                providerID: manifest.id, settings: settings, locale: client.locale, grantedPermissions: client.grantedPermissions, ui: client.ui)
+            initBytes = context.initBytes
             let launched = try ProviderLauncher.open(
-                manifest: manifest, libraryPath: path, initJSON: initBytes, configuration: configuration, logger: logger,
+                manifest: manifest, libraryPath: path, context: context, configuration: configuration, logger: logger,
                 lazyWorker: configuration.isolation.lazyWorkers, startLimiter: workerStarts, calls: calls)
             entry.connection = launched.connection
             entry.effectiveIsolation = launched.isolation

@@ -205,76 +205,9 @@ private struct ParamsWalker {
         guard position < bytes.count else { return }
         switch bytes[position] {
         case UInt8(ascii: "{"):
-            position += 1
-            var count = 0
-            while true {
-                skipWhitespace()
-                guard position < bytes.count else { return }
-                if bytes[position] == UInt8(ascii: "}") {
-                    position += 1
-                    return
-                }
-                if bytes[position] == UInt8(ascii: ",") {
-                    position += 1
-                    continue
-                }
-                let keyStart = position
-                let keyLength = try string()
-                let key = Component.key(keyStart..<position)
-                count += 1
-                if count > limits.maximumElements {
-                    throw InputLimits.exceeded(
-                        path(), "an object with more than \(limits.maximumElements) members", length: count, limit: limits.maximumElements,
-                        name: "maximumElements")
-                }
-                if keyLength > limits.maximumStringBytes {
-                    throw InputLimits.exceeded(
-                        path(), "a member name of \(keyLength) bytes", length: keyLength, limit: limits.maximumStringBytes,
-                        unit: " bytes", name: "maximumStringBytes")
-                }
-                skipWhitespace()
-                position += 1  // ':'
-                skipWhitespace()
-                if top, RawObject.isKey(UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(keyStart + keyLength + 2)]), "item") {
-                    let start = position
-                    try skipItem()
-                    let length = position - start
-                    if length > itemLimit {
-                        throw InputLimits.exceeded(
-                            "params.item", "an item of \(length) bytes", length: length, limit: itemLimit, unit: " bytes",
-                            name: "maximumItemBytes")
-                    }
-                    continue
-                }
-                trail.append(key)
-                try walk()
-                trail.removeLast()
-            }
+            try walkObject(top: top)
         case UInt8(ascii: "["):
-            position += 1
-            var index = 0
-            while true {
-                skipWhitespace()
-                guard position < bytes.count else { return }
-                if bytes[position] == UInt8(ascii: "]") {
-                    position += 1
-                    return
-                }
-                if bytes[position] == UInt8(ascii: ",") {
-                    position += 1
-                    continue
-                }
-                if index >= limits.maximumElements {
-                    throw InputLimits.exceeded(
-                        path(), "an array with more than \(limits.maximumElements) elements", length: index + 1,
-                        limit: limits.maximumElements,
-                        name: "maximumElements")
-                }
-                trail.append(.index(index))
-                try walk()
-                trail.removeLast()
-                index += 1
-            }
+            try walkArray()
         case UInt8(ascii: "\""):
             let length = try string()
             if length > limits.maximumStringBytes {
@@ -284,6 +217,83 @@ private struct ParamsWalker {
             }
         default:
             try skipValue()
+        }
+    }
+
+    /// An object's members (at its `{`); at the top, `item` is measured whole against the item limit.
+    private mutating func walkObject(top: Bool) throws {
+        position += 1
+        var count = 0
+        while true {
+            skipWhitespace()
+            guard position < bytes.count else { return }
+            if bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                return
+            }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            let keyStart = position
+            let keyLength = try string()
+            let key = Component.key(keyStart..<position)
+            count += 1
+            if count > limits.maximumElements {
+                throw InputLimits.exceeded(
+                    path(), "an object with more than \(limits.maximumElements) members", length: count, limit: limits.maximumElements,
+                    name: "maximumElements")
+            }
+            if keyLength > limits.maximumStringBytes {
+                throw InputLimits.exceeded(
+                    path(), "a member name of \(keyLength) bytes", length: keyLength, limit: limits.maximumStringBytes,
+                    unit: " bytes", name: "maximumStringBytes")
+            }
+            skipWhitespace()
+            position += 1  // ':'
+            skipWhitespace()
+            if top, RawObject.isKey(UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(keyStart + keyLength + 2)]), "item") {
+                let start = position
+                try skipItem()
+                let length = position - start
+                if length > itemLimit {
+                    throw InputLimits.exceeded(
+                        "params.item", "an item of \(length) bytes", length: length, limit: itemLimit, unit: " bytes",
+                        name: "maximumItemBytes")
+                }
+                continue
+            }
+            trail.append(key)
+            try walk()
+            trail.removeLast()
+        }
+    }
+
+    /// An array's elements (at its `[`).
+    private mutating func walkArray() throws {
+        position += 1
+        var index = 0
+        while true {
+            skipWhitespace()
+            guard position < bytes.count else { return }
+            if bytes[position] == UInt8(ascii: "]") {
+                position += 1
+                return
+            }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if index >= limits.maximumElements {
+                throw InputLimits.exceeded(
+                    path(), "an array with more than \(limits.maximumElements) elements", length: index + 1,
+                    limit: limits.maximumElements,
+                    name: "maximumElements")
+            }
+            trail.append(.index(index))
+            try walk()
+            trail.removeLast()
+            index += 1
         }
     }
 }

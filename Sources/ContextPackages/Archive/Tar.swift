@@ -223,21 +223,7 @@ struct TarReader {
 
             switch type {
             case UInt8(ascii: "x"), UInt8(ascii: "L"), UInt8(ascii: "K"):
-                // Its own size, never one a previous pax header gave.
-                let cap = type == UInt8(ascii: "x") ? 65_536 : 4096
-                guard headerSize <= cap else {
-                    throw PackageError(
-                        .archiveTooLarge, "an extended header of \(headerSize) bytes is over the \(cap)-byte cap" + location,
-                        fix: ArchiveFix.tooLarge)
-                }
-                let data = try bytes(headerSize, "an extended header")
-                try skipPadding(after: headerSize, "an extended header")
-                if type == UInt8(ascii: "x") {
-                    try readPax(data, into: &pending)
-                } else {
-                    let value = Array(data[..<(data.firstIndex(of: 0) ?? data.endIndex)])
-                    if type == UInt8(ascii: "L") { pending.path = value } else { pending.linkPath = value }
-                }
+                try readExtended(type: type, size: headerSize, into: &pending)
                 continue
             case UInt8(ascii: "g"):
                 throw PackageError(
@@ -250,18 +236,9 @@ struct TarReader {
             case UInt8(ascii: "0"), 0, UInt8(ascii: "7"), UInt8(ascii: "5"):
                 break
             default:
-                let kind: String
-                switch type {
-                case UInt8(ascii: "3"): kind = "a character device"
-                case UInt8(ascii: "4"): kind = "a block device"
-                case UInt8(ascii: "6"): kind = "a FIFO"
-                case UInt8(ascii: "S"): kind = "a GNU sparse file"
-                default:
-                    kind = type >= 0x21 && type < 0x7F
-                        ? "of type '\(Character(Unicode.Scalar(type)))'" : "of type \(type)"
-                }
                 throw PackageError(
-                    .archiveSpecialFile, "entry '\(described)' is \(kind), not a regular file or directory", fix: ArchiveFix.special)
+                    .archiveSpecialFile, "entry '\(described)' is \(Self.specialKind(type)), not a regular file or directory",
+                    fix: ArchiveFix.special)
             }
 
             // A regular file or a directory.
@@ -285,24 +262,59 @@ struct TarReader {
                 guard size == 0 else { throw corrupt("directory entry '\(path)' has \(size) bytes of data") }
                 continue
             }
-            guard size <= limits.fileBytes else {
-                throw PackageError(
-                    .archiveTooLarge, "entry '\(path)' is \(size) bytes (the cap for one file is \(limits.fileBytes))",
-                    fix: ArchiveFix.tooLarge)
-            }
-            let (total, overflow) = expanded.addingReportingOverflow(size)
-            guard !overflow, total <= limits.expandedBytes else {
-                throw PackageError(
-                    .archiveTooLarge,
-                    "the files add up to more than \(limits.expandedBytes) bytes (at entry '\(path)', \(size) bytes)",
-                    fix: ArchiveFix.tooLarge)
-            }
-            expanded = total
-            let data = try bytes(size, "entry '\(path)'")
-            try skipPadding(after: size, "entry '\(path)'")
-            let mode = TarHeader.number(header[TarHeader.mode]) ?? 0o644
-            entries.append(ArchiveEntry(path: path, bytes: data, executable: mode & 0o111 != 0))
+            try readFile(path, size: size, header: header)
         }
+    }
+
+    /// An extended header's data (pax `x`, GNU long name `L` or long link `K`), into `pending`.
+    private mutating func readExtended(type: UInt8, size headerSize: Int, into pending: inout Pending) throws(PackageError) {
+        // Its own size, never one a previous pax header gave.
+        let cap = type == UInt8(ascii: "x") ? 65_536 : 4096
+        guard headerSize <= cap else {
+            throw PackageError(
+                .archiveTooLarge, "an extended header of \(headerSize) bytes is over the \(cap)-byte cap" + location,
+                fix: ArchiveFix.tooLarge)
+        }
+        let data = try bytes(headerSize, "an extended header")
+        try skipPadding(after: headerSize, "an extended header")
+        if type == UInt8(ascii: "x") {
+            try readPax(data, into: &pending)
+        } else {
+            let value = Array(data[..<(data.firstIndex(of: 0) ?? data.endIndex)])
+            if type == UInt8(ascii: "L") { pending.path = value } else { pending.linkPath = value }
+        }
+    }
+
+    /// What a special entry type is, for the refusal.
+    private static func specialKind(_ type: UInt8) -> String {
+        switch type {
+        case UInt8(ascii: "3"): "a character device"
+        case UInt8(ascii: "4"): "a block device"
+        case UInt8(ascii: "6"): "a FIFO"
+        case UInt8(ascii: "S"): "a GNU sparse file"
+        default: type >= 0x21 && type < 0x7F ? "of type '\(Character(Unicode.Scalar(type)))'" : "of type \(type)"
+        }
+    }
+
+    /// A regular file's data (`size` bytes, within the per-file and total caps), as an entry.
+    private mutating func readFile(_ path: String, size: Int, header: [UInt8]) throws(PackageError) {
+        guard size <= limits.fileBytes else {
+            throw PackageError(
+                .archiveTooLarge, "entry '\(path)' is \(size) bytes (the cap for one file is \(limits.fileBytes))",
+                fix: ArchiveFix.tooLarge)
+        }
+        let (total, overflow) = expanded.addingReportingOverflow(size)
+        guard !overflow, total <= limits.expandedBytes else {
+            throw PackageError(
+                .archiveTooLarge,
+                "the files add up to more than \(limits.expandedBytes) bytes (at entry '\(path)', \(size) bytes)",
+                fix: ArchiveFix.tooLarge)
+        }
+        expanded = total
+        let data = try bytes(size, "entry '\(path)'")
+        try skipPadding(after: size, "entry '\(path)'")
+        let mode = TarHeader.number(header[TarHeader.mode]) ?? 0o644
+        entries.append(ArchiveEntry(path: path, bytes: data, executable: mode & 0o111 != 0))
     }
 
     /// Parses pax records (`LEN key=value\n`): `path`, `linkpath` and `size` are used; sparse

@@ -71,19 +71,29 @@ package struct BundleVerifier: Sendable {
         self.trustedKeys = trustedKeys
     }
 
+    /// Decompresses and reads an archive's bytes (`BundleArchive.read`); tests put a recording
+    /// reader here to show which bytes ever reach it.
+    package var readArchive: @Sendable (_ bytes: [UInt8], _ limits: ArchiveLimits) throws(PackageError) -> [ArchiveEntry] = {
+        (bytes, limits) throws(PackageError) in try BundleArchive.read(bytes, limits: limits)
+    }
+
     /// Reads `file` and checks everything that can be checked before unpacking; `directory` is
     /// where it would be unpacked (the manifest is parsed against it).
     ///
-    /// With a detached signature beside the file (`NAME.ctxp.minisig`, which `package --sign`
-    /// writes), the file's bytes are checked against it, with a key the user trusts, before
-    /// anything in them is decompressed or parsed; the index inside must then be signed by the
-    /// same key.
+    /// Nothing in the file is decompressed or parsed before a signature over its bytes, by a key
+    /// the user trusts (or gives with `--trust-key`), has been verified: the detached signature
+    /// beside it (`NAME.ctxp.minisig`) and the one in its gzip header (`EmbeddedSignature`), both
+    /// of which `package --sign` writes; where both are there, both must verify with the same key.
+    /// A file with neither is refused (`signature-missing`) without being read, unless the user
+    /// accepts unsigned bundles (`--allow-unsigned`): only then is an unauthenticated archive
+    /// parsed, under the size caps. The index inside must be signed by the same key.
     package func open(file: String, directory: (_ id: String, _ version: String) -> String) throws(PackageError) -> VerifiedBundle {
         let detachedPath = file + BundleLayout.signatureSuffix
         var outer: (key: MinisignPublicKey, trustingNow: Bool)?
-        let entries: [ArchiveEntry]
+        let bytes = try BundleArchive.readBytes(file: file, limits: limits)
+        // What is decompressed: the file, or the gzip member its embedded signature covers.
+        var member = bytes
         if ManifestFileSystem.kind(of: detachedPath) != .missing {
-            let bytes = try BundleArchive.readBytes(file: file, limits: limits)
             let signature = try Self.detachedSignature(detachedPath)
             let found = try signer(of: signature, file: file, what: "the bundle file")
             do throws(PackageError) {
@@ -94,13 +104,36 @@ package struct BundleVerifier: Sendable {
                     fix: error.fix)
             }
             outer = found
-            do {
-                entries = try BundleArchive.read(bytes, limits: limits)
+        }
+        if let embedded = try Self.embeddedSignature(bytes, file: file) {
+            let found = try signer(of: embedded.signature, file: file, what: "the bundle file")
+            do throws(PackageError) {
+                try embedded.signature.verify(embedded.member, with: found.key)
             } catch {
-                throw PackageError(error.code, "\(file): \(error.message)", fix: error.fix)
+                throw PackageError(
+                    error.code, "\(file) does not match the signature in its gzip header: \(error.message) Nothing in it was read.",
+                    fix: error.fix)
             }
-        } else {
-            entries = try BundleArchive.read(file: file, limits: limits)
+            if let outer, outer.key != found.key {
+                throw PackageError(
+                    .signatureMismatch,
+                    "\(file) is signed by key \(outer.key.keyIDString) (\(detachedPath)), but carries a signature by key \(found.key.keyIDString); nothing in it was read",
+                    fix: "get the bundle and its .minisig again from its author; both are made by `context-host package --sign KEY`")
+            }
+            outer = outer ?? found
+            member = embedded.member
+        }
+        if outer == nil, !allowUnsigned {
+            throw PackageError(
+                .signatureMissing,
+                "\(file) carries no signature of its own bytes (none in its gzip header, no \(detachedPath) beside it), so nothing in it was read",
+                fix: "ask the author for a bundle made with `context-host package --sign KEY` (or for its .minisig: `minisign -S -m \(file)`), or, if you trust where it came from, run again with --allow-unsigned")
+        }
+        let entries: [ArchiveEntry]
+        do throws(PackageError) {
+            entries = try readArchive(member, limits)
+        } catch {
+            throw PackageError(error.code, "\(file): \(error.message)", fix: error.fix)
         }
         guard let indexEntry = entries.first(where: { $0.path == BundleIndex.fileName }) else {
             throw PackageError(
@@ -122,14 +155,14 @@ package struct BundleVerifier: Sendable {
             if let outer, outer.key != found.key {
                 throw PackageError(
                     .signatureMismatch,
-                    "\(file) is signed by key \(outer.key.keyIDString) (\(detachedPath)), but its index by key \(found.key.keyIDString)",
+                    "\(file) is signed by key \(outer.key.keyIDString), but its index by key \(found.key.keyIDString)",
                     fix: "get the bundle and its .minisig again from its author; both are made by `context-host package --sign KEY`")
             }
             signer = found.key
             trustingNow = found.trustingNow
         } else if outer != nil {
             throw PackageError(
-                .signatureMissing, "\(file) has a signature beside it (\(detachedPath)), but its index is not signed",
+                .signatureMissing, "\(file) is signed as a file, but its index is not signed",
                 fix: "package it again with `context-host package --sign KEY`")
         } else if !allowUnsigned {
             throw PackageError(
@@ -237,6 +270,16 @@ package struct BundleVerifier: Sendable {
             .keyUnknown,
             "\(what) is signed by key \(signatureKeyID), which is not among your trusted keys (\(trustedKeys.keys.count) in \(PackageLocations.trustedKeysFileName))",
             fix: "get the author's public key (the `RW…` line of their .pub file) from a source you trust, check that its key id is \(signatureKeyID), and run again with --trust-key RW… (it is then trusted for this provider id only; --key-scope 'PREFIX.*' widens that)")
+    }
+
+    /// The signature in the gzip header of `bytes` and the member it covers, parsed; nil if there is none.
+    static func embeddedSignature(_ bytes: [UInt8], file: String) throws(PackageError) -> (signature: MinisignSignature, member: [UInt8])? {
+        do throws(PackageError) {
+            guard let split = try EmbeddedSignature.split(bytes) else { return nil }
+            return (try MinisignSignature(parsing: split.signature), split.member)
+        } catch {
+            throw PackageError(error.code, "\(file): the signature in its gzip header: \(error.message)", fix: error.fix)
+        }
     }
 
     /// The detached signature file beside a bundle, read with a size cap.

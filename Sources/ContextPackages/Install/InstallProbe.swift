@@ -26,18 +26,11 @@ package enum InstallProbe {
         configuration.isolation.maximumCrashes = 1
         configuration.stateDirectory = nil
         let settings = (try? manifest.resolvedSettings()) ?? JSONObject()
-        let initJSON: JSONValue = [
-            "ctxpVersion": 1,
-            "providerId": .string(manifest.id),
-            "hostVersion": .string(HostConfiguration.hostVersion),
-            "locale": "en-US",
-            "settings": .object(settings),
-            "grantedPermissions": [],
-        ]
+        let context = ProviderContext(providerID: manifest.id, settings: settings)
         let connection: any ProviderConnection
         do {
             connection = try ProviderLauncher.open(
-                manifest: manifest, libraryPath: libraryPath, initJSON: initJSON.jsonBytes, configuration: configuration,
+                manifest: manifest, libraryPath: libraryPath, context: context, configuration: configuration,
                 logger: logger
             ).connection
         } catch {

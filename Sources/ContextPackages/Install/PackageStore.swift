@@ -56,8 +56,6 @@ package struct PackageStore: Sendable {
         /// What the files said when the transaction began.
         let originalLock: LockFile
         let originalKeys: TrustedKeys
-        /// Whether the keys file was there when the transaction began.
-        let keysFileExisted: Bool
         /// Every version unpacked, in order (undone in reverse).
         package private(set) var staged: [Staged] = []
 
@@ -192,26 +190,19 @@ package struct PackageStore: Sendable {
             return entry
         }
 
-        /// Writes what changed: the keys, then the lock (also after a repair that left its text as
-        /// it was, so a running host, which watches it, reloads). If the lock cannot be written, the keys
-        /// file is put back as it was, so a failed command trusts nothing new.
-        func commit() throws(PackageError) {
-            let keysChanged = trustedKeys != originalKeys
-            if keysChanged { try trustedKeys.save(file: locations.trustedKeysFile) }
-            // Written also when only files were replaced (a repair), so a running host reloads them.
-            guard lock != originalLock || !staged.isEmpty else { return }
-            do throws(PackageError) {
-                try lock.save(file: locations.lockFile)
-            } catch {
-                if keysChanged {
-                    if keysFileExisted {
-                        try? originalKeys.save(file: locations.trustedKeysFile)
-                    } else {
-                        unlink(locations.trustedKeysFile)
-                    }
-                }
-                throw error
-            }
+        /// Prepares what changed, the lock and the keys, as one commit (`StoreJournal`): both are
+        /// written in full beside their files first; the journal naming them is the commit point;
+        /// then each is renamed into place. A crash before the journal leaves both files as they
+        /// were; a crash after it is completed by the next command that takes the store lock. The
+        /// lock is written also after a repair that left its text as it was, so a running host,
+        /// which watches it, reloads.
+        /// Returns the files to put in place (`StoreJournal.finish`); once it has returned, the
+        /// change is committed even if this process dies.
+        func prepareCommit() throws(PackageError) -> [String] {
+            var files: [(name: String, bytes: [UInt8])] = []
+            if lock != originalLock || !staged.isEmpty { files.append((PackageLocations.lockFileName, lock.encoded())) }
+            if trustedKeys != originalKeys { files.append((PackageLocations.trustedKeysFileName, Array(trustedKeys.jsonText.utf8))) }
+            return try StoreJournal.prepare(files, in: locations.configDirectory)
         }
 
         /// Undoes every `unpack`, newest first: removes the folder and puts back what was there.
@@ -232,20 +223,31 @@ package struct PackageStore: Sendable {
         waiting: () -> Void = {}, _ body: (inout Transaction) throws(PackageError) -> T
     ) throws(PackageError) -> T {
         try exclusively(waiting: waiting) { () throws(PackageError) -> T in
+            try StoreJournal.recover(in: locations.configDirectory)
             let lock = try LockFile.load(file: locations.lockFile)
-            let existed = ManifestFileSystem.kind(of: locations.trustedKeysFile) != .missing
             let keys = try TrustedKeys.load(file: locations.trustedKeysFile)
             var transaction = Transaction(
-                store: self, lock: lock, trustedKeys: keys, originalLock: lock, originalKeys: keys, keysFileExisted: existed)
+                store: self, lock: lock, trustedKeys: keys, originalLock: lock, originalKeys: keys)
+            let result: T
+            let committed: [String]
             do throws(PackageError) {
-                let result = try body(&transaction)
-                try transaction.commit()
-                return result
+                result = try body(&transaction)
+                committed = try transaction.prepareCommit()
             } catch {
                 transaction.abandon()
                 throw error
             }
+            // Past the commit point: the unpacked versions stay, whatever happens next.
+            try StoreJournal.finish(committed, in: locations.configDirectory)
+            return result
         }
+    }
+
+    /// Completes (or discards) a commit a crashed command left, under the store lock, so what is
+    /// read next is one command's state or the one before it, never half of each.
+    @discardableResult
+    package func recover(waiting: () -> Void = {}) throws(PackageError) -> [String] {
+        try exclusively(waiting: waiting) { () throws(PackageError) -> [String] in try StoreJournal.recover(in: locations.configDirectory) }
     }
 
     /// Removes every folder of the store the lock does not name (current and previous versions

@@ -35,8 +35,8 @@ package struct Packager {
         package var signer: String?
         /// The index's exact bytes (what a signature covers).
         package var indexBytes: [UInt8]
-        /// With `signingKey`: the minisign signature of `bytes`, the whole bundle, to write beside
-        /// it as `NAME.ctxp.minisig`, so an installer checks the file before decompressing it.
+        /// With `signingKey`: the minisign signature of `bytes`, the whole bundle (its own embedded
+        /// signature included), to write beside it as `NAME.ctxp.minisig` for `minisign -V`.
         package var bundleSignature: String?
     }
 
@@ -162,10 +162,23 @@ package struct Packager {
             signer = parsed.keyIDString
         }
         archive += entries
-        let bytes = try BundleArchive.write(archive)
-        let bundleSignature = signingKey.map { key in
-            MinisignSignature.sign(
-                bytes, with: key, trustedComment: "\(manifest.id) \(manifest.version) bundle sha256 \(SHA256.hex(of: bytes))",
+        var bytes = try BundleArchive.write(archive)
+        var bundleSignature: String?
+        if let signingKey {
+            // The gzip member signed inside its own header (`EmbeddedSignature`), so the file is
+            // checked before it is decompressed even when it travels alone; then the whole file
+            // signed again for `NAME.ctxp.minisig` (what `minisign -V` checks).
+            let embedded = MinisignSignature.sign(
+                bytes, with: signingKey, trustedComment: "\(manifest.id) \(manifest.version) gzip member sha256 \(SHA256.hex(of: bytes))",
+                untrustedComment: "signature of the bundle \(manifest.id) \(manifest.version) by context-host package")
+            guard let signed = EmbeddedSignature.embed(embedded, in: bytes) else {
+                throw PackageError(
+                    .archiveCorrupt, "the archive's gzip header cannot hold its signature",
+                    fix: "this is a bug in `context-host package`; please report it")
+            }
+            bytes = signed
+            bundleSignature = MinisignSignature.sign(
+                bytes, with: signingKey, trustedComment: "\(manifest.id) \(manifest.version) bundle sha256 \(SHA256.hex(of: bytes))",
                 untrustedComment: "signature of the bundle \(manifest.id) \(manifest.version) by context-host package")
         }
         return Output(

@@ -161,6 +161,34 @@ package struct JSONReader {
         }
     }
 
+    /// Past the whitespace after a container's opening byte: whether the container is empty, and
+    /// if so, past its closing byte.
+    @inline(__always)
+    private mutating func closesEmpty(_ closing: UInt8) -> Bool {
+        skipWhitespace()
+        guard !atEnd, current == closing else { return false }
+        position += 1
+        return true
+    }
+
+    /// After a container's element (and whitespace): past a `,` (`true`: another element follows)
+    /// or past `closing` (`false`: the container ended); anything else is an error.
+    @inline(__always)
+    private mutating func continuesAfterElement(closing: UInt8) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        if !atEnd {
+            if current == UInt8(ascii: ",") {
+                position += 1
+                return true
+            }
+            if current == closing {
+                position += 1
+                return false
+            }
+        }
+        throw unexpected(closing == UInt8(ascii: "}") ? "',' or '}'" : "',' or ']'")
+    }
+
     package mutating func readObject() throws(JSONParseError) -> JSONObject {
         try enter()
         defer { depth -= 1 }
@@ -170,11 +198,7 @@ package struct JSONReader {
         // members an index keeps parsing linear (a 16 MiB object of tiny members would otherwise
         // take quadratic time).
         var index: [String: Int]?
-        skipWhitespace()
-        if !atEnd, current == UInt8(ascii: "}") {
-            position += 1
-            return object
-        }
+        if closesEmpty(UInt8(ascii: "}")) { return object }
         object.reserveCapacity(4)
         while true {
             skipWhitespace()
@@ -195,17 +219,7 @@ package struct JSONReader {
                     index = built
                 }
             }
-            skipWhitespace()
-            guard !atEnd else { throw unexpected("',' or '}'") }
-            if current == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            if current == UInt8(ascii: "}") {
-                position += 1
-                return object
-            }
-            throw unexpected("',' or '}'")
+            guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { return object }
         }
     }
 
@@ -214,25 +228,11 @@ package struct JSONReader {
         defer { depth -= 1 }
         position += 1  // [
         var array: [JSONValue] = []
-        skipWhitespace()
-        if !atEnd, current == UInt8(ascii: "]") {
-            position += 1
-            return array
-        }
+        if closesEmpty(UInt8(ascii: "]")) { return array }
         while true {
             skipWhitespace()
             array.append(try readValue())
-            skipWhitespace()
-            guard !atEnd else { throw unexpected("',' or ']'") }
-            if current == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            if current == UInt8(ascii: "]") {
-                position += 1
-                return array
-            }
-            throw unexpected("',' or ']'")
+            guard try continuesAfterElement(closing: UInt8(ascii: "]")) else { return array }
         }
     }
 
@@ -588,11 +588,7 @@ package struct JSONReader {
         try enter()
         defer { depth -= 1 }
         position += 1
-        skipWhitespace()
-        if !atEnd, current == UInt8(ascii: "}") {
-            position += 1
-            return
-        }
+        if closesEmpty(UInt8(ascii: "}")) { return }
         while true {
             skipWhitespace()
             guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
@@ -613,17 +609,7 @@ package struct JSONReader {
                 let count = try decodeEscapedString(from: start, into: buffer)
                 try readMember(JSONKey(utf8: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count]))), member)
             }
-            skipWhitespace()
-            guard !atEnd else { throw unexpected("',' or '}'") }
-            if current == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            if current == UInt8(ascii: "}") {
-                position += 1
-                return
-            }
-            throw unexpected("',' or '}'")
+            guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { return }
         }
     }
 
@@ -645,25 +631,11 @@ package struct JSONReader {
         try enter()
         defer { depth -= 1 }
         position += 1
-        skipWhitespace()
-        if !atEnd, current == UInt8(ascii: "]") {
-            position += 1
-            return
-        }
+        if closesEmpty(UInt8(ascii: "]")) { return }
         while true {
             skipWhitespace()
             try element(&self)
-            skipWhitespace()
-            guard !atEnd else { throw unexpected("',' or ']'") }
-            if current == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            if current == UInt8(ascii: "]") {
-                position += 1
-                return
-            }
-            throw unexpected("',' or ']'")
+            guard try continuesAfterElement(closing: UInt8(ascii: "]")) else { return }
         }
     }
 
@@ -677,11 +649,7 @@ package struct JSONReader {
             try enter()
             defer { depth -= 1 }
             position += 1
-            skipWhitespace()
-            if !atEnd, current == UInt8(ascii: "}") {
-                position += 1
-                return
-            }
+            if closesEmpty(UInt8(ascii: "}")) { return }
             while true {
                 skipWhitespace()
                 guard !atEnd, current == UInt8(ascii: "\"") else { throw unexpected("a string key") }
@@ -690,41 +658,17 @@ package struct JSONReader {
                 try expect(UInt8(ascii: ":"), "':'")
                 skipWhitespace()
                 try skipValue()
-                skipWhitespace()
-                guard !atEnd else { throw unexpected("',' or '}'") }
-                if current == UInt8(ascii: ",") {
-                    position += 1
-                    continue
-                }
-                if current == UInt8(ascii: "}") {
-                    position += 1
-                    return
-                }
-                throw unexpected("',' or '}'")
+                guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { return }
             }
         case UInt8(ascii: "["):
             try enter()
             defer { depth -= 1 }
             position += 1
-            skipWhitespace()
-            if !atEnd, current == UInt8(ascii: "]") {
-                position += 1
-                return
-            }
+            if closesEmpty(UInt8(ascii: "]")) { return }
             while true {
                 skipWhitespace()
                 try skipValue()
-                skipWhitespace()
-                guard !atEnd else { throw unexpected("',' or ']'") }
-                if current == UInt8(ascii: ",") {
-                    position += 1
-                    continue
-                }
-                if current == UInt8(ascii: "]") {
-                    position += 1
-                    return
-                }
-                throw unexpected("',' or ']'")
+                guard try continuesAfterElement(closing: UInt8(ascii: "]")) else { return }
             }
         case UInt8(ascii: "\""):
             try skipString()

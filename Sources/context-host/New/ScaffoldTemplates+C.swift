@@ -221,7 +221,10 @@ static void provider_call(void *opaque, const uint8_t *bytes, size_t length, ctx
     const instance_t *instance = opaque;
     cj_value *request = cj_parse(bytes, length);
     if (!request) {
-        if (reply) send_error(reply, reply_context, 0, 0, -32700, "Parse error: the message is not valid JSON");
+        /* Answer the request's own id when one can be read, so its caller is not left waiting. */
+        long long id = 0;
+        int has_id = cj_recover_id(bytes, length, &id);
+        if (reply) send_error(reply, reply_context, has_id, id, -32700, "Parse error: the message is not valid JSON, or nests deeper than 128 levels");
         return;
     }
     const cj_value *id_value = cj_get(request, "id");

@@ -17,8 +17,12 @@ extension ContextHostCommand {
         @OptionGroup var store: StoreOptions
 
         func run() throws {
-            let file = try store.locations().trustedKeysFile
+            let locations = try store.locations()
+            let file = locations.trustedKeysFile
             do throws(PackageError) {
+                // A change a crashed command left half-written is completed first (StoreJournal).
+                let completed = try PackageStore(locations: locations).recover(waiting: waitingForStore)
+                if !completed.isEmpty { writeStandardError("note: completed an interrupted change to \(completed.joined(separator: " and ")).") }
                 let keys = try TrustedKeys.load(file: file)
                 if keys.keys.isEmpty { print("No trusted keys (\(file)). Installs with --trust-key RW… add them.") }
                 let today = TrustedKeys.today()

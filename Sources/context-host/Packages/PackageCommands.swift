@@ -166,6 +166,7 @@ extension ContextHostCommand {
                     }
                     print("Wrote the index of \(made.index.id) \(made.index.version) to \(writeIndex).")
                     print("Sign it (minisign -S -m \(writeIndex)), then: context-host package \(path) --signature \(writeIndex).minisig")
+                    print("and sign the bundle file too (minisign -S -m NAME.ctxp); ship NAME.ctxp.minisig beside it: installs read no unsigned file.")
                     return
                 }
                 let file = output ?? BundleLayout.fileName(id: made.index.id, version: made.index.version)
@@ -183,6 +184,9 @@ extension ContextHostCommand {
                 print("Packaged \(made.index.id) \(made.index.version) → \(file)" + (made.bundleSignature == nil ? "" : " and \(detached)"))
                 print("  \(made.bytes.count) bytes, \(made.index.files.count) files, platforms: \(made.platforms.joined(separator: ", ")), runtime: \(made.runtime.text)")
                 print("  " + (made.signer.map { "signed by key \($0)" } ?? "unsigned (installs need --allow-unsigned; sign with --sign KEY)"))
+                if made.signer != nil, made.bundleSignature == nil {
+                    print("  only the index is signed: sign the file as well (minisign -S -m \(file)) and ship \(detached) beside it, or installs refuse it unread")
+                }
                 if case .swiftDynamic(let version) = made.runtime {
                     print("  note: a swift-dynamic library runs only in hosts built with Swift \(version); build with -Xswiftc -static-stdlib to run in any host.")
                 }

@@ -13,6 +13,7 @@ import ContextProviderKit
 /// - `{"url": "https://…", "method"?: "GET", "headers"?: [[name, value]]}`: `context.fetch`
 ///   through the host; answers `{"status", "headers", "body"}` or `{"error": code, "reason",
 ///   "field", "message"}`.
+/// - with `"repeat": N` (1 to 1000) as well: N sequential fetches timed in the provider (egress-bench).
 /// - `{"socket": "127.0.0.1", "port": N}`: opens a TCP socket itself and connects (the raw way);
 ///   answers `{"socket": "ok"}` or `{"errno": N, "call": "socket" | "connect"}`.
 public struct FetchFixture: ContextProvider {
@@ -37,6 +38,9 @@ public struct FetchFixture: ContextProvider {
             }
         }
         let request = ProviderHTTPRequest(method: content["method"]?.stringValue ?? "GET", url: url, headers: headers)
+        if let count = content["repeat"]?.intValue, (1...1000).contains(count) {
+            return try await Self.timed(count, request, context: context).jsonString
+        }
         do {
             let response = try await context.fetch(request)
             var names = JSONObject()
@@ -48,6 +52,29 @@ public struct FetchFixture: ContextProvider {
                 "reason": error.data?["reason"] ?? .null, "field": error.data?["field"] ?? .null,
             ]).jsonString
         }
+    }
+
+    /// For egress-bench: `count` sequential fetches, each timed here in the provider (from the
+    /// call to `context.fetch` to its answer); answers `{"microseconds": [...], "totalMicroseconds",
+    /// "bytes"}` (bytes of the last body), or the first error.
+    static func timed(_ count: Int, _ request: ProviderHTTPRequest, context: ProviderContext) async throws -> JSONValue {
+        let clock = ContinuousClock()
+        var times: [JSONValue] = []
+        var bytes = 0
+        let started = clock.now
+        for _ in 0..<count {
+            let start = clock.now
+            let response = try await context.fetch(request)
+            times.append(.number(Self.microseconds(clock.now - start)))
+            bytes = response.body.count
+            guard response.status == 200 else { return ["error": .number(Double(response.status))] }
+        }
+        let total = clock.now - started
+        return ["microseconds": .array(times), "totalMicroseconds": .number(Self.microseconds(total)), "bytes": .number(Double(bytes))]
+    }
+
+    static func microseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
     }
 
     static func rawSocket(_ address: String, port: Int) -> JSONValue {

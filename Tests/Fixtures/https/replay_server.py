@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """A loopback HTTPS server for the egress and quote tests (standard library only).
 
-    replay_server.py --cert server.pem --key server.key --recordings DIR --log FILE [--api-key-file F]
+    replay_server.py --cert server.pem --key server.key --recordings DIR --log FILE [--api-key-file F] [--port-file F]
 
-Prints the port it listens on (127.0.0.1, an ephemeral port) as the first line of stdout, then
-serves until killed. Every request is appended to --log as one JSON line
+Prints the port it listens on (127.0.0.1, an ephemeral port) as the first line of stdout (and
+to --port-file, written atomically), then serves until killed. Every request is appended to --log as one JSON line
 {method, path, headers}, so a test can check what the host really sent (the injected secret).
 
 Routes (recorded responses from DIR, plus failure modes):
@@ -40,6 +40,7 @@ def main():
     parser.add_argument("--recordings", required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--api-key-file")
+    parser.add_argument("--port-file", help="also write the port to this file (atomically)")
     args = parser.parse_args()
 
     class Handler(BaseHTTPRequestHandler):
@@ -114,12 +115,33 @@ def main():
         do_HEAD = do_GET
         do_POST = do_GET
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    print(server.server_address[1], flush=True)
+
+    class TLSServer(ThreadingHTTPServer):
+        # The TLS handshake runs in each connection's own thread, with a time limit: wrapping
+        # the listening socket would do it inside accept(), where one client that connects and
+        # says nothing (a raw socket test, a half-open connection) stalls every other client.
+        daemon_threads = True
+
+        def finish_request(self, request, client_address):
+            request.settimeout(10)
+            try:
+                tls = context.wrap_socket(request, server_side=True)
+            except (OSError, ssl.SSLError):
+                return
+            try:
+                self.RequestHandlerClass(tls, client_address, self)
+            finally:
+                tls.close()
+
+    server = TLSServer(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
+    if args.port_file:
+        with open(args.port_file + ".tmp", "w") as handle:
+            handle.write("%d\n" % port)
+        os.rename(args.port_file + ".tmp", args.port_file)
+    print(port, flush=True)
     server.serve_forever()
 
 

@@ -2,16 +2,10 @@ import ContextProviderKit
 
 /// `collect/start`: opens a collection session with a provider and answers its first form step.
 /// With `composerId`, the limits are checked first and the finished item is attached there.
-package enum CollectStartMethod: MethodHandler {
-    package static let method = CollectStartRequest.method
-
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        guard let reply = request.reply else { return }
-        let params = try request.params()
-        let providerID = try params.string("providerId")
-        let composerID = try params.optionalString("composerId")
-        let token = try Host.progressToken(request)
-        let host = server.host
+package enum CollectStartMethod: RequestHandler {
+    package static func handle(_ request: CollectStartRequest, context: RequestContext<CollectStartRequest.Response>) throws(RPCError) {
+        let (providerID, composerID, token) = (request.providerId, request.composerId, request.progressToken)
+        let (host, reply, server) = (context.host, context.reply, context.server)
         try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
             let provider = try host.provider(providerID, for: .form)
             if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
@@ -40,44 +34,34 @@ package enum CollectStartMethod: MethodHandler {
 // provider loaded (collect/start waited), so they look the provider up directly.
 
 /// `collect/query`: answers options for a `choice` field with a search source.
-package enum CollectQueryMethod: MethodHandler {
-    package static let method = CollectQueryRequest.method
-
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        guard let reply = request.reply else { return }
-        let params = try request.params()
-        let session = try server.host.sessions.get(try params.string("sessionId"))
-        let fieldID = try params.string("fieldId")
-        let query = try params.optionalString("query") ?? ""
-        let values = try params.optionalObject("values") ?? JSONObject()
+package enum CollectQueryMethod: RequestHandler {
+    package static func handle(_ request: CollectQueryRequest, context: RequestContext<CollectQueryRequest.Response>) throws(RPCError) {
+        let (server, reply) = (context.server, context.reply)
+        let session = try server.host.sessions.get(request.sessionId)
+        let (fieldID, query, values) = (request.fieldId, request.query ?? "", request.values ?? JSONObject())
         try server.host.configuration.inputLimits.checkFormValues(values)
         let provider = try server.host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = [
             "sessionId": .string(session.id), "stepId": .string(session.stepID), "fieldId": .string(fieldID),
             "query": .string(query), "values": .object(values),
         ]
-        let token = try Host.progressToken(request)
         server.host.forward(
             reply: reply, server: server, provider: provider, method: ProviderCollectQueryRequest.method,
-            params: { out in JSONWriter.append(providerParams, to: &out) }, progressToken: token)
+            params: { out in JSONWriter.append(providerParams, to: &out) }, progressToken: request.progressToken)
     }
 }
 
 /// `collect/submit`: submits the current step's values; answers an item, the next step, or
 /// per-field errors. In a composer session the item is attached before the answer.
-package enum CollectSubmitMethod: MethodHandler {
-    package static let method = CollectSubmitRequest.method
-
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        guard let reply = request.reply else { return }
-        let params = try request.params()
-        let host = server.host
-        let session = try host.sessions.get(try params.string("sessionId"))
-        let values = try params.optionalObject("values") ?? JSONObject()
+package enum CollectSubmitMethod: RequestHandler {
+    package static func handle(_ request: CollectSubmitRequest, context: RequestContext<CollectSubmitRequest.Response>) throws(RPCError) {
+        let (host, reply, server) = (context.host, context.reply, context.server)
+        let session = try host.sessions.get(request.sessionId)
+        let values = request.values ?? JSONObject()
         try host.configuration.inputLimits.checkFormValues(values)
         let provider = try host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = ["sessionId": .string(session.id), "stepId": .string(session.stepID), "values": .object(values)]
-        let token = try Host.progressToken(request)
+        let token = request.progressToken
         host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
             let result = try await host.request(provider, method: ProviderCollectSubmitRequest.method, params: providerParams, progressToken: token)
             switch result["outcome"]?.stringValue {
@@ -106,13 +90,10 @@ package enum CollectSubmitMethod: MethodHandler {
 }
 
 /// `collect/cancel`: ends a session without an item.
-package enum CollectCancelMethod: MethodHandler {
-    package static let method = CollectCancelRequest.method
-
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        guard let reply = request.reply else { return }
-        let params = try request.params()
-        let session = try server.host.sessions.get(try params.string("sessionId"))
+package enum CollectCancelMethod: RequestHandler {
+    package static func handle(_ request: CollectCancelRequest, context: RequestContext<CollectCancelRequest.Response>) throws(RPCError) {
+        let (server, reply) = (context.server, context.reply)
+        let session = try server.host.sessions.get(request.sessionId)
         server.host.sessions.close(session.id)
         guard let provider = try? server.host.provider(session.providerID, for: .form) else {
             reply.sendResult([:])
@@ -127,16 +108,10 @@ package enum CollectCancelMethod: MethodHandler {
 
 /// `collect/make`: asks a provider for an item without any form (the seed's `makeContext`).
 /// With `composerId`, the item is attached.
-package enum CollectMakeMethod: MethodHandler {
-    package static let method = CollectMakeRequest.method
-
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        guard let reply = request.reply else { return }
-        let params = try request.params()
-        let providerID = try params.string("providerId")
-        let composerID = try params.optionalString("composerId")
-        let token = try Host.progressToken(request)
-        let host = server.host
+package enum CollectMakeMethod: RequestHandler {
+    package static func handle(_ request: CollectMakeRequest, context: RequestContext<CollectMakeRequest.Response>) throws(RPCError) {
+        let (providerID, composerID, token) = (request.providerId, request.composerId, request.progressToken)
+        let (host, reply, server) = (context.host, context.reply, context.server)
         try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
             let provider = try host.provider(providerID, for: .programmatic)
             if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }

@@ -11,6 +11,9 @@ protocol ItemMethod: MethodHandler {
 
 extension ItemMethod {
     static var forwardedMembers: [String] { [] }
+    /// The item goes to its provider as the client wrote it (from the typed API: as written once
+    /// for the input limits), never decoded: a measured specialisation of the typed seam.
+    package static var forwardsRawParams: Bool { true }
 
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         guard let reply = request.reply else { return }

@@ -3,18 +3,17 @@ import ContextProviderKit
 /// `initialize`: the client says who it is, its locale and which permissions it grants; the host
 /// answers its capabilities and starts loading the providers in the background (requests that
 /// need a provider wait for its load).
-package enum InitializeMethod: MethodHandler {
-    package static let method = InitializeRequest.method
+package enum InitializeMethod: RequestHandler {
     package static var allowedBeforeInitialize: Bool { true }
 
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
+    package static func handle(_ request: InitializeRequest, context: RequestContext<InitializeResult>) throws(RPCError) {
+        let server = context.server
         guard server.state == .uninitialized else {
             throw RPCError(.invalidRequest, "'initialize' may be sent only once.")
         }
-        let params = try request.params()
-        let client = try ClientInfo(params: params)
+        let client = try ClientInfo(request)
         server.transition(to: .running)
-        request.reply?.sendResult(server.host.initializeResult(protocolVersion: client.protocolVersion))
+        context.answer(json: server.host.initializeResult(protocolVersion: client.protocolVersion))
         // The answer leaves before the loads compete for the CPU; requests after it in this
         // batch are handled after `initialize(client:)` below, so they see the loads pending.
         server.output.flush()
@@ -32,11 +31,10 @@ package enum InitializedNotification: MethodHandler {
 }
 
 /// `shutdown`: stop accepting requests; `exit` follows.
-package enum ShutdownMethod: MethodHandler {
-    package static let method = ShutdownRequest.method
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        server.transition(to: .shutdown)
-        request.reply?.sendResult(.null)
+package enum ShutdownMethod: RequestHandler {
+    package static func handle(_ request: ShutdownRequest, context: RequestContext<NullResult>) throws(RPCError) {
+        context.server.transition(to: .shutdown)
+        context.answer(NullResult())
     }
 }
 
@@ -66,29 +64,26 @@ package enum CancelRequestNotification: MethodHandler {
 }
 
 /// `ping`: answers `{}`. The cheapest round trip, used to measure host overhead.
-package enum PingMethod: MethodHandler {
-    package static let method = PingRequest.method
+package enum PingMethod: RequestHandler {
     package static var allowedBeforeInitialize: Bool { true }
     private static let empty: [UInt8] = Array("{}".utf8)
+
+    /// The wire's specialisation: the answer's bytes are written as they are, params unread.
     package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
         empty.withUnsafeBytes { request.reply?.sendResult(raw: $0) }
+    }
+
+    package static func handle(_ request: PingRequest, context: RequestContext<EmptyObject>) throws(RPCError) {
+        context.answer(EmptyObject())
     }
 }
 
 /// `log/setLevel {level}`: which provider log lines the client gets as `log/message` from now
 /// on (`off`, `error`, `warning`, `info`, `debug`). Answers `{}`.
-package enum SetLogLevelMethod: MethodHandler {
-    package static let method = SetLogLevelRequest.method
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        let params = try request.params()
-        let level: SetLogLevelRequest
-        do throws(JSONDecodeError) {
-            level = try SetLogLevelRequest(json: .object(params.object), path: "params")
-        } catch {
-            throw .invalidParams("\(error)")
-        }
-        server.host.logLevel.withLock { $0 = level.level }
-        request.reply?.sendResult([:])
+package enum SetLogLevelMethod: RequestHandler {
+    package static func handle(_ request: SetLogLevelRequest, context: RequestContext<EmptyObject>) throws(RPCError) {
+        context.host.logLevel.withLock { $0 = request.level }
+        context.answer(EmptyObject())
     }
 }
 
@@ -118,50 +113,26 @@ package struct ClientInfo: Sendable, Equatable {
         self.ui = ui
     }
 
-    init(params: Params) throws(RPCError) {
-        let info = try params.optionalObject("clientInfo")
-        let name = info?["name"]?.stringValue ?? "unknown"
-        let version = info?["version"]?.stringValue
-        var ui = UICapabilities.everything
-        if let value = try params.optionalObject("capabilities")?["ui"], !value.isNull {
-            do throws(JSONDecodeError) {
-                ui = try UICapabilities(json: value, path: "params.capabilities.ui")
-            } catch {
-                throw .invalidParams("\(error)")
-            }
-        }
-        var logLevel = LogLevel.off
-        if let value = params.object["logLevel"], !value.isNull {
-            do throws(JSONDecodeError) {
-                logLevel = try LogLevel(json: value, path: "params.logLevel")
-            } catch {
-                throw .invalidParams("\(error)")
-            }
-        }
+    /// The client of an `initialize` request; fails when no protocol version is shared.
+    init(_ request: InitializeRequest) throws(RPCError) {
         self.init(
-            name: name, version: version, protocolVersion: try Self.negotiate(params),
-            locale: try params.optionalString("locale") ?? "en-US",
-            grantedPermissions: try params.optionalStrings("grantedPermissions") ?? [], logLevel: logLevel, ui: ui)
+            name: request.clientInfo?.name ?? "unknown", version: request.clientInfo?.version,
+            protocolVersion: try Self.negotiate(request), locale: request.locale ?? "en-US",
+            grantedPermissions: request.grantedPermissions ?? [], logLevel: request.logLevel ?? .off,
+            ui: request.capabilities?.ui ?? .everything)
     }
 
     /// The highest version both sides speak: from `protocolVersions` (every version the client
     /// speaks), else the legacy `protocolVersion` (one integer; any other JSON type, e.g. an MCP
     /// client's date string, means "the current one"), else the current one.
-    static func negotiate(_ params: Params) throws(RPCError) -> Int {
+    static func negotiate(_ request: InitializeRequest) throws(RPCError) -> Int {
         var requested: [Int]?
-        if let value = params.object["protocolVersions"], !value.isNull {
-            guard let array = value.arrayValue, !array.isEmpty else {
-                throw .invalidParams("params.protocolVersions: expected a non-empty array of integers, got \(value.typeName)")
+        if let versions = request.protocolVersions {
+            guard !versions.isEmpty else {
+                throw .invalidParams("params.protocolVersions: expected a non-empty array of integers, got an empty array")
             }
-            var versions: [Int] = []
-            for (index, element) in array.prefix(64).enumerated() {
-                guard let version = element.intValue else {
-                    throw .invalidParams("params.protocolVersions[\(index)]: expected an integer, got \(element.typeName)")
-                }
-                versions.append(version)
-            }
-            requested = versions
-        } else if let legacy = params.object["protocolVersion"]?.intValue {
+            requested = Array(versions.prefix(64))
+        } else if let legacy = request.protocolVersion {
             requested = [legacy]
         }
         guard let requested else { return ProtocolVersion.current }

@@ -3,17 +3,25 @@ import ContextProviderKit
 /// `providers/list`: every provider, in the order a client should offer them, with availability;
 /// with `composerId`, also whether each can still be attached to that composer and why not.
 /// Answers once every provider has finished loading (at start-up, loads run after `initialize`).
-package enum ProvidersListMethod: MethodHandler {
-    package static let method = ProvidersListRequest.method
-
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        let params = try request.params()
-        let composerID = try params.optionalString("composerId")
-        let host = server.host
+package enum ProvidersListMethod: RequestHandler {
+    package static func handle(_ request: ProvidersListRequest, context: RequestContext<ProvidersListRequest.Response>) throws(RPCError) {
+        let (host, composerID) = (context.host, request.composerId)
         if let composerID { _ = try host.composers.get(composerID) }  // an unknown composer fails at once
-        try host.whenLoaded(nil, reply: request.reply, server: server) { () throws(RPCError) in
+        try host.whenLoaded(nil, reply: context.reply, server: context.server) { () throws(RPCError) in
             let composer = try composerID.map { id throws(RPCError) in try host.composers.get(id) }
-            request.reply?.sendResult(host.providersList(composer: composer))
+            context.answer(json: host.providersList(composer: composer))
+        }
+    }
+}
+
+/// `providers/retry {providerId}`: ends a provider's quarantine (after repeated worker crashes),
+/// forgets its crash history and starts a new worker. Answers `{"provider": …}` as in
+/// `providers/list`; the client also gets `providers/changed`.
+package enum ProvidersRetryMethod: RequestHandler {
+    package static func handle(_ request: ProvidersRetryRequest, context: RequestContext<ProvidersRetryRequest.Response>) throws(RPCError) {
+        let (host, providerID) = (context.host, request.providerId)
+        try host.whenLoaded(providerID, reply: context.reply, server: context.server) { () throws(RPCError) in
+            context.answer(json: try host.retryProvider(providerID))
         }
     }
 }

@@ -3,15 +3,9 @@ import ContextProviderKit
 /// `secrets/set {providerId, name, value}`: sets (`value` a string) or removes (`value: null`) a
 /// provider's secret setting in the host's store (`HostConfiguration.secrets`). Answers
 /// `{"set": Bool}`; nothing ever answers a secret's value.
-package enum SecretsSetMethod: MethodHandler {
-    package static let method = SecretsSetRequest.method
-
-    package static func handle(_ request: Request, server: RPCServer) throws(RPCError) {
-        let params = try request.params()
-        let providerID = try params.string("providerId")
-        let name = try params.string("name")
-        let value = try params.optionalString("value")
-        let host = server.host
+package enum SecretsSetMethod: RequestHandler {
+    package static func handle(_ request: SecretsSetRequest, context: RequestContext<SecretsSetRequest.Response>) throws(RPCError) {
+        let (host, providerID, name, value) = (context.host, request.providerId, request.name, request.value)
         guard let manifest = host.registry.withEntry(id: providerID, { $0.pointee.manifest }) ?? nil else {
             throw RPCError(.providerNotFound, "No provider has id '\(providerID)'. Call providers/list to see the ids.", data: ["providerId": .string(providerID)])
         }
@@ -40,7 +34,7 @@ package enum SecretsSetMethod: MethodHandler {
             throw RPCError(.secretsUnavailable, "The secret store failed: \(error)")
         }
         host.logger.info("Secret \(name) of \(providerID) \(value == nil ? "removed" : "set") (secrets/set).")
-        request.reply?.sendResult(SecretsSetResult(isSet: value != nil).json)
+        context.answer(SecretsSetResult(isSet: value != nil))
     }
 }
 

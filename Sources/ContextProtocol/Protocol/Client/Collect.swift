@@ -1,5 +1,5 @@
 /// `collect/start`: opens a collection session with a form provider and answers its first step.
-public struct CollectStartRequest: RequestType, Hashable {
+public struct CollectStartRequest: ProviderScopedRequest, Hashable {
     public typealias Response = CollectStartResult
     public static let method = "collect/start"
     public static let summary = "Opens a collection session with a provider and answers its first form step."
@@ -21,26 +21,7 @@ public struct CollectStartRequest: RequestType, Hashable {
         self.progressToken = progressToken
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        providerId = try reader.string("providerId")
-        composerId = try reader.optionalString("composerId")
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["providerId": .string(providerId)]
-        object.set("composerId", composerId)
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "providerId": Schema.string(), "composerId": Schema.string("Attach the finished item to this composer."),
-            "progressToken": ProgressToken.schema,
-        ], required: ["providerId"])
-    }
+    public static let composerIdSummary = "Attach the finished item to this composer."
 }
 
 /// `collect/start`'s answer: the session and its first step.
@@ -230,7 +211,7 @@ public struct CollectSubmitResult: WireValue, Hashable {
 }
 
 /// `collect/cancel`: ends a session without an item.
-public struct CollectCancelRequest: RequestType, Hashable {
+public struct CollectCancelRequest: SessionRequest, Hashable {
     public typealias Response = EmptyObject
     public static let method = "collect/cancel"
     public static let summary = "Ends a collection session without an item."
@@ -241,19 +222,10 @@ public struct CollectCancelRequest: RequestType, Hashable {
 
     /// Creates the params.
     public init(sessionId: String) { self.sessionId = sessionId }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-    }
-
-    public var json: JSONValue { ["sessionId": .string(sessionId)] }
-
-    public static var schema: JSONValue { Schema.object(["sessionId": Schema.string()], required: ["sessionId"]) }
 }
 
 /// `collect/make`: an item from a programmatic provider, without a form.
-public struct CollectMakeRequest: RequestType, Hashable {
+public struct CollectMakeRequest: ProviderScopedRequest, Hashable {
     public typealias Response = CollectMakeResult
     public static let method = "collect/make"
     public static let summary = "Asks a programmatic provider for an item without any form."
@@ -275,26 +247,7 @@ public struct CollectMakeRequest: RequestType, Hashable {
         self.progressToken = progressToken
     }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        providerId = try reader.string("providerId")
-        composerId = try reader.optionalString("composerId")
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["providerId": .string(providerId)]
-        object.set("composerId", composerId)
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue {
-        Schema.object([
-            "providerId": Schema.string(), "composerId": Schema.string("Attach the item to this composer."),
-            "progressToken": ProgressToken.schema,
-        ], required: ["providerId"])
-    }
+    public static let composerIdSummary = "Attach the item to this composer."
 }
 
 /// `collect/make`'s answer (and the provider's `provider/makeContext`, without `composer`).

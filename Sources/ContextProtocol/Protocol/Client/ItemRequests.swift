@@ -18,8 +18,31 @@ extension ItemRequest {
     }
 }
 
+/// An `items/*` request whose params are exactly `{item, progressToken?}`: its wire form comes
+/// from here, once.
+public protocol PlainItemRequest: ItemRequest {
+    /// The params.
+    init(item: ContextItem, progressToken: ProgressToken?)
+}
+
+extension PlainItemRequest {
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        let item: ContextItem = try reader.decode("item")
+        self.init(item: item, progressToken: try reader.optionalDecode("progressToken"))
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["item": item.json]
+        object.set("progressToken", progressToken)
+        return .object(object)
+    }
+
+    public static var schema: JSONValue { itemSchema() }
+}
+
 /// `items/preview`: the item's chip (its provider's `item/preview`).
-public struct ItemsPreviewRequest: ItemRequest, Hashable {
+public struct ItemsPreviewRequest: PlainItemRequest, Hashable {
     public typealias Response = ContextChip
     public static let method = "items/preview"
     public static let summary = "The chip that shows an item in the composer."
@@ -32,24 +55,10 @@ public struct ItemsPreviewRequest: ItemRequest, Hashable {
         self.item = item
         self.progressToken = progressToken
     }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["item": item.json]
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue { itemSchema() }
 }
 
 /// `items/detail`: the item's full-screen detail document (its provider's `item/detail`).
-public struct ItemsDetailRequest: ItemRequest, Hashable {
+public struct ItemsDetailRequest: PlainItemRequest, Hashable {
     public typealias Response = ContextDetail
     public static let method = "items/detail"
     public static let summary = "The item's full-screen detail document."
@@ -62,24 +71,10 @@ public struct ItemsDetailRequest: ItemRequest, Hashable {
         self.item = item
         self.progressToken = progressToken
     }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["item": item.json]
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue { itemSchema() }
 }
 
 /// `items/describe`: a localized one-line description (its provider's `item/describe`).
-public struct ItemsDescribeRequest: ItemRequest, Hashable {
+public struct ItemsDescribeRequest: PlainItemRequest, Hashable {
     public typealias Response = ItemDescription
     public static let method = "items/describe"
     public static let summary = "A localized one-line description of an item, for summaries and accessibility."
@@ -92,20 +87,6 @@ public struct ItemsDescribeRequest: ItemRequest, Hashable {
         self.item = item
         self.progressToken = progressToken
     }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
-        progressToken = try reader.optionalDecode("progressToken")
-    }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["item": item.json]
-        object.set("progressToken", progressToken)
-        return .object(object)
-    }
-
-    public static var schema: JSONValue { itemSchema() }
 }
 
 /// `items/describe`'s (and `item/describe`'s) answer: `{text}`.
@@ -146,7 +127,7 @@ public struct ItemsEncodeRequest: ItemRequest, Hashable {
 
     public init(json: JSONValue, path: String) throws(JSONDecodeError) {
         let reader = try JSONObjectReader(json, path: path)
-        item = try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item"))
+        item = try reader.decode("item")
         representation = try reader.optionalString("representation")
         progressToken = try reader.optionalDecode("progressToken")
     }

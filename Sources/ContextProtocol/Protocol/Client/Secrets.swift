@@ -23,7 +23,7 @@ public struct SecretsSetRequest: RequestType, Hashable {
     }
 
     public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
+        let reader = try JSONObjectReader.params(json, path: path)
         providerId = try reader.string("providerId")
         name = try reader.string("name")
         value = try reader.optionalString("value")

@@ -59,7 +59,7 @@ public struct ProviderMakeContextResult: WireValue, Hashable {
 }
 
 /// `collect/start` (host → provider): the first step of a session's form.
-public struct ProviderCollectStartRequest: RequestType, Hashable {
+public struct ProviderCollectStartRequest: SessionRequest, Hashable {
     public typealias Response = ContextForm
     public static let method = "collect/start"
     public static let summary = "The first form step of a collection session."
@@ -69,15 +69,6 @@ public struct ProviderCollectStartRequest: RequestType, Hashable {
 
     /// Creates the params.
     public init(sessionId: String) { self.sessionId = sessionId }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-    }
-
-    public var json: JSONValue { ["sessionId": .string(sessionId)] }
-
-    public static var schema: JSONValue { Schema.object(["sessionId": Schema.string()], required: ["sessionId"]) }
 }
 
 /// `collect/query` (host → provider): options for a search-backed choice field.
@@ -166,7 +157,7 @@ public struct ProviderCollectSubmitRequest: RequestType, Hashable {
 }
 
 /// `collect/cancel` (host → provider): the session was abandoned.
-public struct ProviderCollectCancelRequest: RequestType, Hashable {
+public struct ProviderCollectCancelRequest: SessionRequest, Hashable {
     public typealias Response = EmptyObject
     public static let method = "collect/cancel"
     public static let summary = "The collection session was abandoned."
@@ -176,15 +167,6 @@ public struct ProviderCollectCancelRequest: RequestType, Hashable {
 
     /// Creates the params.
     public init(sessionId: String) { self.sessionId = sessionId }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        sessionId = try reader.string("sessionId")
-    }
-
-    public var json: JSONValue { ["sessionId": .string(sessionId)] }
-
-    public static var schema: JSONValue { Schema.object(["sessionId": Schema.string()], required: ["sessionId"]) }
 }
 
 /// A provider request whose params are `{"item": Item}`.
@@ -198,7 +180,7 @@ public protocol ProviderItemRequest: RequestType {
 extension ProviderItemRequest {
     public init(json: JSONValue, path: String) throws(JSONDecodeError) {
         let reader = try JSONObjectReader(json, path: path)
-        self.init(item: try ContextItem(json: reader.required("item", expected: "an object"), path: reader.path("item")))
+        self.init(item: try reader.decode("item"))
     }
     public var json: JSONValue { ["item": item.json] }
     public static var schema: JSONValue { Schema.object(["item": ContextItem.schema], required: ["item"]) }

@@ -88,3 +88,61 @@ public protocol SharedWireValue: WireValue {
     /// The name under `components.schemas`.
     static var schemaName: String { get }
 }
+
+/// A request whose params are exactly `{"sessionId": String}` (`collect/cancel` from a client,
+/// `collect/start` and `collect/cancel` to a provider): its wire form comes from here, once.
+public protocol SessionRequest: RequestType {
+    /// The session.
+    var sessionId: String { get }
+    /// The params.
+    init(sessionId: String)
+}
+
+extension SessionRequest {
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        self.init(sessionId: try reader.string("sessionId"))
+    }
+
+    public var json: JSONValue { ["sessionId": .string(sessionId)] }
+
+    public static var schema: JSONValue { Schema.object(["sessionId": Schema.string()], required: ["sessionId"]) }
+}
+
+/// A request whose params are exactly `{providerId, composerId?, progressToken?}` (`collect/start`,
+/// `collect/make`): its wire form comes from here, once.
+public protocol ProviderScopedRequest: RequestType {
+    /// The provider.
+    var providerId: String { get }
+    /// Attach the item to this composer.
+    var composerId: String? { get }
+    /// Receives `$/progress` for this request.
+    var progressToken: ProgressToken? { get }
+    /// The params.
+    init(providerId: String, composerId: String?, progressToken: ProgressToken?)
+    /// The schema's description of `composerId`.
+    static var composerIdSummary: String { get }
+}
+
+extension ProviderScopedRequest {
+    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
+        let reader = try JSONObjectReader(json, path: path)
+        let providerId = try reader.string("providerId")
+        let composerId = try reader.optionalString("composerId")
+        self.init(providerId: providerId, composerId: composerId, progressToken: try reader.optionalDecode("progressToken"))
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["providerId": .string(providerId)]
+        object.set("composerId", composerId)
+        object.set("progressToken", progressToken)
+        return .object(object)
+    }
+
+    public static var schema: JSONValue {
+        Schema.object([
+            "providerId": Schema.string(), "composerId": Schema.string(composerIdSummary),
+            "progressToken": ProgressToken.schema,
+        ], required: ["providerId"])
+    }
+}

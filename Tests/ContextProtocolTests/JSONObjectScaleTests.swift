@@ -1,4 +1,4 @@
-import ContextProviderKit
+import ContextProtocol
 import Testing
 
 /// The parser stays linear on objects with many members (found while fuzzing: member insertion was

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ContextProviderKit
+@testable import ContextProtocol
 
 /// The dependency-free JSON reader and writer.
 @Suite("JSON")

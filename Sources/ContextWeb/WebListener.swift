@@ -1,0 +1,254 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+import Synchronization
+
+/// What `serve --listen` was asked for.
+package struct WebListenerOptions: Sendable {
+    package var address: ListenAddress
+    /// `Host` values accepted besides the listener's own address (`--allow-host`).
+    package var extraHosts: [String] = []
+    /// Origins accepted besides the listener's own (`--allow-origin`).
+    package var extraOrigins: [String] = []
+    /// The token clients must send; nil: none (loopback only).
+    package var token: BearerToken?
+    /// The most connections open at once; more are answered 503.
+    package var maximumConnections = 32
+    /// Messages a connection may send per second, on average (0: no limit); `messageBurst` at
+    /// once. Past the rate the listener stops reading that connection until it may go on.
+    package var messagesPerSecond = 2000
+    package var messageBurst = 256
+    /// The largest message (the host's `maximumMessageBytes`): a larger frame or message closes
+    /// the connection with 1009.
+    package var maximumMessageBytes = 16 << 20
+    /// Answers waiting for a client that does not read; past it the connection is closed.
+    package var maximumQueuedBytes = 32 << 20
+
+    package init(address: ListenAddress) {
+        self.address = address
+    }
+}
+
+/// The WebSocket listener of `serve --listen`: JSON-RPC, one message per text frame, at `/rpc`;
+/// each connection its own session (`WebSessionFactory`). See docs/web.md.
+package enum WebListener {
+    /// The path of the WebSocket endpoint.
+    package static let endpointPath = "/rpc"
+
+    /// Serves until the process is asked to stop (SIGTERM, SIGINT).
+    ///
+    /// - Parameter listening: called once bound, with the WebSocket URL (real port filled in).
+    package static func run(
+        options: WebListenerOptions, factory: WebSessionFactory, logger: Logger,
+        listening: @escaping @Sendable (String) -> Void
+    ) async throws {
+        let gate = ListenerGate(maximumConnections: options.maximumConnections)
+        let router = Router()
+        router.get("/") { _, _ -> Response in
+            plainText(.ok, "context-host: JSON-RPC over WebSocket at \(endpointPath) (docs/web.md).\n")
+        }
+        router.get(RouterPath(endpointPath)) { _, _ -> Response in
+            plainText(.upgradeRequired, "Connect with a WebSocket (Upgrade: websocket) to \(endpointPath).\n")
+        }
+        let shouldUpgrade:
+            @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
+                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+            > = { request, channel, _ in
+                let path = (request.path ?? "").prefix { $0 != "?" }
+                guard path == endpointPath else { return .dontUpgrade }
+                var headers = HTTPFields()
+                let offered = request.headerFields[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }
+                    .map { $0.trimmingSpaces() }
+                if offered.contains(Substring(AccessPolicy.subprotocol)) {
+                    headers[.secWebSocketProtocol] = AccessPolicy.subprotocol
+                }
+                return .upgrade(headers) { inbound, outbound, context in
+                    try await serveConnection(
+                        inbound: inbound, outbound: outbound, channel: channel, options: options, factory: factory,
+                        logger: context.logger)
+                }
+            }
+        let server = HTTPServerBuilder { responder in
+            GatedWebSocketChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder,
+                    configuration: .init(
+                        http1: .init(idleTimeout: .seconds(30)),
+                        ws: .init(
+                            maxFrameSize: options.maximumMessageBytes, autoPing: .enabled(timePeriod: .seconds(30)),
+                            closeTimeout: .seconds(5), validateUTF8: true)),
+                    shouldUpgrade: shouldUpgrade),
+                gate: gate)
+        }
+        let address = options.address
+        let app = Application(
+            router: router, server: server,
+            configuration: .init(address: .hostname(address.bindHost, port: address.port), serverName: nil),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? address.port
+                gate.setPolicy(AccessPolicy(
+                    address: address, port: port, extraHosts: options.extraHosts, extraOrigins: options.extraOrigins,
+                    token: options.token))
+                listening("ws://\(address.namedLocalhost ? "localhost" : address.urlHost):\(port)\(endpointPath)")
+            },
+            logger: logger)
+        try await app.runService()
+    }
+
+    private static func plainText(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// One WebSocket connection: its session, the reader (rate-limited) and the writer.
+    static func serveConnection(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
+        options: WebListenerOptions, factory: WebSessionFactory, logger: Logger
+    ) async throws {
+        let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
+        let queue = OutboundQueue(limit: options.maximumQueuedBytes)
+        let session = factory.makeSession(
+            send: { message in
+                guard queue.reserve(message.count) else {
+                    if queue.end(.slowReader) {
+                        logger.notice("Dropping a WebSocket connection whose client does not read its answers (over \(options.maximumQueuedBytes) bytes waiting).")
+                    }
+                    continuation.finish()
+                    // It does not read, so a close frame would wait behind the rest: drop the connection.
+                    channel.close(promise: nil)
+                    return false
+                }
+                continuation.yield(ByteBuffer(bytes: message))
+                return true
+            },
+            exit: {
+                queue.end(.exit)
+                continuation.finish()
+            })
+        defer {
+            session.close()
+            continuation.finish()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await buffer in stream {
+                    queue.release(buffer.readableBytes)
+                    do {
+                        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: buffer)))
+                    } catch {
+                        break
+                    }
+                }
+                switch queue.ending {
+                case .exit:
+                    try? await outbound.close(.normalClosure, reason: "exit")
+                case .slowReader, nil:
+                    break
+                }
+            }
+            var limiter = RateLimiter(perSecond: options.messagesPerSecond, burst: options.messageBurst)
+            var iterator = inbound.messages(maxSize: options.maximumMessageBytes).makeAsyncIterator()
+            while let message = try await iterator.next() {
+                guard queue.ending == nil else { continue }
+                switch message {
+                case .text(let text):
+                    if let wait = limiter.take(now: .now) { try await Task.sleep(for: wait) }
+                    session.receive(Array(text.utf8))
+                case .binary:
+                    try? await outbound.close(.unacceptableData, reason: "send JSON-RPC messages as text frames")
+                    channel.close(promise: nil)
+                }
+            }
+            session.close()
+            continuation.finish()
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// The bytes waiting for the writer of one connection, capped.
+private final class OutboundQueue: Sendable {
+    private struct State {
+        var bytes = 0
+        var ending: WebListener.OutputEndReason?
+    }
+    private let state = Mutex(State())
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    func reserve(_ count: Int) -> Bool {
+        state.withLock { state in
+            guard state.ending == nil, state.bytes <= limit - count else { return false }
+            state.bytes += count
+            return true
+        }
+    }
+
+    func release(_ count: Int) { state.withLock { $0.bytes -= count } }
+
+    /// Records why the output ended; true the first time.
+    @discardableResult
+    func end(_ reason: WebListener.OutputEndReason) -> Bool {
+        state.withLock { state in
+            guard state.ending == nil else { return false }
+            state.ending = reason
+            return true
+        }
+    }
+
+    var ending: WebListener.OutputEndReason? { state.withLock { $0.ending } }
+}
+
+extension WebListener {
+    /// Why a connection's output ended before its input.
+    enum OutputEndReason: Sendable {
+        case exit
+        case slowReader
+    }
+}
+
+/// A token bucket: `burst` messages at once, then `perSecond` on average.
+struct RateLimiter {
+    let perSecond: Int
+    let burst: Int
+    private var tokens: Double
+    private var last: ContinuousClock.Instant?
+
+    init(perSecond: Int, burst: Int) {
+        self.perSecond = perSecond
+        self.burst = max(1, burst)
+        self.tokens = Double(max(1, burst))
+    }
+
+    /// Takes one message's token; returns how long to wait first, if the bucket is empty.
+    mutating func take(now: ContinuousClock.Instant) -> Duration? {
+        guard perSecond > 0 else { return nil }
+        if let last {
+            let elapsed = last.duration(to: now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            tokens = min(Double(burst), tokens + max(0, seconds) * Double(perSecond))
+        }
+        last = now
+        tokens -= 1
+        guard tokens < 0 else { return nil }
+        // Wait until the deficit is paid back (at most one message's worth: one token at a time).
+        let wait = -tokens / Double(perSecond)
+        return .nanoseconds(Int64(min(wait, 60) * 1e9))
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> Substring {
+        var text = self
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,118 @@
+import ContextHost
+import Logging
+import Synchronization
+
+/// One client connection's protocol session: messages in (`receive`), framed answers and
+/// notifications out through the `send` closure it was made with, `close` when the connection
+/// ends. The transport knows only this type and `WebSessionFactory`, so what stands behind a
+/// session (today a host of its own, later a host core shared by every connection) can change
+/// without touching the transport.
+package final class WebSession: Sendable {
+    private let state: SessionState
+    private let server: RPCServer
+    private let output: OutputChannel
+    /// Serialises `receive` (the server handles one message at a time, in order).
+    private let reader = Mutex(())
+
+    fileprivate init(state: SessionState, server: RPCServer, output: OutputChannel) {
+        self.state = state
+        self.server = server
+        self.output = output
+    }
+
+    /// Handles one message (a JSON-RPC object, the text of one WebSocket message).
+    package func receive(_ message: [UInt8]) {
+        guard !state.isClosed else { return }
+        reader.withLock { _ in
+            output.batch { server.receive(message) }
+        }
+    }
+
+    /// Handles a message over the size limit as `serve` does: a JSON-RPC error, the message
+    /// discarded. (The WebSocket transport closes the connection before that; kept for others.)
+    package func receiveOversized(length: Int) {
+        reader.withLock { _ in server.handle(.oversized(length: length)) }
+    }
+
+    /// Ends the session: its workers are stopped, requests still waiting are abandoned and
+    /// nothing more is sent. Safe to call more than once, and from the `exit` handler.
+    package func close() { state.close() }
+
+    /// Whether `close` ran.
+    package var isClosed: Bool { state.isClosed }
+
+    /// Requests waiting on a provider (for tests and diagnostics).
+    package var pendingCount: Int { server.pendingCount }
+}
+
+/// Makes the session of each new connection.
+package struct WebSessionFactory: Sendable {
+    /// Each session's host configuration.
+    package let configuration: HostConfiguration
+    package let logger: Logger
+
+    package init(configuration: HostConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// A new session.
+    ///
+    /// - Parameters:
+    ///   - send: takes one outgoing message (a JSON-RPC object, no framing); returns false when
+    ///     the connection cannot take more (gone, or not reading), which ends the output.
+    ///   - exit: called once when the client sends `exit` (after the session is closed).
+    package func makeSession(
+        send: @escaping @Sendable ([UInt8]) -> Bool, exit: @escaping @Sendable () -> Void
+    ) -> WebSession {
+        let host = Host(configuration: configuration, logger: logger)
+        // Messages are newline-delimited on the channel (JSON text has no raw newline); a write
+        // holds whole messages, but a partial one is kept until its end arrives.
+        let pending = Mutex<[UInt8]>([])
+        let output = OutputChannel(lateFlushMilliseconds: 1) { bytes in
+            var messages: [[UInt8]] = []
+            pending.withLock { pending in
+                var start = 0
+                if pending.isEmpty {
+                    while let newline = bytes[start...].firstIndex(of: 0x0A) {
+                        if newline > start { messages.append(Array(bytes[start..<newline])) }
+                        start = newline + 1
+                    }
+                    if start < bytes.count { pending.append(contentsOf: bytes[start...]) }
+                } else {
+                    pending.append(contentsOf: bytes)
+                    while let newline = pending[start...].firstIndex(of: 0x0A) {
+                        if newline > start { messages.append(Array(pending[start..<newline])) }
+                        start = newline + 1
+                    }
+                    pending.removeFirst(start)
+                }
+            }
+            for message in messages where !send(message) { return false }
+            return true
+        }
+        let state = SessionState(host: host)
+        let server = RPCServer(host: host, output: output, logger: logger) { _ in
+            // `exit`: this client's session is over (the process serves the others).
+            state.close()
+            exit()
+        }
+        return WebSession(state: state, server: server, output: output)
+    }
+}
+
+/// What `close` needs, shared by the session and its `exit` handler (no reference cycle
+/// through the server).
+private final class SessionState: Sendable {
+    let host: Host
+    private let closed = Atomic<Bool>(false)
+
+    init(host: Host) { self.host = host }
+
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        host.close()
+    }
+}

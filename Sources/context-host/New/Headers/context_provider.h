@@ -1,0 +1,1 @@
+../../../CContextProvider/include/context_provider.h

@@ -1,0 +1,1 @@
+../../../../Providers/DeviceInfo/ctxp_json.h

@@ -1,0 +1,47 @@
+import ContextHostTestSupport
+import Foundation
+import Testing
+
+/// `context-host serve --listen` through the real binary and a real WebSocket client (PyPI
+/// `websockets`, in the test-only venv). The checks are in Tests/Fixtures/web/ws_check.py, one
+/// scenario per test, one line per check (PASS or FAIL); each hostile check has a control that
+/// succeeds without the defence's trigger, and asserts the specific refusal (HTTP status, close
+/// code).
+@Suite("serve --listen (WebSocket, real client)")
+struct WebListenerTests {
+    static let root = BuildProducts.packageRoot
+    static let python = BuildProducts.testVenvPython
+
+    /// Each scenario and the checks it must pass (by name, so a check that silently stops
+    /// running fails too).
+    static let scenarios: [(String, Int)] = [
+        ("flow", 15),  // initialize → providers/list → Note collect → items/preview, 64 in flight, exit
+        ("composers", 6),  // two connections, separate composers
+        ("origin", 7),  // foreign Origin → 403
+        ("rebinding", 7),  // rebinding Host → 403
+        ("token", 12),  // non-loopback bind: no or wrong token → 401; --token-file
+        ("oversize", 5),  // oversized frame → 1009, peers unaffected
+        ("many", 5),  // 500 connections past the cap → 503
+        ("vanish", 7),  // a client that vanishes mid-collection: its worker stopped
+        ("rate", 2),  // the per-connection rate limit
+        ("slow", 4),  // a client that does not read its answers: dropped, others unaffected
+    ]
+
+    @Test("scenario", arguments: scenarios.map(\.0))
+    func scenario(_ name: String) throws {
+        try BuildProducts.checkBuilt()
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.python),
+            "the test-only Python venv is missing at \(Self.python): run scripts/test-venv.sh (scripts/test.sh does)")
+        let expected = try #require(Self.scenarios.first { $0.0 == name }?.1)
+        let command = [Self.python, Self.root + "/Tests/Fixtures/web/ws_check.py", name, BuildProducts.hostExecutable]
+            .map { "'\($0)'" }.joined(separator: " ")
+        let result = try Shell.run(command, in: Self.root, timeout: 240)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        let passed = lines.filter { $0.hasPrefix("PASS ") }
+        let failed = lines.filter { $0.hasPrefix("FAIL ") }
+        #expect(failed.isEmpty, "\(failed.joined(separator: "\n"))")
+        #expect(passed.count == expected, "\(result.output)")
+        #expect(result.status == 0, "\(result.output)")
+    }
+}
