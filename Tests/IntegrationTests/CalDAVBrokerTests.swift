@@ -143,12 +143,7 @@ final class TLSRadicale: @unchecked Sendable {
         let root: TemporaryDirectory
         let server: TLSRadicale
         var manifests: String { root.path + "/manifests" }
-        var environment: [String: String] {
-            [
-                "CONTEXT_HOST_SECRETS_DIR": root.path + "/secrets", "CONTEXT_HOST_EXTRA_CA_FILE": server.caFile,
-                "XDG_STATE_HOME": root.path + "/state", "XDG_CACHE_HOME": root.path + "/cache", "XDG_DATA_HOME": root.path + "/data",
-            ]
-        }
+        var environment: [String: String] { TestCA.hostEnvironment(root: root.path, caFile: server.caFile) }
 
         /// `allowLoopback`: the manifest copy declares caldavURL's origin with
         /// `privateAddresses: true` (the bundled one does not, so loopback is refused).

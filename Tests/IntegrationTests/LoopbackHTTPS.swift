@@ -19,6 +19,18 @@ enum TestCA {
     }
 }
 
+extension TestCA {
+    /// The environment of a `context-host` that a broker test runs: its secrets, state, cache and
+    /// data folders all inside `root` (so the test can search every file it wrote for a canary),
+    /// and `caFile` trusted for its fetches.
+    static func hostEnvironment(root: String, caFile: String) -> [String: String] {
+        [
+            "CONTEXT_HOST_SECRETS_DIR": root + "/secrets", "CONTEXT_HOST_EXTRA_CA_FILE": caFile,
+            "XDG_STATE_HOME": root + "/state", "XDG_CACHE_HOME": root + "/cache", "XDG_DATA_HOME": root + "/data",
+        ]
+    }
+}
+
 /// A child process a test starts and must stop: every wait is bounded.
 enum ChildProcess {
     /// Waits up to `timeout` seconds for `file` to hold a port number (written by the child);

@@ -80,13 +80,18 @@ package protocol ProviderConnection: AnyObject, Sendable {
         method: String, params: ParamsWriter, events: RequestEvents?,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64
+
+    /// Hands the provider the host's answer to one of its host requests (`host/fetch`): a
+    /// JSON-RPC response, through `call` with no reply callback. A requirement, not only an
+    /// extension method: `RequestEvents` calls it on an `any ProviderConnection`, which would
+    /// otherwise always pick the extension's no-op and leave the provider waiting.
+    func answerProviderRequest(_ message: [UInt8])
 }
 
 extension ProviderConnection {
     package func timedOut(_ id: Int64) { cancel(id) }
 
-    /// Hands the provider the host's answer to one of its host requests (`host/fetch`): a
-    /// JSON-RPC response, through `call` with no reply callback. Default: dropped.
+    /// Default for connections that carry no host requests: dropped.
     package func answerProviderRequest(_ message: [UInt8]) {}
 
     /// Without notifications (connections that cannot carry them).
