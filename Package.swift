@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Linker settings for the bundled Swift provider libraries (Linux, GNU-style linkers): export only
 /// the entry symbol (Providers/provider-exports.map) and drop unreachable sections (docs/sdk.md §1;
-/// the Swift metadata of the SDK's types still keeps most of ContextProtocol).
+/// the Swift metadata of the SDK's types keeps the wire core, ContextWire, whole).
 let providerLinkerSettings: [LinkerSetting] = [
     .unsafeFlags(
         ["-Xlinker", "--version-script=\(Context.packageDirectory)/Providers/provider-exports.map", "-Xlinker", "--gc-sections"],
@@ -84,20 +84,24 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // The wire types: ctxui values, JSON, and one type per protocol method (client <-> host and
-        // host <-> provider). No dependencies, so clients in any Swift app can use it alone.
-        .target(name: "ContextProtocol"),
+        // The wire core a provider links: JSON, the ctxui values, error codes and the host <->
+        // provider messages. No dependencies.
+        .target(name: "ContextWire"),
+        // The client side: one type per client <-> host method, the registry, the session API and
+        // OpenRPC, over the wire core it re-exports. No system dependencies, so any Swift app can
+        // use it alone; kept out of provider libraries (docs/sdk.md §1: their size).
+        .target(name: "ContextProtocol", dependencies: ["ContextWire"]),
         // The typed client of a `context-host` child process (ContextProtocol's session API over pipes).
         .target(name: "ContextHostClient", dependencies: ["ContextProtocol"]),
-        // The SDK provider authors write against (re-exports ContextProtocol).
-        .target(name: "ContextProviderKit", dependencies: ["CContextProvider", "ContextProtocol"]),
+        // The SDK provider authors write against (re-exports the wire core, not the client side).
+        .target(name: "ContextProviderKit", dependencies: ["CContextProvider", "ContextWire"]),
         // The embeddable host. It reads the lock file and checks installed files' hashes at load,
         // but links neither libsodium nor zlib: making, verifying and installing bundles is
         // ContextPackages (EmbeddingPackageTests checks an embedding app's executable).
         .target(
             name: "ContextHost",
             dependencies: [
-                "CContextProvider", "CYAML", "ContextProviderKit", "CHostSupport",
+                "CContextProvider", "CYAML", "ContextProtocol", "ContextProviderKit", "CHostSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -135,7 +139,7 @@ let package = Package(
         ),
         // The reference clients (`context-host compose`, `gallery`) over ContextHostClient, and the
         // ctxui text and HTML renderers.
-        .target(name: "ContextClient", dependencies: ["ContextProviderKit", "ContextHostClient"]),
+        .target(name: "ContextClient", dependencies: ["ContextProviderKit", "ContextProtocol", "ContextHostClient"]),
         // `context-host mcp`: the providers as an MCP server, over the in-process host.
         .target(name: "ContextMCP", dependencies: ["ContextHost", "ContextProtocol", .product(name: "Logging", package: "swift-log")]),
         // `serve --listen`: the protocol over WebSocket (Hummingbird), each connection its own
@@ -220,8 +224,8 @@ let package = Package(
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
-        .testTarget(name: "ContextProtocolTests", dependencies: ["ContextProtocol"]),
-        .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit"]),
+        .testTarget(name: "ContextProtocolTests", dependencies: ["ContextProtocol", "ContextWire"]),
+        .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit", "ContextProtocol"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),

@@ -21,7 +21,7 @@ enum Civil {
     static func daysInMonth(year: Int, month: Int) -> Int { GregorianDays.daysInMonth(year: year, month: month) }
 
     /// Floor division.
-    static func floorDiv(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
+    static func floorDiv(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : (a + 1) / b - 1 }
 
     /// Splits local seconds into a day number and the seconds of that day.
     static func split(_ seconds: Int) -> (days: Int, secondOfDay: Int) {

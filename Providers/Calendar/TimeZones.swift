@@ -143,6 +143,31 @@ struct RecurringZone: Sendable {
             return best
         }
 
+        /// The changes (UTC seconds) from `first` through `last`, a span inside UTC years
+        /// `year - 1` and `year`; `year` is within `YearChanges.yearLimit`.
+        func changes(from first: Int, through last: Int, aroundYear year: Int) -> [Int] {
+            var found: [Int] = []
+            var index = 0
+            var high = fixed.count
+            while index < high {
+                let mid = (index + high) / 2
+                if fixed[mid] < first { index = mid + 1 } else { high = mid }
+            }
+            while index < fixed.count, fixed[index] <= last {
+                found.append(fixed[index])
+                index += 1
+            }
+            guard let rule else { return found }
+            // Wall-clock years in `from` around the span (an offset moves an instant a day at most).
+            for localYear in (year - 2)...(year + 1) {
+                for local in changes(in: localYear, rule: rule) {
+                    let utc = local - from
+                    if utc >= first, utc <= last { found.append(utc) }
+                }
+            }
+            return found
+        }
+
         /// The rule's changes in `year` (wall-clock seconds in `from`, ascending).
         private func changes(in year: Int, rule: RecurrenceRule) -> [Int] {
             years.changes(in: year) {
@@ -180,16 +205,87 @@ struct RecurringZone: Sendable {
     var parts: [Part]
     /// The UTC instants the zone's transition table answers for; outside them, `offset(atUTC:)`.
     var covered: ClosedRange<Int>
+    /// The changes of every part around each UTC year asked for (shared by copies of the zone).
+    let years = YearTables()
+
+    init(parts: [Part], covered: ClosedRange<Int>) {
+        self.parts = parts
+        self.covered = covered
+    }
 
     /// The offset at a UTC instant: that of the part with the latest change at or before it (the
     /// later part on a tie, as in the table), else the offset before the first change.
+    ///
+    /// A series asks this for each of its instants, so the answer comes from a table of the
+    /// zone's changes in the instant's UTC year and the year before, built once per year; only an
+    /// instant with no change in those two years (or at the far ends of time) asks each part.
     func offset(atUTC t: Int, initialOffset: Int) -> Int {
+        let year = Civil.date(days: Civil.floorDiv(t, 86_400)).year
+        if abs(year) < YearChanges.yearLimit,
+            let offset = years.table(for: year, { yearTable(year) }).offset(atUTC: t)
+        {
+            return offset
+        }
         var best: (utc: Int, offset: Int)?
         for part in parts {
             guard let change = part.lastChange(atOrBefore: t) else { continue }
             if change >= best?.utc ?? Int.min { best = (change, part.to) }
         }
         return best?.offset ?? initialOffset
+    }
+
+    /// Every part's changes from the start of UTC year `year - 1` to the end of `year`, ordered by
+    /// instant and then by part (the later part wins a tie, as in `offset(atUTC:)`). Complete for
+    /// that span: if an instant in `year` has a change at or before it in the table, the latest one
+    /// is the zone's latest change before it.
+    private func yearTable(_ year: Int) -> YearTable {
+        let first = Civil.days(year: year - 1, month: 1, day: 1) * 86_400
+        let last = Civil.days(year: year + 1, month: 1, day: 1) * 86_400 - 1
+        var changes: [(utc: Int, part: Int, offset: Int)] = []
+        for (index, part) in parts.enumerated() {
+            for utc in part.changes(from: first, through: last, aroundYear: year) {
+                changes.append((utc, index, part.to))
+            }
+        }
+        changes.sort { ($0.utc, $0.part) < ($1.utc, $1.part) }
+        return YearTable(instants: changes.map(\.utc), offsets: changes.map(\.offset))
+    }
+
+    /// One UTC year's changes (see `yearTable`).
+    final class YearTable: Sendable {
+        let instants: [Int]
+        let offsets: [Int]
+
+        init(instants: [Int], offsets: [Int]) {
+            self.instants = instants
+            self.offsets = offsets
+        }
+
+        /// The offset of the last change at or before `t`, or `nil` when the table has none.
+        func offset(atUTC t: Int) -> Int? {
+            var low = 0
+            var high = instants.count
+            while low < high {
+                let mid = (low + high) / 2
+                if instants[mid] <= t { low = mid + 1 } else { high = mid }
+            }
+            return low == 0 ? nil : offsets[low - 1]
+        }
+    }
+
+    /// The year tables asked for, at most `YearChanges.capacity` of them (then it starts again).
+    final class YearTables: Sendable {
+        private let known = Mutex<[Int: YearTable]>([:])
+
+        func table(for year: Int, _ compute: () -> YearTable) -> YearTable {
+            if let found = known.withLock({ $0[year] }) { return found }
+            let computed = compute()
+            known.withLock { table in
+                if table.count >= YearChanges.capacity { table.removeAll(keepingCapacity: true) }
+                table[year] = computed
+            }
+            return computed
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import ContextHostClient
+import ContextProtocol
 import ContextProviderKit
 import Dispatch
 import Synchronization

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 /// The `context-host compose` flow: pick providers, fill their forms, see attached items as
 /// chips, open an item's detail, remove items, and send. It speaks only the public protocol

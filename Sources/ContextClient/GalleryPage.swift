@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 /// The gallery as one static HTML page: a table of contents and a section per provider
 /// (`id="provider-<id>"`) with its `providers/list` entry, each form step (with the error an

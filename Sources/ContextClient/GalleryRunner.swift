@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 #if canImport(Glibc)
 import Glibc

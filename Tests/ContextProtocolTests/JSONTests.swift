@@ -1,6 +1,7 @@
 import Testing
 
-@testable import ContextProtocol
+@testable import ContextWire
+import ContextProtocol
 
 /// The dependency-free JSON reader and writer.
 @Suite("JSON")

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 import Testing
 
 /// `ContextDetail.adapted(to:)`, `ContextChip.adapted(to:)` and the version 2 wire types.

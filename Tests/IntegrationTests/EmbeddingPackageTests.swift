@@ -39,9 +39,11 @@ struct EmbeddingPackageTests {
             .write(toFile: app + "/Package.swift", atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(
             atPath: Self.fixture + "/Sources/EmbedNote/main.swift", toPath: app + "/Sources/EmbedNote/main.swift")
+        try FileManager.default.createDirectory(atPath: app + "/Sources/DocExample", withIntermediateDirectories: true)
+        try Self.documentedExample().write(toFile: app + "/Sources/DocExample/main.swift", atomically: true, encoding: .utf8)
 
-        let build = try Shell.run("swift build --scratch-path '\(Self.scratch)' --product EmbedNote", in: app, timeout: 1200)
-        try #require(build.status == 0, "swift build of the embedding package failed:\n\(build.output.suffix(4000))")
+        let build = try Shell.run("swift build --scratch-path '\(Self.scratch)'", in: app, timeout: 1200)
+        try #require(build.status == 0, "swift build of the embedding package (EmbedNote and docs/embedding.md's example) failed:\n\(build.output.suffix(4000))")
         let binary = try Shell.run("swift build --scratch-path '\(Self.scratch)' --show-bin-path", in: app, timeout: 120)
         let executable = binary.output.split(separator: "\n").last.map(String.init).map { $0 + "/EmbedNote" } ?? ""
 
@@ -62,6 +64,13 @@ struct EmbeddingPackageTests {
         let module = Array("AsyncHTTPClient".utf8)
         #expect(try Self.contains(module, file: executable) == false, "EmbedNote links AsyncHTTPClient")
         #expect(try Self.contains(module, file: BuildProducts.hostExecutable), "the search cannot see AsyncHTTPClient in context-host")
+
+        // The page's example: Note attached and sent in this process, then through a child.
+        let example = try Shell.run("'\(executable.dropLast("EmbedNote".count))DocExample'", in: app, timeout: 120)
+        #expect(example.status == 0, "docs/embedding.md's example failed:\n\(example.output)")
+        let hosts = example.output.split(separator: "\n").filter { $0.hasPrefix("host ") && $0.hasSuffix("protocol 2") }
+        let chips = example.output.split(separator: "\n").filter { $0.hasPrefix("Groceries ") }
+        #expect(hosts.count == 2 && chips.count == 2, "docs/embedding.md's example did not run both ways:\n\(example.output)")
 
         for mode in ["in-process", "client"] {
             let run = try Shell.run(
@@ -84,6 +93,22 @@ struct EmbeddingPackageTests {
     static func contains(_ needle: [UInt8], file: String) throws -> Bool {
         let data = try Data(contentsOf: URL(fileURLWithPath: file))
         return data.range(of: Data(needle)) != nil
+    }
+
+    /// docs/embedding.md §2's example exactly as the page shows it, but for its three install
+    /// paths, which become this checkout's folders (each must still be in the text).
+    static func documentedExample() throws -> String {
+        let page = try String(contentsOfFile: BuildProducts.packageRoot + "/docs/embedding.md", encoding: .utf8)
+        let blocks = page.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        var example = try #require(blocks.first { $0.contains("func attachNote(through") }, "docs/embedding.md has no attachNote example")
+        for (path, replacement) in [
+            ("/usr/share/my-app/manifests", Self.manifests), ("/usr/lib/my-app/providers", BuildProducts.directory),
+            ("/usr/libexec/context-host", BuildProducts.hostExecutable),
+        ] {
+            try #require(example.contains(path), "docs/embedding.md's example no longer names \(path); update this test with it")
+            example = example.replacingOccurrences(of: path, with: replacement)
+        }
+        return example + "\n"
     }
 
     /// The `NEEDED` entries of an ELF file's dynamic section (`readelf -d`), e.g. `libsodium.so.23`.

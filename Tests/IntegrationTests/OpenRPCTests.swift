@@ -1,4 +1,5 @@
 import ContextHost
+import ContextProtocol
 import ContextHostTestSupport
 import ContextProviderKit
 import Foundation

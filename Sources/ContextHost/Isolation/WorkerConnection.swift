@@ -9,77 +9,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A change in a supervised provider's status that the registry and the client should see.
-package enum SupervisionEvent: Sendable {
-    /// Crashed too often; no more restarts until `providers/retry`.
-    case quarantined(Unavailability)
-    /// Back in service after `providers/retry`.
-    case recovered
-    /// A worker started and opened the provider (a cold start, a restart after a crash or an idle
-    /// stop, or a retry); the host refreshes the provider's metadata then (docs/protocol.md).
-    case started
-}
-
-/// Where a provider's worker is, as `providers/list` shows it (`worker`).
-package enum WorkerState: String, Sendable {
-    /// No worker: none was needed yet, or it stopped when idle. The next request starts one.
-    case stopped
-    /// A worker is starting (waiting for a start slot, spawning, opening the provider).
-    case starting
-    /// A worker serves the provider.
-    case running
-    /// The worker was idle and is exiting; a request now waits for a new one.
-    case stopping
-    /// The worker crashed; a new one starts after the backoff.
-    case restarting
-    /// Crashed too often; requests are refused until `providers/retry`.
-    case quarantined
-}
-
-/// Bounds how many workers start at once (start-up storms, docs/security.md §4): each start
-/// takes a slot; the others wait in the order they came, and run on the thread that frees a slot.
-/// One per registry, shared by its worker connections.
-package final class WorkerStartLimiter: Sendable {
-    /// How many starts may run at once.
-    package let limit: Int
-    private struct State {
-        var active = 0
-        var waiting: [@Sendable () -> Void] = []
-    }
-    private let state = Mutex(State())
-
-    /// A limiter allowing `limit` (at least 1) starts at once.
-    package init(limit: Int) { self.limit = max(1, limit) }
-
-    /// Runs `work` on a thread of its own once a slot is free (at once if one is).
-    package func run(_ work: @escaping @Sendable () -> Void) {
-        let now = state.withLock { state -> Bool in
-            if state.active < limit {
-                state.active += 1
-                return true
-            }
-            state.waiting.append(work)
-            return false
-        }
-        guard now else { return }
-        startThread(name: "worker-start") { [self] in
-            var job = work
-            while true {
-                job()
-                let next = state.withLock { state -> (@Sendable () -> Void)? in
-                    guard !state.waiting.isEmpty else {
-                        state.active -= 1
-                        return nil
-                    }
-                    return state.waiting.removeFirst()
-                }
-                guard let next else { break }
-                job = next
-            }
-        }
-    }
-}
-
 /// A provider instance in a `context-host worker` process, supervised: a crashed or hung worker
 /// fails the requests it held with `-32016`, is restarted with backoff, and after
 /// `maximumCrashes` crashes within `crashWindow` the provider is quarantined (docs/security.md).
@@ -93,28 +22,28 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     package typealias Completion = @Sendable (ProviderResponse) -> Void
 
     package let providerID: String
-    private let arguments: [String]
-    private let libraryPath: String
-    private let initJSON: [UInt8]
-    private let settings: IsolationConfiguration
-    private let maximumReplyBytes: Int
-    private let logger: Logger
-    private let nextID = Atomic<Int64>(1)
-    private let state = Mutex(State())
-    private let eventHandler = Mutex<(@Sendable (SupervisionEvent) -> Void)?>(nil)
+    let arguments: [String]
+    let libraryPath: String
+    let initJSON: [UInt8]
+    let settings: IsolationConfiguration
+    let maximumReplyBytes: Int
+    let logger: Logger
+    let nextID = Atomic<Int64>(1)
+    let state = Mutex(State())
+    let eventHandler = Mutex<(@Sendable (SupervisionEvent) -> Void)?>(nil)
     /// The worker's environment (scrubbed when sandboxed).
-    private let environment: [String]
-    private let sandboxed: Bool
-    private let sandboxReportState = Mutex<SandboxReport?>(nil)
+    let environment: [String]
+    let sandboxed: Bool
+    let sandboxReportState = Mutex<SandboxReport?>(nil)
     /// The running worker's timer (idle stop and CPU watchdog); nil while no worker runs.
-    private let timer = Mutex<TimerBox?>(nil)
+    let timer = Mutex<TimerBox?>(nil)
     /// Where starts queue (shared by the registry's connections).
-    private let starts: WorkerStartLimiter
+    let starts: WorkerStartLimiter
     /// Whether workers start on demand (false: the first one starts in `init`, as before issue 28).
     package let isLazy: Bool
 
     /// A worker's lifecycle. Every transition happens under `state`'s lock.
-    private enum Lifecycle {
+    enum Lifecycle {
         /// No worker; the next request starts one.
         case idle
         /// A worker is being started (queued for a slot, spawning, opening); requests queue.
@@ -150,7 +79,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
     }
 
-    private struct InFlight {
+    struct InFlight {
         let completion: Completion
         let method: String
         /// The worker generation it was sent to; nil while it waits for a worker.
@@ -162,12 +91,12 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 
     /// A request the host gave up on; the worker must still answer it within the grace period.
-    private struct Abandoned {
+    struct Abandoned {
         let method: String
         let generation: Int
     }
 
-    private struct State {
+    struct State {
         var lifecycle = Lifecycle.idle
         /// The generation of the last worker started (or being started).
         var generation = 0
@@ -238,7 +167,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 
     /// Where the host's `context-host` executable is.
-    private static func workerExecutable(_ configuration: HostConfiguration) -> String? {
+    static func workerExecutable(_ configuration: HostConfiguration) -> String? {
         if let explicit = configuration.isolation.workerExecutable { return explicit }
         if let running = RunningExecutable.contextHost { return running }
         if let directory = configuration.executableDirectory, access(directory + "/context-host", X_OK) == 0 {
@@ -248,8 +177,8 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     }
 
     /// Writing to a dead worker must fail with EPIPE, not kill the host.
-    private static let ignoreBrokenPipesOnce: Void = { signal(SIGPIPE, SIG_IGN) }()
-    private static func ignoreBrokenPipes() { _ = ignoreBrokenPipesOnce }
+    static let ignoreBrokenPipesOnce: Void = { signal(SIGPIPE, SIG_IGN) }()
+    static func ignoreBrokenPipes() { _ = ignoreBrokenPipesOnce }
 
     /// Called with status changes (quarantined, recovered); the host updates its registry and
     /// tells the client.
@@ -257,7 +186,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         eventHandler.withLock { $0 = handler }
     }
 
-    private func emit(_ event: SupervisionEvent) {
+    func emit(_ event: SupervisionEvent) {
         let handler = eventHandler.withLock { $0 }
         handler?(event)
     }
@@ -309,94 +238,6 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
     }
 
-    // MARK: Starting workers
-
-    private struct Started: @unchecked Sendable {
-        var worker: WorkerProcess
-        var reader: FrameReader
-    }
-
-    /// Spawns a worker, sends the init JSON and waits for the provider to open.
-    private func startWorker(generation: Int) -> Result<Started, LoadError> {
-        let worker: WorkerProcess
-        switch WorkerProcess.spawn(arguments: arguments, environment: environment, generation: generation, label: providerID, logger: logger) {
-        case .failure(let error): return .failure(error)
-        case .success(let process): worker = process
-        }
-        var reader = FrameReader(fd: worker.output)
-        let sent = worker.writeNow(WorkerFrame.encode(tag: 0, payload: initJSON))
-        let event: FrameReader.Event = sent
-            ? reader.next(maximumPayload: 1 << 20, deadline: .now + settings.startTimeout)
-            : .endOfStream
-        if case .frame(0, let payload) = event, let answer = try? JSONValue(parsing: payload) {
-            if let report = SandboxReport(json: answer["sandbox"]) {
-                sandboxReportState.withLock { $0 = report }
-                if answer["ok"]?.boolValue == true, !report.missing.isEmpty, generation == 0 {
-                    logger.notice("Provider \(providerID): sandbox \(report.policy): \(report.summary).")
-                }
-            }
-            if answer["ok"]?.boolValue == true {
-                worker.resetIdleCPU()
-                return .success(Started(worker: worker, reader: reader))
-            }
-            if let error = answer["error"] {
-                _ = worker.reap()
-                return .failure(LoadError(
-                    code: error["code"]?.stringValue ?? "provider-open-failed",
-                    message: error["message"]?.stringValue ?? "The provider failed to open.",
-                    hint: error["hint"]?.stringValue ?? "Check the provider's settings."))
-            }
-        }
-        if case .timedOut = event {
-            worker.kill(.startTimeout)
-            _ = worker.reap()
-            return .failure(LoadError(
-                code: "worker-start-timeout",
-                message: "The worker for '\(providerID)' did not finish loading '\(libraryPath)' within \(settings.startTimeout.milliseconds) ms.",
-                hint: "The provider blocks while loading or opening; fix it, or check its stderr (in the host's log)."))
-        }
-        if case .endOfStream = event {} else { worker.kill(.protocolViolation("no valid answer to open")) }
-        let exit = worker.reap()
-        let tail = worker.stderrTail
-        let how = worker.killReason.withLock { $0 } == nil ? exit.description : "its answer to open was not valid"
-        return .failure(LoadError(
-            code: "worker-crashed-on-load",
-            message: "The worker for '\(providerID)' died while loading '\(libraryPath)' (\(how))."
-                + (tail.isEmpty ? "" : " Last stderr: \(tail.suffix(3).joined(separator: " | "))"),
-            hint: "The library crashes when it is loaded or opened; fix the provider (all its stderr is in the host's log), or remove its manifest."))
-    }
-
-    private func startReading(_ worker: WorkerProcess, _ reader: FrameReader) {
-        let started = Started(worker: worker, reader: reader)
-        let limit = maximumReplyBytes
-        // Holds the connection weakly: a connection dropped by the registry kills its worker.
-        startThread(name: "worker-replies") { [weak self] in
-            var reader = started.reader
-            readLoop: while true {
-                let event = reader.next(maximumPayload: limit)
-                guard let self else {
-                    worker.kill(nil)
-                    break readLoop
-                }
-                switch event {
-                case .frame(let tag, let payload):
-                    if tag > 0 { handleReply(tag: tag, payload: payload, from: worker) }
-                case .oversized(let tag, let length):
-                    if let entry = take(tag, from: worker) {
-                        Self.fail(entry.completion, ReplyRouter.tooLarge(length, limit: limit))
-                    }
-                case .endOfStream, .timedOut:
-                    break readLoop
-                case .malformed(let reason):
-                    worker.kill(.protocolViolation(reason))
-                    break readLoop
-                }
-            }
-            let exit = worker.reap()
-            self?.handleDeath(of: worker, exit: exit)
-        }
-    }
-
     /// Stops the worker for good (the host that owns this connection is closing): its input is
     /// closed and, if it lingers, it is killed; nothing is restarted and it is not a crash.
     /// Requests still in flight are answered as lost.
@@ -420,7 +261,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
 
     /// Removes the request `tag` if it was sent to this worker; a late answer to a request the host
     /// gave up on just proves the worker is alive.
-    private func take(_ tag: Int64, from worker: WorkerProcess) -> InFlight? {
+    func take(_ tag: Int64, from worker: WorkerProcess) -> InFlight? {
         state.withLock { state in
             if let entry = state.inFlight[tag], entry.generation == worker.generation {
                 state.inFlight[tag] = nil
@@ -431,7 +272,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
     }
 
-    private func handleReply(tag: Int64, payload: [UInt8], from worker: WorkerProcess) {
+    func handleReply(tag: Int64, payload: [UInt8], from worker: WorkerProcess) {
         // A notification before the response (`$/progress`, `$/log`), relayed with the request's tag.
         if payload.withUnsafeBytes({ RequestEvents.isNotification($0) }) {
             let events = state.withLock { state -> RequestEvents? in
@@ -457,7 +298,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         payload.withUnsafeBytes { ReplyRouter.deliver($0, to: entry.completion, expectedID: tag) }
     }
 
-    private static func fail(_ completion: Completion, _ error: RPCError) {
+    static func fail(_ completion: Completion, _ error: RPCError) {
         let empty: [UInt8] = []
         empty.withUnsafeBytes { completion(ProviderResponse(bytes: $0, result: nil, error: error, errorIsFromHost: true)) }
     }
@@ -524,14 +365,14 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         worker.write(WorkerFrame.encode(tag: 0, payload: message))
     }
 
-        package func cancel(_ id: Int64) { stop(id, timedOut: false) }
+    package func cancel(_ id: Int64) { stop(id, timedOut: false) }
 
     package func timedOut(_ id: Int64) { stop(id, timedOut: true) }
 
     /// Answers `id` with -32800, tells the worker to stop it, and kills the worker if it does not
     /// answer within the grace period. A request still waiting for a worker just leaves the queue
     /// (the worker being started for it keeps starting, and later stops when idle).
-    private func stop(_ id: Int64, timedOut: Bool) {
+    func stop(_ id: Int64, timedOut: Bool) {
         let found = state.withLock { state -> (InFlight, WorkerProcess?)? in
             guard let entry = state.inFlight.removeValue(forKey: id) else { return nil }
             guard let generation = entry.generation, case .running(let worker) = state.lifecycle, worker.generation == generation else {
@@ -558,419 +399,5 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             }
         }
         Self.fail(entry.completion, RPCError(.requestCancelled, "Request cancelled"))
-    }
-
-    // MARK: Starting on demand
-
-    /// Starts worker `generation` through the start limiter (the connection is `starting`).
-    private func launch(generation: Int, countAsRestart: Bool) {
-        starts.run { [weak self] in self?.start(generation: generation, countAsRestart: countAsRestart) }
-    }
-
-    /// Spawns and opens worker `generation`, then serves what waited; a failure is counted once
-    /// (like a crash) and reported to every request that waited.
-    private func start(generation: Int, countAsRestart: Bool) {
-        let wanted = state.withLock { state -> Bool in
-            if case .starting = state.lifecycle, state.generation == generation { return true }
-            return false
-        }
-        guard wanted else { return }
-        switch startWorker(generation: generation) {
-        case .success(let started):
-            guard let frames = install(started.worker, countAsRestart: countAsRestart) else {
-                started.worker.kill(nil)
-                _ = started.worker.reap()
-                return
-            }
-            startReading(started.worker, started.reader)
-            for frame in frames { started.worker.write(frame) }
-            startTimer(for: started.worker)
-            logger.debug("Provider \(providerID): worker started (pid \(started.worker.pid)).")
-            if countAsRestart { logger.notice("Provider \(providerID): worker restarted (pid \(started.worker.pid)).") }
-            emit(.started)
-        case .failure(let error):
-            logger.warning("Provider \(providerID): its worker failed to start: \(error)")
-            var waiting: [InFlight] = []
-            let decision = state.withLock { state -> Decision in
-                guard case .starting = state.lifecycle, state.generation == generation else { return .ignore }
-                // Every request that waited for this worker learns why it did not start.
-                waiting = state.queue.compactMap { state.inFlight.removeValue(forKey: $0) }
-                state.queue = []
-                let decision = recordCrash(&state, summary: "failed to start: \(error.message)")
-                if case .restart = decision, isLazy { state.lifecycle = .idle }
-                return decision
-            }
-            let quarantined: Bool
-            if case .quarantine = decision { quarantined = true } else { quarantined = false }
-            for entry in waiting { Self.fail(entry.completion, startError(error, method: entry.method, quarantined: quarantined)) }
-            switch decision {
-            case .restart(let backoff) where !isLazy:
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(backoff.milliseconds)) { [weak self] in self?.restart() }
-            case .quarantine(let reason, let others):
-                for entry in others { Self.fail(entry.completion, unavailableError(reason)) }
-                emit(.quarantined(reason))
-            case .restart, .ignore:
-                break
-            }
-        }
-    }
-
-    /// The error a request that waited for a worker gets when the worker did not start.
-    private func startError(_ error: LoadError, method: String, quarantined: Bool) -> RPCError {
-        let crashed = error.code == "worker-crashed-on-load" || error.code == "worker-start-timeout"
-        let outcome = quarantined
-            ? "it is now quarantined; call providers/retry to try again"
-            : (isLazy ? "the next request starts a new worker" : "its worker is being restarted")
-        return RPCError(
-            crashed ? .providerCrashed : .providerLoadFailed,
-            "Provider '\(providerID)' could not start its worker for \(method): \(error.message) (\(outcome)).",
-            data: [
-                "providerId": .string(providerID), "method": .string(method), "cause": "start", "code": .string(error.code),
-                "hint": .string(error.hint), "quarantined": .bool(quarantined), "restarting": .bool(!quarantined && !isLazy),
-            ])
-    }
-
-    /// Makes `worker` the running one and returns the frames of the requests that waited, or nil
-    /// if the connection is no longer starting this generation.
-    private func install(_ worker: WorkerProcess, countAsRestart: Bool) -> [[UInt8]]? {
-        state.withLock { state -> [[UInt8]]? in
-            guard case .starting = state.lifecycle, state.generation == worker.generation else { return nil }
-            state.lifecycle = .running(worker)
-            state.workerStarts += 1
-            if countAsRestart { state.restarts += 1 }
-            state.idleSince = .now
-            var frames: [[UInt8]] = []
-            for id in state.queue {
-                guard var entry = state.inFlight[id], let message = entry.message else { continue }
-                frames.append(WorkerFrame.encode(tag: id, payload: message))
-                entry.message = nil
-                entry.generation = worker.generation
-                state.inFlight[id] = entry
-            }
-            state.sent &+= UInt64(frames.count)
-            state.queue = []
-            return frames
-        }
-    }
-
-    // MARK: Crashes
-
-    private enum Decision {
-        case ignore
-        case restart(after: Duration)
-        case quarantine(Unavailability, waiting: [InFlight])
-    }
-
-    /// Records a crash; returns whether to restart or quarantine. Called with the lock held.
-    private func recordCrash(_ state: inout State, summary: String) -> Decision {
-        let now = ContinuousClock.now
-        state.crashes = state.crashes.filter { now - $0 < settings.crashWindow } + [now]
-        state.lastCrash = summary
-        if state.crashes.count >= settings.maximumCrashes {
-            let reason = Unavailability(
-                code: "quarantined",
-                message: "It crashed \(state.crashes.count) times in \(Self.words(settings.crashWindow)) (last: \(summary)) and is quarantined; call providers/retry to try again.")
-            state.lifecycle = .quarantined(reason)
-            let waiting = state.queue.compactMap { state.inFlight.removeValue(forKey: $0) }
-            state.queue = []
-            return .quarantine(reason, waiting: waiting)
-        }
-        state.lifecycle = .restarting
-        let exponent = min(state.crashes.count - 1, 30)
-        let backoff = min(settings.initialBackoff * (1 << exponent), settings.maximumBackoff)
-        return .restart(after: backoff)
-    }
-
-    private func handleDeath(of worker: WorkerProcess, exit: WorkerExit) {
-        stopTimer(for: worker)
-        let killReason = worker.killReason.withLock { $0 }
-        let tail = worker.stderrTail
-        var lost: [InFlight] = []
-        enum Ending {
-            case crash(Decision)
-            /// An idle stop finished; start again at once if requests came meanwhile.
-            case idleStop(restart: Int?)
-            case ignore
-        }
-        let ending = state.withLock { state -> Ending in
-            switch state.lifecycle {
-            case .stopping(let current) where current === worker:
-                // Asked to exit: not a crash, whatever its exit status.
-                for (id, entry) in state.inFlight where entry.generation == worker.generation {
-                    lost.append(entry)
-                    state.inFlight[id] = nil
-                }
-                state.abandoned = state.abandoned.filter { $0.value.generation != worker.generation }
-                guard !state.queue.isEmpty else {
-                    state.lifecycle = .idle
-                    return .idleStop(restart: nil)
-                }
-                state.lifecycle = .starting
-                state.generation += 1
-                return .idleStop(restart: state.generation)
-            case .running(let current) where current === worker:
-                break
-            default:
-                return .ignore
-            }
-            for (id, entry) in state.inFlight where entry.generation == worker.generation {
-                lost.append(entry)
-                state.inFlight[id] = nil
-            }
-            state.abandoned = state.abandoned.filter { $0.value.generation != worker.generation }
-            let summary: String
-            switch killReason {
-            case .hung(let method, let afterTimeout, _)?:
-                summary = "killed after \(method) \(afterTimeout ? "timed out" : "was cancelled") and did not stop"
-            case .protocolViolation(let reason)?:
-                summary = "killed for breaking the worker protocol (\(reason))"
-            case .cpu(let seconds, let budget)?:
-                summary = "killed for using \(Self.seconds(seconds)) of CPU while it owed no answer (budget \(Self.seconds(budget)))"
-            case .startTimeout?, nil:
-                summary = "\(exit.description)" + (lost.first.map { " in \($0.method)" } ?? " while idle")
-            }
-            return .crash(recordCrash(&state, summary: summary))
-        }
-        let decision: Decision
-        switch ending {
-        case .ignore:
-            return
-        case .idleStop(let generation):
-            logger.debug("Provider \(providerID): idle worker \(worker.pid) stopped (\(exit.description)).")
-            for entry in lost {
-                Self.fail(entry.completion, RPCError(
-                    .providerCrashed, "Provider '\(providerID)' lost \(entry.method): its worker stopped; send the request again.",
-                    data: ["providerId": .string(providerID), "method": .string(entry.method), "cause": "stopped"]))
-            }
-            if let generation { launch(generation: generation, countAsRestart: false) }
-            return
-        case .crash(let made):
-            decision = made
-        }
-        var outcome = ""
-        switch decision {
-        case .restart(let backoff):
-            outcome = "its worker is being restarted"
-            logger.warning("Provider \(providerID): worker \(worker.pid) ended (\(exit.description)); restarting in \(backoff.milliseconds) ms.")
-        case .quarantine(let reason, _):
-            outcome = "it is now quarantined; call providers/retry to try again"
-            logger.error("Provider \(providerID): \(reason.message)")
-        case .ignore:
-            break
-        }
-        for entry in lost {
-            Self.fail(entry.completion, crashError(method: entry.method, exit: exit, kill: killReason, tail: tail, outcome: outcome, decision: decision))
-        }
-        switch decision {
-        case .restart(let backoff):
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(backoff.milliseconds)) { [weak self] in self?.restart() }
-        case .quarantine(let reason, let waiting):
-            for entry in waiting { Self.fail(entry.completion, unavailableError(reason)) }
-            emit(.quarantined(reason))
-        case .ignore:
-            break
-        }
-    }
-
-    private func unavailableError(_ reason: Unavailability) -> RPCError {
-        RPCError(
-            .providerUnavailable, "Provider '\(providerID)' is unavailable: \(reason.message)",
-            data: ["providerId": .string(providerID), "reason": reason.json])
-    }
-
-    private func crashError(method: String, exit: WorkerExit, kill: KillReason?, tail: [String], outcome: String, decision: Decision) -> RPCError {
-        var data: JSONObject = ["providerId": .string(providerID), "method": .string(method)]
-        let what: String
-        switch kill {
-        case .hung(let hungMethod, let afterTimeout, let graceMs)?:
-            what = "was killed after \(hungMethod) \(afterTimeout ? "timed out" : "was cancelled") and did not stop within \(graceMs) ms, losing this \(method) request"
-            data["cause"] = "hung"
-        case .protocolViolation(let reason)?:
-            what = "was killed while handling \(method) because its worker broke the host protocol (\(reason))"
-            data["cause"] = "protocol"
-        case .cpu(let seconds, let budget)?:
-            what = "was killed for using \(Self.seconds(seconds)) of CPU while it owed no answer (budget \(Self.seconds(budget))), losing this \(method) request"
-            data["cause"] = "cpu"
-        case .startTimeout?, nil:
-            what = "crashed (\(exit.description)) while handling \(method)"
-            data["cause"] = "crash"
-        }
-        if let signal = exit.signal { data["signal"] = .string(WorkerExit.signalName(signal)) }
-        if let code = exit.exitCode { data["exitCode"] = .number(Double(code)) }
-        data["stderrTail"] = .array(tail.map(JSONValue.string))
-        if case .quarantine = decision {
-            data["quarantined"] = true
-            data["restarting"] = false
-        } else {
-            data["quarantined"] = false
-            data["restarting"] = true
-        }
-        return RPCError(.providerCrashed, "Provider '\(providerID)' \(what); \(outcome).", data: .object(data))
-    }
-
-    /// Starts a new worker after a crash's backoff and sends it the requests that waited.
-    private func restart() {
-        let generation = state.withLock { state -> Int? in
-            guard case .restarting = state.lifecycle else { return nil }
-            state.lifecycle = .starting
-            state.generation += 1
-            return state.generation
-        }
-        guard let generation else { return }
-        launch(generation: generation, countAsRestart: true)
-    }
-
-    // MARK: Quarantine
-
-    /// Leaves quarantine: forgets the crash history and starts a worker. Returns false if the
-    /// provider was not quarantined. Throws (and stays quarantined) if the worker cannot start.
-    @discardableResult
-    package func retry() throws(LoadError) -> Bool {
-        let generation = state.withLock { state -> Int? in
-            guard case .quarantined = state.lifecycle else { return nil }
-            state.lifecycle = .starting
-            state.crashes = []
-            state.generation += 1
-            return state.generation
-        }
-        guard let generation else { return false }
-        switch startWorker(generation: generation) {
-        case .success(let started):
-            guard let frames = install(started.worker, countAsRestart: false) else {
-                started.worker.kill(nil)
-                _ = started.worker.reap()
-                return false
-            }
-            startReading(started.worker, started.reader)
-            for frame in frames { started.worker.write(frame) }
-            startTimer(for: started.worker)
-            logger.notice("Provider \(providerID): out of quarantine (worker pid \(started.worker.pid)).")
-            emit(.recovered)
-            emit(.started)
-            return true
-        case .failure(let error):
-            state.withLock { state in
-                state.lifecycle = .quarantined(Unavailability(
-                    code: "quarantined", message: "It is quarantined, and the last retry failed: \(error.message) Call providers/retry to try again."))
-            }
-            throw error
-        }
-    }
-
-    /// "2.5 s".
-    private static func seconds(_ value: Double) -> String {
-        let tenths = (value * 10).rounded() / 10
-        return "\(tenths) s"
-    }
-
-    // MARK: Idle stop and CPU watchdog
-
-    /// While `worker` runs, a timer looks at it every quarter of the idle timeout (at most every
-    /// 250 ms): a worker with nothing in flight and no request since the last look for
-    /// `workerIdleTimeout` is stopped cleanly (its stdin closed; killed if it lingers); and one
-    /// that owes no answer and has used more than `idleCPUBudget` of CPU (all its processes and
-    /// threads) since it last owed one is killed (`cause: "cpu"`) and restarted like a crashed one.
-    /// No timer runs while no worker does.
-    private func startTimer(for worker: WorkerProcess) {
-        let idleTimeout = settings.workerIdleTimeout
-        let budgetSeconds = settings.idleCPUBudget.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        guard idleTimeout != nil || budgetSeconds != nil else { return }
-        var interval = Duration.milliseconds(250)
-        if let idleTimeout { interval = max(.milliseconds(5), min(interval, idleTimeout / 4)) }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        let box = TimerBox(timer, worker: worker)
-        timer.schedule(
-            deadline: .now() + .milliseconds(interval.milliseconds), repeating: .milliseconds(interval.milliseconds),
-            leeway: .milliseconds(max(1, interval.milliseconds / 5)))
-        timer.setEventHandler { [weak self, weak box] in
-            guard let self, let box else { return }
-            tick(box, idleTimeout: idleTimeout, budgetSeconds: budgetSeconds)
-        }
-        let previous = self.timer.withLock { current -> TimerBox? in
-            defer { current = box }
-            return current
-        }
-        previous?.timer.cancel()
-        timer.resume()
-    }
-
-    /// Stops the timer of `worker`, if it is the current one.
-    private func stopTimer(for worker: WorkerProcess) {
-        let box = timer.withLock { current -> TimerBox? in
-            guard let box = current, box.worker === worker else { return nil }
-            current = nil
-            return box
-        }
-        box?.timer.cancel()
-    }
-
-    private func tick(_ box: TimerBox, idleTimeout: Duration?, budgetSeconds: Double?) {
-        let worker = box.worker
-        enum Look {
-            case gone
-            case watch(owes: Bool)
-            case stopIdle
-        }
-        let look = state.withLock { state -> Look in
-            guard case .running(let current) = state.lifecycle, current === worker else { return .gone }
-            let owes = state.inFlight.values.contains { $0.generation == worker.generation }
-                || state.abandoned.values.contains { $0.generation == worker.generation }
-            let now = ContinuousClock.now
-            if owes || state.sent != state.idleMark {
-                state.idleMark = state.sent
-                state.idleSince = now
-                return .watch(owes: owes)
-            }
-            if let idleTimeout, now - state.idleSince >= idleTimeout {
-                state.lifecycle = .stopping(worker)
-                return .stopIdle
-            }
-            return .watch(owes: false)
-        }
-        switch look {
-        case .gone:
-            stopTimer(for: worker)
-        case .stopIdle:
-            stopTimer(for: worker)
-            logger.debug("Provider \(providerID): worker \(worker.pid) idle for \(idleTimeout?.milliseconds ?? 0) ms; stopping it.")
-            worker.closeInput()
-            // One that does not exit on end of input is killed (still not a crash: it was stopping).
-            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(2)) { [weak self] in
-                guard let self else { return }
-                let lingering = state.withLock { state -> Bool in
-                    if case .stopping(let current) = state.lifecycle, current === worker { return true }
-                    return false
-                }
-                if lingering { worker.kill(nil) }
-            }
-        case .watch(let owes):
-            guard let budgetSeconds else { return }
-            let used = WorkerProcess.treeCPUSeconds(worker.pid)
-            if owes {
-                worker.setIdleCPUBaseline(used)
-            } else if let spent = worker.idleCPUSpent(used), spent > budgetSeconds {
-                logger.warning("Provider \(providerID): worker \(worker.pid) used \(Self.seconds(spent)) of CPU while it owed no answer; killing it.")
-                worker.kill(.cpu(seconds: spent, budget: budgetSeconds))
-            }
-        }
-    }
-
-    /// "5 minutes", "90 seconds".
-    private static func words(_ duration: Duration) -> String {
-        let seconds = Int(duration.components.seconds)
-        if seconds >= 60, seconds % 60 == 0 { return seconds == 60 ? "1 minute" : "\(seconds / 60) minutes" }
-        if seconds >= 1 { return seconds == 1 ? "1 second" : "\(seconds) seconds" }
-        return "\(duration.milliseconds) ms"
-    }
-}
-
-/// Holds a running worker's timer (DispatchSourceTimer is thread-safe but not marked Sendable).
-private final class TimerBox: @unchecked Sendable {
-    let timer: DispatchSourceTimer
-    /// The worker the timer looks after.
-    let worker: WorkerProcess
-    init(_ timer: DispatchSourceTimer, worker: WorkerProcess) {
-        self.timer = timer
-        self.worker = worker
     }
 }

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 import Logging
 import Synchronization
 

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 extension RPCServer {
     /// Writes a host → client notification `{"jsonrpc":"2.0","method":…,"params":…}`.

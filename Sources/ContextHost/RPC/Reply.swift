@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 import Synchronization
 
 /// An error answered to a request: the protocol's `ResponseError`, the one error type of both

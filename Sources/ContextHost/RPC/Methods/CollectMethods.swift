@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 /// `collect/start`: opens a collection session with a provider and answers its first form step.
 /// With `composerId`, the limits are checked first and the finished item is attached there.

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 /// `composer/open`: a new draft message with its limits.
 package enum ComposerOpenMethod: RequestHandler {

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 /// Shared shape of the `items/*` methods: find the provider by `params.item.providerId` and pass
 /// the item to it untouched.

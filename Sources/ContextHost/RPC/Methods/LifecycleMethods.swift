@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 /// `initialize`: the client says who it is, its locale and which permissions it grants; the host
 /// answers its capabilities and starts loading the providers in the background (requests that

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextProtocol
 
 /// `providers/list`: every provider, in the order a client should offer them, with availability;
 /// with `composerId`, also whether each can still be attached to that composer and why not.

@@ -118,24 +118,6 @@ public struct CollectQueryRequest: RequestType, Hashable {
     }
 }
 
-/// `collect/query`'s answer (also the provider's).
-public struct CollectQueryResult: WireValue, Hashable {
-    /// The options, in order.
-    public var options: [FormOption]
-
-    /// Creates a result.
-    public init(options: [FormOption]) { self.options = options }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        options = try reader.decodeArray("options")
-    }
-
-    public var json: JSONValue { ["options": .array(options.map(\.json))] }
-
-    public static var schema: JSONValue { Schema.object(["options": Schema.array(Schema.ctxui("option"))], required: ["options"]) }
-}
-
 /// `collect/submit`: submits the current step's values.
 public struct CollectSubmitRequest: RequestType, Hashable {
     public typealias Response = CollectSubmitResult

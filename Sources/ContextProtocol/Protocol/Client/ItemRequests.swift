@@ -89,24 +89,6 @@ public struct ItemsDescribeRequest: PlainItemRequest, Hashable {
     }
 }
 
-/// `items/describe`'s (and `item/describe`'s) answer: `{text}`.
-public struct ItemDescription: WireValue, Hashable {
-    /// The description.
-    public var text: String
-
-    /// Creates a description.
-    public init(text: String) { self.text = text }
-
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        text = try reader.string("text")
-    }
-
-    public var json: JSONValue { ["text": .string(text)] }
-
-    public static var schema: JSONValue { Schema.object(["text": Schema.string()], required: ["text"]) }
-}
-
 /// `items/encode`: the item encoded for a chat backend (its provider's `item/encode`).
 public struct ItemsEncodeRequest: ItemRequest, Hashable {
     public typealias Response = EncodedItem
