@@ -1,3 +1,4 @@
+import ContextProtocol
 import ContextProviderKit
 
 /// `secrets/set {providerId, name, value}`: sets (`value` a string) or removes (`value: null`) a
