@@ -23,7 +23,7 @@ package final class Host: Sendable {
     /// The client's `log/message` level (`initialize` `logLevel`, then `log/setLevel`).
     package let logLevel = Mutex<LogLevel>(.off)
     /// Where host → client notifications go; `RPCServer` sets it. Use `notify(_:params:)`.
-    package let notificationSink = Mutex<(@Sendable (String, JSONValue) -> Void)?>(nil)
+    package let notificationSink = Mutex<LockedFunction<@Sendable (String, JSONValue) -> Void>?>(nil)
     /// The manifest watcher, once `startWatchingManifests()` ran.
     let manifestWatcher = Mutex<ManifestWatcher?>(nil)
 

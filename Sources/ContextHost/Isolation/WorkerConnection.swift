@@ -30,7 +30,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     let logger: Logger
     let nextID = Atomic<Int64>(1)
     let state = Mutex(State())
-    let eventHandler = Mutex<(@Sendable (SupervisionEvent) -> Void)?>(nil)
+    let eventHandler = Mutex<LockedFunction<@Sendable (SupervisionEvent) -> Void>?>(nil)
     /// The worker's environment (scrubbed when sandboxed).
     let environment: [String]
     let sandboxed: Bool
@@ -183,11 +183,11 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     /// Called with status changes (quarantined, recovered); the host updates its registry and
     /// tells the client.
     package func setEventHandler(_ handler: @escaping @Sendable (SupervisionEvent) -> Void) {
-        eventHandler.withLock { $0 = handler }
+        eventHandler.withLock { $0 = LockedFunction(handler) }
     }
 
     func emit(_ event: SupervisionEvent) {
-        let handler = eventHandler.withLock { $0 }
+        let handler = eventHandler.withLock { $0 }?.function
         handler?(event)
     }
 

@@ -16,7 +16,7 @@ package final class CallRuntime: Sendable {
     package let relay = ReplyRelay()
     /// Wraps each group of jobs a call thread runs (the stdio server buffers the group's replies:
     /// one write per group). nil: no wrapping.
-    private let batchScope = Mutex<(@Sendable (() -> Void) -> Void)?>(nil)
+    private let batchScope = Mutex<LockedFunction<@Sendable (() -> Void) -> Void>?>(nil)
     /// Whether `batchScope` is set, read without the lock on every group.
     private let hasBatchScope = Atomic<Bool>(false)
 
@@ -32,14 +32,14 @@ package final class CallRuntime: Sendable {
 
     /// Sets what wraps each group of jobs on this host's call threads.
     package func setBatchScope(_ scope: @escaping @Sendable (() -> Void) -> Void) {
-        batchScope.withLock { $0 = scope }
+        batchScope.withLock { $0 = LockedFunction(scope) }
         hasBatchScope.store(true, ordering: .releasing)
     }
 
     /// Runs `body` in the batch scope, if one is set.
     func inBatch(_ body: () -> Void) {
         guard hasBatchScope.load(ordering: .acquiring), let scope = batchScope.withLock({ $0 }) else { return body() }
-        scope(body)
+        scope.function(body)
     }
 }
 

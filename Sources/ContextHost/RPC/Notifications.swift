@@ -17,7 +17,7 @@ extension Host {
     /// Sends a notification to the client, if a server is attached and the client initialized.
     package func notify(_ method: String, params: JSONValue) {
         let sink = notificationSink.withLock { $0 }
-        sink?(method, params)
+        sink?.function(method, params)
     }
 
     /// Sends `providers/changed`: the ids added, changed and removed, and the whole new

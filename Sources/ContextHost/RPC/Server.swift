@@ -59,7 +59,7 @@ package final class RPCServer: Sendable {
         self.handlers = MethodRegistry.handlers
         self.inputLimits = host.configuration.inputLimits
         self.itemLimit = host.configuration.outputLimits.itemBytes
-        host.notificationSink.withLock { $0 = { [weak self] method, params in self?.sendNotification(method, params: params) } }
+        host.notificationSink.withLock { $0 = LockedFunction { [weak self] method, params in self?.sendNotification(method, params: params) } }
     }
 
     package var state: Lifecycle { lifecycle.withLock { $0 } }
