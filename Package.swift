@@ -37,6 +37,7 @@ let package = Package(
         .library(name: "FixtureMisbehavingProvider", type: .dynamic, targets: ["FixtureMisbehavingProvider"]),
         .library(name: "FixtureConformanceProvider", type: .dynamic, targets: ["FixtureConformanceProvider"]),
         .library(name: "FixtureHostileProvider", type: .dynamic, targets: ["FixtureHostileProvider"]),
+        .library(name: "FixtureFetchProvider", type: .dynamic, targets: ["FixtureFetchProvider"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -45,8 +46,13 @@ let package = Package(
         // traits (swift-configuration, full Foundation) are off: nothing here needs them.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The host's HTTPS broker (docs/security.md §egress): linked only by ContextNetwork, which
+        // only the CLI links; the embeddable ContextHost gets a seam (HostConfiguration.fetcher).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // (AsyncHTTPClient's and Hummingbird's own dependencies, named so ContextNetwork and ContextWeb may import them.)
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
     ],
     targets: [
         // The C ABI between host and provider binaries.
@@ -110,6 +116,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The CLI's secret store (libsodium secretbox, 0600 key file) and HTTPS broker
+        // (AsyncHTTPClient): the implementations behind HostConfiguration.secrets and .fetcher.
+        // The embeddable host never depends on it.
+        .target(
+            name: "ContextNetwork",
+            dependencies: [
+                "ContextHost", "ContextProtocol", "CSodium",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The provider conformance checks, usable from the CLI and from authors' own tests.
         .target(
             name: "ContextConformance",
@@ -146,6 +165,7 @@ let package = Package(
                 "ContextHost",
                 "ContextWeb",
                 "ContextPackages",
+                "ContextNetwork",
                 "ContextConformance",
                 "ContextClient",
                 "ContextMCP",
@@ -171,6 +191,7 @@ let package = Package(
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
         .executableTarget(name: "caldav-bench", dependencies: ["CalendarProvider"], path: "Benchmarks/CalDAVBench"),
+        .executableTarget(name: "egress-bench", dependencies: ["ContextHost", "ContextNetwork", "ContextHostTestSupport"], path: "Benchmarks/EgressBench"),
         .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),
         .executableTarget(name: "embed-bench", dependencies: ["ContextHost", "ContextHostClient"], path: "Benchmarks/EmbedBench"),
         .executableTarget(name: "composer-bench", dependencies: ["ContextProviderKit"], path: "Benchmarks/ComposerBench"),
@@ -200,6 +221,8 @@ let package = Package(
         .target(name: "FixtureConformanceProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureConformanceProvider"),
         // Tries every sandbox escape of issue 25, one per request (Tests/IntegrationTests/SandboxTests.swift).
         .target(name: "FixtureHostileProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureHostileProvider"),
+        // Fetches through the host's broker and opens raw sockets (Tests/IntegrationTests/EgressTests.swift).
+        .target(name: "FixtureFetchProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureFetchProvider"),
         .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
@@ -209,6 +232,7 @@ let package = Package(
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient"]),
+        .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
         // The MCP bridge, through the real binary and the official MCP Python SDK.
         .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),
         .testTarget(name: "ContextWebTests", dependencies: ["ContextWeb"]),

@@ -29,7 +29,7 @@ enum CalDAVError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .transport(_, let hint), .notFound(_, let hint): hint
         case .unauthorized:
-            "check the caldavUser and caldavPassword settings of com.contexthost.calendar (for iCloud, Fastmail and Google use an app-specific password)"
+            "check the caldavUser setting and the caldavPassword secret of com.contexthost.calendar (context-host secrets set com.contexthost.calendar caldavPassword; for iCloud, Fastmail and Google use an app-specific password)"
         case .status:
             "check the caldavURL setting (the server's address or your calendar home), and that the server is a CalDAV server"
         case .badAnswer: "the server sent something that is not a WebDAV answer; check the caldavURL setting"

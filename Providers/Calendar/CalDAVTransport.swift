@@ -32,28 +32,40 @@ package struct CalDAVResponse: Sendable, Equatable {
 }
 
 /// How the CalDAV client reaches the server. The provider's code only talks to this protocol:
-/// in the shipped library it will be the host's brokered fetch (issue 37 item 2); tests pass
-/// one over URLSession. A transport does not need to follow redirects (the client does, on the
-/// same origin); it must not add cookies.
+/// in the shipped library it is the host's brokered fetch (`HostFetchTransport`); the library
+/// tests and caldav-bench pass their own. A transport does not need to follow redirects (the
+/// client does, on the same origin); it must not add cookies.
 package protocol CalDAVTransport: Sendable {
     func send(_ request: CalDAVRequest) async throws -> CalDAVResponse
 }
 
-/// The transport the library uses when no other is given: the host has no brokered fetch yet
-/// (issue 37 item 2, branch `accounts`), so every request fails with that reason, and the
-/// provider serves its cached copy (if any) as offline.
-struct UnavailableTransport: CalDAVTransport {
-    package func send(_ request: CalDAVRequest) async throws -> CalDAVResponse {
-        throw CalDAVError.transport(
-            "this host cannot fetch for providers yet (no brokered HTTPS in this version)",
-            hint: "update ContextHost to a version with host-brokered fetch; until then only the cached copy and local .ics files are shown")
+/// The shipped transport: the host's brokered fetch (`context.fetch`, `host/fetch`). The host
+/// fetches only from the origins `network.origins` allows (caldavURL's), adds the
+/// `Authorization: Basic` header from caldavUser and the `caldavPassword` secret it keeps (the
+/// provider never holds the password), follows and re-checks redirects, and caps time and size.
+/// A refusal or a failed connection becomes `CalDAVError.transport` with the host's message and
+/// hint, so the account falls back to its cached copy.
+struct HostFetchTransport: CalDAVTransport {
+    let context: ProviderContext
+
+    func send(_ request: CalDAVRequest) async throws -> CalDAVResponse {
+        let response: ProviderHTTPResponse
+        do {
+            response = try await context.fetch(ProviderHTTPRequest(
+                method: request.method, url: request.url, headers: request.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                body: request.body, timeoutSeconds: request.timeoutSeconds))
+        } catch let error as ProviderError {
+            throw CalDAVError.transport(
+                error.message,
+                hint: error.hint ?? "check the caldavURL setting and that the host may reach it (network.origins in the manifest)")
+        }
+        return CalDAVResponse(status: response.status, headers: response.headers, body: response.body)
     }
 }
 
-/// Adds `Authorization: Basic …` to requests for the account's origin, and to no other.
-///
-/// The ONE place the password is used. When the host injects secrets (a `type: secret` setting
-/// sent as a header by the broker), this wrapper goes and the provider never holds the password.
+/// Adds `Authorization: Basic …` to requests for `origin`, and to no other: for the library tests
+/// and caldav-bench, which call the CalDAV client without a host. The shipped provider never
+/// uses it: there the host injects the `caldavPassword` secret (`HostFetchTransport`).
 package struct BasicAuthTransport: CalDAVTransport {
     let inner: any CalDAVTransport
     let origin: String

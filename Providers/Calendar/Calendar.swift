@@ -13,7 +13,9 @@ import Synchronization
 /// Settings (see `manifests/calendar.yaml` and `docs/providers/calendar.md`): `calendars` (a
 /// folder of `.ics` files or one file), `moreCalendars` (more paths, `:`-separated),
 /// `windowDays`, `timeZone` (display zone, default the system's), `now` (RFC 3339, for tests),
-/// and a CalDAV account: `caldavURL`, `caldavUser`, `caldavPassword`, `caldavRefreshSeconds`.
+/// and a CalDAV account: `caldavURL`, `caldavUser`, `caldavRefreshSeconds`, and the
+/// `caldavPassword` secret, which the host keeps and injects into its brokered fetches (the
+/// provider never reads it).
 ///
 /// Items have type `event`; their content carries the seed's calendar fields (`identifier`,
 /// `title`, `location`, `notes`, `startDate`, `endDate`, `isAllDay`, `formattedDateRange`) plus
@@ -36,11 +38,11 @@ public struct CalendarProvider: ContextProvider {
     let sourceDescription: String
 
     public init(context: ProviderContext) throws {
-        try self.init(context: context, transport: UnavailableTransport())
+        try self.init(context: context, transport: HostFetchTransport(context: context))
     }
 
     /// A provider whose CalDAV requests go through `transport` (the library passes the host's
-    /// fetch; tests pass their own).
+    /// fetch; the library tests pass their own, with the password added by `BasicAuthTransport`).
     init(context: ProviderContext, transport: any CalDAVTransport) throws {
         self.context = context
         let settings = context.settings
@@ -95,7 +97,7 @@ public struct CalendarProvider: ContextProvider {
         guard let url = DAVURL(text) else {
             throw ProviderError(
                 "caldavURL \"\(text.prefix(100))\" is not an http(s) address",
-                hint: "write the server's address, e.g. https://caldav.fastmail.com/ or https://cloud.example.org/remote.php/dav/ (no user name or password in it: use caldavUser and caldavPassword)")
+                hint: "write the server's address, e.g. https://caldav.fastmail.com/ or https://cloud.example.org/remote.php/dav/ (no user name or password in it: use caldavUser, and context-host secrets set com.contexthost.calendar caldavPassword)")
         }
         let refresh = settings.int("caldavRefreshSeconds") ?? 300
         guard (0...86_400).contains(refresh) else {
@@ -103,14 +105,11 @@ public struct CalendarProvider: ContextProvider {
                 "caldavRefreshSeconds is \(refresh); it must be from 0 to 86400", hint: "set caldavRefreshSeconds to e.g. 300")
         }
         let user = settings.string("caldavUser") ?? ""
-        // Until the host injects the secret, Basic auth is added here, and only here.
-        let authenticated = BasicAuthTransport(
-            inner: transport, origin: url.origin, user: user, password: settings.string("caldavPassword") ?? "")
         if context.dataDirectory == nil {
             Log.warning("the host gave no data folder: the CalDAV calendars are kept in memory only (no offline copy)")
         }
         return CalDAVAccount(
-            url: url, user: user, transport: authenticated, folder: context.dataDirectory, refreshSeconds: refresh,
+            url: url, user: user, transport: transport, folder: context.dataDirectory, refreshSeconds: refresh,
             windowDays: windowDays)
     }
 

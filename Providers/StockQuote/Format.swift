@@ -62,3 +62,13 @@ enum Format {
     /// ▲, ▼ or ◆ for a change.
     static func arrow(_ change: Double) -> String { change > 0 ? "▲" : change < 0 ? "▼" : "◆" }
 }
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}

@@ -186,7 +186,10 @@ struct QuoteSnapshot: Sendable {
         object["currency"] = .string(currency)
         object["range"] = .string(range.rawValue)
         object["asOf"] = .string(asOf)
-        object["source"] = ["kind": .string(source.kind), "location": .string(source.location)]
+        var sourceObject: JSONObject = ["kind": .string(source.kind), "location": .string(source.location)]
+        if source.stale { sourceObject["stale"] = true }
+        if let fetchedAt = source.fetchedAt { sourceObject["fetchedAt"] = .string(fetchedAt) }
+        object["source"] = .object(sourceObject)
         object["quote"] = quoteJSON
         object["week52"] = ["high": .number(week52High), "low": .number(week52Low), "from": .string(week52From)]
         var series = seriesSummaryJSON.objectValue ?? JSONObject()
@@ -248,7 +251,9 @@ struct QuoteSnapshot: Sendable {
         self.range = range
         asOf = try reader.string("asOf")
         let sourceReader = try reader.object("source")
-        source = QuoteSource(kind: try sourceReader.string("kind"), location: try sourceReader.string("location"))
+        source = QuoteSource(
+            kind: try sourceReader.string("kind"), location: try sourceReader.string("location"),
+            stale: try sourceReader.optionalBool("stale") ?? false, fetchedAt: try sourceReader.optionalString("fetchedAt"))
         let quote = try reader.object("quote")
         date = try quote.string("date")
         open = try quote.optionalDouble("open")

@@ -23,8 +23,12 @@ struct SymbolEntry: Hashable, Sendable {
 struct QuoteSource: Hashable, Sendable {
     /// `file` or `http`.
     var kind: String
-    /// The file name or the URL.
+    /// The file name or the URL (never with a key: the host injects it).
     var location: String
+    /// The fetch failed and this is the last good answer, kept in the data folder.
+    var stale: Bool = false
+    /// When an `http` history was fetched (`YYYY-MM-DDTHH:MM:SSZ`).
+    var fetchedAt: String? = nil
 }
 
 /// A symbol's history, ready to quote.
@@ -46,14 +50,18 @@ struct LookupFailure: Error, Sendable {
 final class QuoteStore: @unchecked Sendable {
     let directory: String
     let symbolsFile: String?
-    let urlTemplate: String?
+    /// The web source, if any (`source` setting).
+    let remote: RemoteSource?
     let httpTimeout: Double
     let httpCacheSeconds: Double
+    let diskCache: QuoteDiskCache
 
     private let lock = Lock()
     private var catalog: Catalog?
     private var histories: [String: (stamp: FileStamp, history: PriceHistory)] = [:]
-    private var httpCache: [String: (fetchedAt: Double, history: PriceHistory)] = [:]
+    private var httpCache: [String: (fetchedAt: Double, wallClock: Double, history: PriceHistory)] = [:]
+    /// After a source's retries failed: no fetch before this (monotonic seconds).
+    private var pausedUntil: Double = 0
 
     struct Catalog {
         var directoryStamp: FileStamp?
@@ -67,12 +75,13 @@ final class QuoteStore: @unchecked Sendable {
         var priceFileCount: Int
     }
 
-    init(directory: String, symbolsFile: String?, urlTemplate: String?, httpTimeout: Double, httpCacheSeconds: Double) {
+    init(directory: String, symbolsFile: String?, remote: RemoteSource?, httpTimeout: Double, httpCacheSeconds: Double, cacheFolder: String?) {
         self.directory = directory
         self.symbolsFile = symbolsFile
-        self.urlTemplate = urlTemplate
+        self.remote = remote
         self.httpTimeout = httpTimeout
         self.httpCacheSeconds = httpCacheSeconds
+        self.diskCache = QuoteDiskCache(folder: cacheFolder)
     }
 
     // MARK: Catalog
@@ -175,33 +184,40 @@ final class QuoteStore: @unchecked Sendable {
 
     // MARK: Histories
 
-    /// The history for `symbol`: from the HTTP source first when it is configured and `network` is
-    /// granted (falling back to the local file), else from the local file.
-    func history(for symbol: String, networkGranted: Bool) throws(LookupFailure) -> LoadedHistory {
+    /// The history for `symbol`: from the web source first when one is set (through the host's
+    /// broker), falling back to its last good answer (stale) and then the local file; else from
+    /// the local file.
+    func history(
+        for symbol: String, fetch: @Sendable (ProviderHTTPRequest) async throws -> ProviderHTTPResponse
+    ) async throws -> LoadedHistory {
         let catalog = currentCatalog()
         let entry = catalog.bySymbol[symbol].map { catalog.entries[$0] } ?? SymbolEntry(symbol: symbol)
         var notes: [DataDiagnostic] = []
-        if let urlTemplate, !urlTemplate.isEmpty {
-            if networkGranted {
-                let url = Self.url(from: urlTemplate, symbol: symbol)
-                do {
-                    let history = try fetch(url)
-                    if !history.rows.isEmpty {
-                        return LoadedHistory(entry: entry, history: history, source: QuoteSource(kind: "http", location: url), notes: [])
-                    }
-                    let first = history.diagnostics.first?.text ?? "no rows"
-                    notes.append(DataDiagnostic(source: url, line: nil, severity: .problem, message: "the HTTP source returned no usable price rows (\(first))"))
-                } catch let error as HTTPError {
-                    notes.append(DataDiagnostic(source: url, line: nil, severity: .problem, message: "the HTTP source failed: \(error.description)"))
-                } catch {
-                    throw LookupFailure(message: "Fetching \(symbol) was cancelled.")
+        if let remote {
+            let url = remote.url(for: symbol)
+            switch await fetchHistory(remote, symbol: symbol, url: url, fetch: fetch) {
+            case .fresh(let history, let fetchedAt):
+                if !history.rows.isEmpty {
+                    return LoadedHistory(entry: entry, history: history, source: QuoteSource(kind: "http", location: url, fetchedAt: Self.iso(fetchedAt)), notes: [])
                 }
-                for note in notes { StockLog.write(note) }
-            } else if entry.path == nil {
-                let known = entry.name.map { " (\($0))" } ?? ""
-                throw LookupFailure(message:
-                    "\(symbol)\(known) has no local price file, and the HTTP source needs the network permission, which the client did not grant.")
+                let first = history.diagnostics.first?.text ?? "no rows"
+                notes.append(DataDiagnostic(source: url, line: nil, severity: .problem, message: "the web source returned no usable price rows (\(first))"))
+            case .failed(let reason):
+                notes.append(DataDiagnostic(source: url, line: nil, severity: .problem, message: "the web source failed: \(reason)"))
+                if let (bytes, fetchedAt) = diskCache.read(remote, symbol) {
+                    let history = PriceParser.parse(bytes, source: url)
+                    if !history.rows.isEmpty {
+                        let note = DataDiagnostic(
+                            source: url, line: nil, severity: .problem,
+                            message: "the web source failed (\(reason)); showing the data fetched at \(Self.iso(fetchedAt))")
+                        StockLog.write(note)
+                        return LoadedHistory(
+                            entry: entry, history: history,
+                            source: QuoteSource(kind: "http", location: url, stale: true, fetchedAt: Self.iso(fetchedAt)), notes: [note])
+                    }
+                }
             }
+            for note in notes { StockLog.write(note) }
         }
         guard let path = entry.path, let fileName = entry.fileName else {
             if let failure = notes.first {
@@ -209,7 +225,7 @@ final class QuoteStore: @unchecked Sendable {
             }
             if let name = entry.name {
                 throw LookupFailure(message:
-                    "\(symbol) (\(name)) has no local price file (e.g. \(symbol).csv in \(directory)) and no HTTP source is configured (httpURLTemplate).")
+                    "\(symbol) (\(name)) has no local price file (e.g. \(symbol).csv in \(directory)) and no web source is set (source: stooq or alphavantage).")
             }
             throw LookupFailure(message: "Unknown symbol \(symbol): there is no price file for it (e.g. \(symbol).csv) in \(directory). Pick a symbol from the search results.")
         }
@@ -222,6 +238,68 @@ final class QuoteStore: @unchecked Sendable {
             }
         }
         return LoadedHistory(entry: entry, history: history, source: QuoteSource(kind: "file", location: fileName), notes: notes)
+    }
+
+    enum FetchResult {
+        case fresh(PriceHistory, fetchedAt: Double)
+        case failed(String)
+    }
+
+    /// One symbol from the web source: the memory cache, else up to `QuoteBackoff.attempts`
+    /// fetches (waiting between them on 429 and 5xx), else the source is paused a while.
+    private func fetchHistory(
+        _ remote: RemoteSource, symbol: String, url: String, fetch: @Sendable (ProviderHTTPRequest) async throws -> ProviderHTTPResponse
+    ) async -> FetchResult {
+        let now = FileSystem.monotonicSeconds()
+        let (cached, paused): ((history: PriceHistory, wallClock: Double)?, Bool) = lock.withLock {
+            let entry = httpCache[url].flatMap { now - $0.fetchedAt < httpCacheSeconds ? ($0.history, $0.wallClock) : nil }
+            return (entry, now < pausedUntil)
+        }
+        if let cached { return .fresh(cached.history, fetchedAt: cached.wallClock) }
+        if paused { return .failed("paused after repeated rate limits or server errors; trying again later") }
+        var lastReason = "no answer"
+        var lastRetryAfter: Double?
+        for attempt in 1...QuoteBackoff.attempts {
+            let response: ProviderHTTPResponse
+            do {
+                response = try await fetch(ProviderHTTPRequest(url: url, headers: [("Accept", "text/csv, application/json")], timeoutSeconds: httpTimeout))
+            } catch let error as ProviderError {
+                return .failed(error.message)
+            } catch {
+                return .failed(String(describing: error))
+            }
+            switch remote.interpret(response) {
+            case .csv(let bytes):
+                let history = PriceParser.parse(bytes, source: url)
+                StockLog.write(history)
+                let wallClock = Double(time(nil))
+                if !history.rows.isEmpty {
+                    lock.withLock { httpCache[url] = (now, wallClock, history) }
+                    diskCache.store(remote, symbol, bytes)
+                }
+                return .fresh(history, fetchedAt: wallClock)
+            case .failed(let reason):
+                return .failed(reason)
+            case .retry(let reason, let after):
+                lastReason = reason
+                lastRetryAfter = after
+                guard attempt < QuoteBackoff.attempts else { break }
+                let delay = QuoteBackoff.delay(retry: attempt, retryAfter: after)
+                do {
+                    try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                } catch {
+                    return .failed("cancelled")
+                }
+            }
+        }
+        let pause = QuoteBackoff.pause(retryAfter: lastRetryAfter)
+        lock.withLock { pausedUntil = FileSystem.monotonicSeconds() + pause }
+        return .failed("\(lastReason) after \(QuoteBackoff.attempts) tries")
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SSZ` of seconds since 1970.
+    static func iso(_ seconds: Double) -> String {
+        ItemIdentity.rfc3339(secondsSince1970: Int(seconds.isFinite ? max(0, min(seconds, 1e11)) : 0))
     }
 
     private func localHistory(path: String, fileName: String) throws(LookupFailure) -> PriceHistory {
@@ -243,38 +321,6 @@ final class QuoteStore: @unchecked Sendable {
         return history
     }
 
-    private func fetch(_ url: String) throws -> PriceHistory {
-        let now = FileSystem.monotonicSeconds()
-        let cached: PriceHistory? = lock.withLock {
-            guard let entry = httpCache[url], now - entry.fetchedAt < httpCacheSeconds else { return nil }
-            return entry.history
-        }
-        if let cached { return cached }
-        let response = try HTTPClient.get(url, timeout: httpTimeout)
-        let history = PriceParser.parse(response.body, source: url)
-        StockLog.write(history)
-        if !history.rows.isEmpty { lock.withLock { httpCache[url] = (now, history) } }
-        return history
-    }
-
-    /// The URL for a symbol: `{symbol}` becomes e.g. `ACME`, `{symbolLower}` `acme`, percent-encoded.
-    static func url(from template: String, symbol: String) -> String {
-        func encode(_ text: String) -> String {
-            var output = ""
-            for byte in text.utf8 {
-                let character = Character(Unicode.Scalar(byte))
-                if character.isASCII, character.isLetter || character.isNumber || "-._~".contains(character) {
-                    output.append(character)
-                } else {
-                    let hex = Array("0123456789ABCDEF")
-                    output += "%\(hex[Int(byte >> 4)])\(hex[Int(byte & 15)])"
-                }
-            }
-            return output
-        }
-        return template.replacing("{symbolLower}", with: encode(symbol.lowercased()))
-            .replacing("{symbol}", with: encode(symbol))
-    }
 }
 
 /// The optional symbols file: `symbol,name,exchange,currency` (header required, any order; only

@@ -1,7 +1,8 @@
 import ContextProviderKit
 
 /// The Stock Quote provider: daily price histories from a folder of CSV files (Yahoo and Stooq
-/// spellings), optionally refreshed from an HTTP source when the client grants `network`.
+/// spellings), or from a web source (Stooq's daily CSV, Alpha Vantage's JSON with a key the host
+/// injects) fetched through the host's broker, with a cache in the data folder.
 ///
 /// Items have type `quote`; their content is a `QuoteSnapshot` (quote, 52-week range, range
 /// statistics, chart points, sparkline and data problems), so every view is computed from the
@@ -26,20 +27,15 @@ public struct StockQuoteProvider: ContextProvider {
                 "Stock Quote has no quotesDirectory setting",
                 hint: "set quotesDirectory to a folder with one CSV per symbol, e.g. ACME.csv")
         }
-        let template = settings.string("httpURLTemplate").flatMap { $0.isEmpty ? nil : $0 }
-        if let template, template.utf8.count > 2048 || template.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
+        let remote: RemoteSource?
+        switch (settings.string("source") ?? "files").lowercased() {
+        case "", "files": remote = nil
+        case "stooq": remote = .stooq(base: settings.string("stooqURL") ?? "https://stooq.com")
+        case "alphavantage": remote = .alphaVantage(base: settings.string("alphaVantageURL") ?? "https://www.alphavantage.co")
+        case let other:
             throw ProviderError(
-                "Stock Quote: httpURLTemplate \"\(Limits.quote(template))\" is unusable: it is longer than 2048 bytes or has spaces or control characters",
-                hint: "write an http:// URL with {symbol} or {symbolLower}, e.g. http://127.0.0.1:8123/{symbol}.csv, or leave it empty")
-        }
-        if let template {
-            do {
-                _ = try HTTPURL(QuoteStore.url(from: template, symbol: "TEST"))
-            } catch {
-                throw ProviderError(
-                    "Stock Quote: httpURLTemplate is unusable: \(error.description)",
-                    hint: "write an http:// URL with {symbol} or {symbolLower}, e.g. http://127.0.0.1:8123/{symbol}.csv, or leave it empty")
-            }
+                "Stock Quote: source \"\(Limits.quote(other))\" is not files, stooq or alphavantage",
+                hint: "set source to files (the quotes folder only), stooq (keyless daily CSV) or alphavantage (needs alphaVantageKey: context-host secrets set com.contexthost.stock-quote alphaVantageKey)")
         }
         let timeout = settings.double("httpTimeout") ?? 5
         guard timeout.isFinite, timeout > 0, timeout <= 60 else {
@@ -54,12 +50,13 @@ public struct StockQuoteProvider: ContextProvider {
         defaultCurrency = currency.isEmpty ? "USD" : currency
         let symbolsFile = settings.path("symbolsFile").flatMap { $0.isEmpty ? nil : $0 }
         store = QuoteStore(
-            directory: directory, symbolsFile: symbolsFile, urlTemplate: template, httpTimeout: timeout,
-            httpCacheSeconds: max(0, min(settings.double("httpCacheSeconds") ?? 60, 1e9)))
+            directory: directory, symbolsFile: symbolsFile, remote: remote, httpTimeout: timeout,
+            httpCacheSeconds: max(0, min(settings.double("httpCacheSeconds") ?? 60, 1e9)),
+            cacheFolder: context.dataDirectory.map { $0 + "/quote-cache" })
     }
 
-    var networkGranted: Bool { context.isGranted("network") }
-    var httpUsable: Bool { store.urlTemplate != nil && networkGranted }
+    /// Whether a web source is set (it is reached through the host: no permission needed).
+    var httpUsable: Bool { store.remote != nil }
 
     // MARK: Availability
 
@@ -69,10 +66,7 @@ public struct StockQuoteProvider: ContextProvider {
         let catalog = store.currentCatalog()
         if catalog.priceFileCount > 0 || httpUsable { return .available }
         let problem = catalog.folderProblem ?? "there are no price files (*.csv, *.txt) in \(store.directory)"
-        var reason = "Stock Quote has no data: \(problem). Add one CSV per symbol (e.g. ACME.csv with Date,Open,High,Low,Close,Volume) or set quotesDirectory."
-        if store.urlTemplate != nil {
-            reason += " The HTTP source is configured but needs the network permission, which the client did not grant."
-        }
+        let reason = "Stock Quote has no data: \(problem). Add one CSV per symbol (e.g. ACME.csv with Date,Open,High,Low,Close,Volume), set quotesDirectory, or set source to stooq or alphavantage."
         return .unavailable(reason)
     }
 
@@ -120,7 +114,7 @@ public struct StockQuoteProvider: ContextProvider {
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.entry.symbol < $1.entry.symbol }
         return scored.prefix(20).map { _, entry in
-            let where_ = entry.fileName ?? "via HTTP"
+            let where_ = entry.fileName ?? "via \(store.remote?.name ?? "HTTP")"
             let detail = [entry.exchange, entry.currency ?? defaultCurrency, where_].compactMap { $0 }.joined(separator: " · ")
             return FormOption(value: entry.symbol, label: entry.name.map { "\(entry.symbol) — \($0)" } ?? entry.symbol, detail: detail)
         }
@@ -138,9 +132,10 @@ public struct StockQuoteProvider: ContextProvider {
             return .invalid(fieldErrors: ["symbol": "\"\(Limits.quote(typed))\" is not a valid symbol: use \(Ticker.rule)."])
         }
         let loaded: LoadedHistory
+        let context = context
         do {
-            loaded = try store.history(for: symbol, networkGranted: networkGranted)
-        } catch {
+            loaded = try await store.history(for: symbol) { request in try await context.fetch(request) }
+        } catch let error as LookupFailure {
             return .invalid(fieldErrors: ["symbol": error.message])
         }
         try Task.checkCancellation()
@@ -161,12 +156,13 @@ public struct StockQuoteProvider: ContextProvider {
     public func preview(_ item: ContextItem) async throws -> ContextChip {
         let quote = try QuoteSnapshot(json: item.content)
         let title = quote.headline
-        let subtitle = "\(quote.changeText) · as of \(quote.asOf)"
+        var subtitle = "\(quote.changeText) · as of \(quote.asOf)"
+        if quote.source.stale { subtitle += " · stale (fetched \(quote.source.fetchedAt.map { String($0.prefix(10)) } ?? "earlier"))" }
         return ContextChip(
             icon: Self.metadata.iconName, title: title, subtitle: subtitle, tone: quote.tone,
             accessory: .sparkline(quote.sparkline),
             accessibilityLabel: Self.spoken(quote),
-            fallbackText: "\(title), \(quote.changeText), as of \(quote.asOf)")
+            fallbackText: "\(title), \(quote.changeText), as of \(quote.asOf)\(quote.source.stale ? ", stale" : "")")
     }
 
     public func detail(_ item: ContextItem) async throws -> ContextDetail {
@@ -216,6 +212,9 @@ public struct StockQuoteProvider: ContextProvider {
         facts.append(Fact(label: "Currency", value: quote.currency))
         if let exchange = quote.exchange { facts.append(Fact(label: "Exchange", value: exchange)) }
         facts.append(Fact(label: "Source", value: quote.source.kind == "http" ? quote.source.location : "\(quote.source.location) (local file)"))
+        if let fetchedAt = quote.source.fetchedAt {
+            facts.append(Fact(label: "Fetched", value: quote.source.stale ? "\(fetchedAt) (stale: the last fetch failed)" : fetchedAt, tone: quote.source.stale ? .attention : nil))
+        }
         blocks.append(.facts(facts))
 
         if quote.problemCount > 0 {

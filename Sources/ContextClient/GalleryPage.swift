@@ -70,6 +70,17 @@ package enum GalleryPage {
         if let permissions = entry["permissions"]?.arrayValue, !permissions.isEmpty {
             meta.append("needs " + HTMLRender.escape(permissions.compactMap(\.stringValue).joined(separator: ", ")))
         }
+        if entry["networkAccess"]?.stringValue == "raw" { meta.append("<b>raw network access</b> (any host)") }
+        if let origins = entry["origins"]?.arrayValue, !origins.isEmpty {
+            let shown = origins.map { origin in
+                (origin["origin"]?.stringValue ?? "setting \(origin["setting"]?.stringValue ?? "?") (unset)")
+                    + (origin["privateAddresses"]?.boolValue == true ? " (private addresses)" : "")
+            }
+            meta.append("fetches from " + HTMLRender.escape(shown.joined(separator: ", ")))
+        }
+        if let secrets = entry["secrets"]?.objectValue, secrets.keys.count > 0 {
+            meta.append("secrets " + HTMLRender.escape(secrets.keys.sorted().map { "\($0) \(secrets[$0]?.boolValue == true ? "set" : "not set")" }.joined(separator: ", ")))
+        }
         html += meta.joined(separator: " · ") + "</p></header>"
         if let reason = provider.unavailableReason {
             html += "<p class=\"unavailable\"><b>Unavailable:</b> \(HTMLRender.lines(reason))</p>"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContextHost
+import ContextNetwork
 import Logging
 
 #if canImport(Glibc)
@@ -19,6 +20,7 @@ struct ContextHostCommand: ParsableCommand {
         subcommands: [
             Serve.self, List.self, Validate.self, Conformance.self, Compose.self, Gallery.self, New.self,
             PackageProvider.self, Keygen.self, Keys.self, Install.self, Upgrade.self, Rollback.self, Uninstall.self, GarbageCollect.self,
+            Secrets.self,
             MCPServe.self, Worker.self, ConformanceProbe.self, ProtocolDocument.self,
         ],
         defaultSubcommand: Serve.self
@@ -132,6 +134,15 @@ struct HostOptions: ParsableArguments {
         configuration.configFile = loadConfigFile()  // exits on a bad file
         configuration.packageLocations = noInstalled ? nil : PackageLocations.standard()
         isolationOptions.apply(to: &configuration)
+        // Secrets (encrypted file store) and the HTTPS broker's transport (docs/security.md).
+        if let directory = EncryptedSecretStore.defaultDirectory() {
+            configuration.secrets = EncryptedSecretStore(directory: directory)
+        }
+        do {
+            configuration.fetcher = try AsyncHTTPTransport()
+        } catch {
+            writeStandardError("context-host: CONTEXT_HOST_EXTRA_CA_FILE cannot be read (\(error)); providers' fetches are refused.")
+        }
         return configuration
     }
 

@@ -108,6 +108,29 @@ extension ContextHostCommand {
         }
 
         /// A readable table; problems are spelled out under it.
+        /// What a provider may reach and which secrets are set, for the notes under the table.
+        static func networkNote(_ provider: JSONValue) -> String? {
+            var parts: [String] = []
+            switch provider["networkAccess"]?.stringValue {
+            case "raw": parts.append("network: raw sockets to any host (the 'network' permission, the broader grant)")
+            case "brokered": parts.append("network: through the host only")
+            default: break
+            }
+            if let origins = provider["origins"]?.arrayValue, !origins.isEmpty {
+                let shown = origins.map { origin -> String in
+                    var text = origin["origin"]?.stringValue ?? "(unset)"
+                    if let setting = origin["setting"]?.stringValue { text += " (setting \(setting))" }
+                    if origin["privateAddresses"]?.boolValue == true { text += " [private addresses allowed]" }
+                    return text
+                }
+                parts.append("origins: " + shown.joined(separator: ", "))
+            }
+            if let secrets = provider["secrets"]?.objectValue, secrets.keys.count > 0 {
+                parts.append("secrets: " + secrets.keys.sorted().map { "\($0) (\(secrets[$0]?.boolValue == true ? "set" : "not set"))" }.joined(separator: ", "))
+            }
+            return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        }
+
         static func table(_ providers: [JSONValue]) -> String {
             var rows: [[String]] = [["PRIORITY", "ID", "TITLE", "STATUS", "AVAILABLE", "SANDBOX", "LIBRARY / MANIFEST"]]
             var notes: [String] = []
@@ -132,6 +155,7 @@ extension ContextHostCommand {
                         + missing.map { "\n    not enforced: \($0["layer"]?.stringValue ?? ""): \($0["reason"]?.stringValue ?? "")" }.joined())
                 }
                 if let note = provider["isolationNote"]?.stringValue { notes.append("\(id): \(note)") }
+                if let network = networkNote(provider) { notes.append("\(id): \(network)") }
                 if let reason = provider["unavailableReason"], ["loaded", "discovered", "disabled"].contains(provider["status"]?.stringValue ?? "") {
                     notes.append("\(id): unavailable (\(reason["code"]?.stringValue ?? "")): \(reason["message"]?.stringValue ?? "")")
                 }

@@ -21,7 +21,6 @@ struct CalDAVRadicaleTests {
             "calendars": .string(dataDirectory + "/no-local-files"),
             "caldavURL": .string(url ?? server.baseURL),
             "caldavUser": .string(server.user),
-            "caldavPassword": .string(password ?? server.password),
             "caldavRefreshSeconds": 0,
             "windowDays": 30,
             "timeZone": "UTC",
@@ -29,7 +28,9 @@ struct CalDAVRadicaleTests {
         ]
         let context = ProviderContext(
             providerId: "com.contexthost.calendar", settings: ProviderSettings(settings), dataDirectory: dataDirectory)
-        return try CalendarProvider(context: context, transport: transport)
+        // The host injects the password in the shipped provider; without a host, the test adds it.
+        let authenticated = BasicAuthTransport(inner: transport, origin: server.baseURL, user: server.user, password: password ?? server.password)
+        return try CalendarProvider(context: context, transport: authenticated)
     }
 
     static func temporaryFolder() throws -> String {

@@ -28,7 +28,7 @@ struct EmbeddingPackageTests {
         "done",
     ]
 
-    @Test("a separate Swift package builds against ContextHost (without libsodium or zlib) and drives Note in-process and through the client")
+    @Test("a separate Swift package builds against ContextHost (without libsodium, zlib or AsyncHTTPClient) and drives Note in-process and through the client")
     func separatePackage() throws {
         try BuildProducts.checkBuilt()
         let folder = try TemporaryDirectory()
@@ -58,6 +58,12 @@ struct EmbeddingPackageTests {
         let cli = try Self.neededLibraries(BuildProducts.hostExecutable, in: app)
         #expect(cli.contains { $0.hasPrefix("libsodium.") } && cli.contains { $0.hasPrefix("libz.") }, "context-host: \(cli)")
         #endif
+        // Nor AsyncHTTPClient (ContextNetwork's, for the CLI's HTTPS broker): Swift packages link
+        // statically, so the check is for its module's name in the binary's symbols and metadata.
+        // Control: the same search finds it in `context-host`.
+        let module = Array("AsyncHTTPClient".utf8)
+        #expect(try Self.contains(module, file: executable) == false, "EmbedNote links AsyncHTTPClient")
+        #expect(try Self.contains(module, file: BuildProducts.hostExecutable), "the search cannot see AsyncHTTPClient in context-host")
 
         // The page's example: Note attached and sent in this process, then through a child.
         let example = try Shell.run("'\(executable.dropLast("EmbedNote".count))DocExample'", in: app, timeout: 120)
@@ -81,6 +87,12 @@ struct EmbeddingPackageTests {
                 index = found + 1
             }
         }
+    }
+
+    /// Whether `file`'s bytes contain `needle`.
+    static func contains(_ needle: [UInt8], file: String) throws -> Bool {
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        return data.range(of: Data(needle)) != nil
     }
 
     /// docs/embedding.md §2's example exactly as the page shows it, but for its three install

@@ -518,78 +518,52 @@ struct SandboxTests {
         try setup.expectLegitimateCallsWork()
     }
 
-    @Test("Stock Quote's HTTP source works in its sandboxed worker with network granted")
-    func stockQuoteNetwork() throws {
-        let folder = try TemporaryDirectory()
-        try folder.write("www/ACME.csv", """
-            Date,Open,High,Low,Close,Adj Close,Volume
-            2026-11-20,80.10,81.20,80.00,80.76,80.76,5000000
-            2026-11-23,80.80,81.50,80.50,81.20,81.20,5100000
-            2026-11-24,81.20,82.00,81.00,81.90,81.90,5200000
-
-            """)
-        // A local file for another symbol, so the provider is available without the network.
-        try folder.write("quotes/GLBX.csv", "Date,Open,High,Low,Close,Adj Close,Volume\n2026-11-20,10,11,9,10.5,10.5,100\n")
-        let server = Process()
-        let output = Pipe()
-        let input = Pipe()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", "-c", """
-            import http.server, functools, sys, threading, os
-            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
-            class Quiet(handler.func):
-                def log_message(self, *args): pass
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=sys.argv[1]))
-            print(server.server_address[1], flush=True)
-            threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
-            server.serve_forever()
-            """, folder.path + "/www"]
-        server.standardOutput = output
-        server.standardInput = input
-        try server.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            server.waitUntilExit()
-        }
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let port = try #require(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
-        let config = try folder.write("host.yaml", """
-            providers:
-              com.contexthost.stock-quote:
-                settings:
-                  quotesDirectory: \(folder.path)/quotes
-                  symbolsFile: \(BuildProducts.packageRoot)/data/stock-quote/symbols.csv
-                  httpURLTemplate: "http://127.0.0.1:\(port)/{symbol}.csv"
-                  httpCacheSeconds: 0
-            """)
-        for granted in [true, false] {
+    @Test("a provider's raw socket works in its sandboxed worker only with the network permission")
+    func rawNetworkPermission() throws {
+        // (Stock Quote no longer opens sockets: its web sources go through the host's broker,
+        // Tests/IntegrationTests/EgressTests.swift. The fetch fixture opens one itself.)
+        let server = try LoopbackHTTPS()
+        for declared in [true, false] {
+            let folder = try TemporaryDirectory()
+            try folder.write("manifests/fetch.yaml", """
+                manifestVersion: 1
+                id: com.contexthost.fetch-fixture
+                title: Fetch
+                iconName: network
+                version: 0.0.1
+                library: libFixtureFetchProvider.so
+                collection: programmatic
+                isolation: process
+                availability:
+                  permissions: \(declared ? "[network]" : "[]")
+                timeouts: { collect: 30s, preview: 10s, detail: 10s, encode: 10s }
+                """)
             let host = try HostProcess(arguments: [
-                "--manifests", Self.bundledManifests, "--config", config, "--no-state", "--data-dir", folder.path + "/data",
+                "--manifests", folder.path + "/manifests", "--no-installed", "--no-state", "--data-dir", folder.path + "/data",
                 "--sandbox", "required", "--no-watch",
             ])
             let client = RPCClient(host: host)
-            _ = try client.initialize(["clientInfo": ["name": "tests"], "grantedPermissions": granted ? ["network"] : []])
-            // collect/start starts its worker (workers start on first use, issue 28).
-            let start = try client.call("collect/start", ["providerId": "com.contexthost.stock-quote"])
+            _ = try client.initialize(["clientInfo": ["name": "tests"], "grantedPermissions": ["network"]])
+            let item: JSONValue = [
+                "id": "0d6f4b1e-0000-4000-8000-000000000001", "providerId": "com.contexthost.fetch-fixture", "type": "fetch",
+                "displayName": "socket", "content": ["socket": "127.0.0.1", "port": .number(Double(server.port))],
+                "createdAt": "2026-11-28T00:00:00Z",
+            ]
+            let described = try client.call("items/describe", ["item": item])
+            let answer = try JSONValue(parsing: Array((described["text"]?.stringValue ?? "").utf8))
             let list = try client.call("providers/list")
-            let entry = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.stock-quote" })
+            let entry = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.fetch-fixture" })
             #expect(entry["effectiveIsolation"] == "process")
             #expect(entry["sandbox"]?["missing"]?.arrayValue?.isEmpty == true, "\(entry)")
             let enforced = entry["sandbox"]?["enforced"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            #expect(enforced.contains("network-namespace") == !granted)
-            #expect(enforced.contains("landlock-network") == !granted)
-            let submitted = try client.call("collect/submit", ["sessionId": start["sessionId"] ?? .null, "values": ["symbol": "ACME", "range": "1M"]])
-            if granted {
-                #expect(submitted["item"]?["content"]?["source"]?["kind"] == "http", "\(submitted)")
-                #expect(submitted["item"]?["content"]?["quote"]?["close"] == 81.9)
+            #expect(enforced.contains("network-namespace") == !declared)
+            #expect(enforced.contains("landlock-network") == !declared)
+            if declared {
+                #expect(answer["socket"] == "ok", "\(answer)")
+                #expect(entry["networkAccess"] == "raw")
             } else {
-                #expect(submitted["item"] == nil, "\(submitted)")
-                #expect(submitted["fieldErrors"]?["symbol"]?.stringValue?.contains("network permission") == true, "\(submitted)")
+                #expect(answer["call"] == "socket", "\(answer)")
+                #expect(answer["errno"]?.intValue == Int(EPERM), "\(answer)")
             }
             _ = try client.shutdown()
         }

@@ -3,10 +3,12 @@ import ContextProviderKit
 import Foundation
 import Testing
 
-/// The real `libCalendarProvider.so` with a CalDAV account. This host has no brokered fetch yet,
-/// so the library cannot reach any server: it must serve the cache in its data folder (written
-/// here in the format `CalDAVCache` writes; Tests/CalDAVTests make it through a real Radicale
-/// sync) as offline, with its age on the chip, and without a cache say why it has no events.
+/// The real `libCalendarProvider.so` with a CalDAV account, loaded by the test harness, which
+/// answers no host request (`host/fetch` gets "method not found"), so the library cannot reach
+/// any server: it must serve the cache in its data folder (written here in the format
+/// `CalDAVCache` writes; Tests/CalDAVTests make it through a real Radicale sync) as offline, with
+/// its age on the chip, and without a cache say why it has no events. (Through the real host and
+/// its broker: IntegrationTests/CalDAVBrokerTests.)
 struct CalendarCalDAVLibraryTests {
     static let event = """
         BEGIN:VCALENDAR\r
@@ -29,7 +31,7 @@ struct CalendarCalDAVLibraryTests {
             settings: [
                 "calendars": .string(dataDirectory + "/none"), "now": "2025-03-01T11:00:00Z", "windowDays": 30,
                 "timeZone": "UTC", "caldavURL": "http://127.0.0.1:9/", "caldavUser": "alice",
-                "caldavPassword": "pw-not-used", "caldavRefreshSeconds": 0,
+                "caldavRefreshSeconds": 0,
             ], dataDirectory: dataDirectory)
     }
 
@@ -51,7 +53,7 @@ struct CalendarCalDAVLibraryTests {
         let field = form["fields"]?.arrayValue?.first
         let help = field?["help"]?.stringValue ?? ""
         #expect(help.contains("Offline: the CalDAV calendars are the copy from 3 h ago."))
-        #expect(help.contains("this host cannot fetch for providers yet"))
+        #expect(help.contains("Host method not found: host/fetch"), "\(help)")
         #expect(field?["options"]?.arrayValue?.compactMap { $0["label"]?.stringValue } == ["Standup"])
         let item = try await CalendarTest.item(harness, titled: "Standup")
         #expect(item["content"]?["offline"] == true)
@@ -69,7 +71,7 @@ struct CalendarCalDAVLibraryTests {
             _ = try await harness.call("collect/start", ["sessionId": "s1"])
             Issue.record("collect/start answered without a calendar")
         } catch let error as ProviderHarness.CallError {
-            #expect(error.message.contains("CalDAV: this host cannot fetch for providers yet"))
+            #expect(error.message.contains("CalDAV: Host method not found: host/fetch"), "\(error.message)")
         }
     }
 }

@@ -300,36 +300,13 @@ struct HostileStockQuoteTests {
         try host.expectAlive()
     }
 
-    // MARK: HTTP source
+    // Hostile HTTP answers (huge, slow, redirects off the allow-list) are the broker's to refuse
+    // before the provider sees them: Tests/IntegrationTests/EgressTests.swift.
 
-    @Test("HTTP answers: chunk size 7fffffffffffffff, a 10 MB header, an endless chunk-size line, a huge reason")
-    func hostileHTTP() throws {
-        let server = try RawHTTPServer(answers: [
-            "OVER": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nDate,Close\r\n0\r\n\r\n",
-            "HEAD": "HTTP/1.1 200 OK\r\nX-Long: " + String(repeating: "h", count: 10 << 20),
-            "SIZE": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + String(repeating: "0", count: 4 << 20),
-            "WHY": "HTTP/1.1 500 " + String(repeating: "because ", count: 8000) + "\r\nContent-Length: 0\r\n\r\n",
-            "NEG": "HTTP/1.1 200 OK\r\nContent-Length: -9223372036854775808\r\n\r\nDate,Close\n",
-        ])
-        let host = try Self.host(
-            settings: ["httpURLTemplate": .string("http://127.0.0.1:\(server.port)/{symbol}"), "httpTimeout": 10],
-            grantedPermissions: ["network"])
-        for symbol in ["OVER", "HEAD", "SIZE", "WHY", "NEG"] {
-            let started = Date()
-            let (item, answer) = try Self.submit(host, .string(symbol))
-            #expect(item == nil)
-            let message = answer?["fieldErrors"]?["symbol"]?.stringValue ?? ""
-            #expect(message.contains("HTTP source failed"), "\(symbol): \(message.prefix(300))")
-            #expect(message.utf8.count < 2000, "\(symbol): \(message.utf8.count) bytes")
-            #expect(Date().timeIntervalSince(started) < 8, "\(symbol) took until the timeout")
-        }
-        try host.expectAlive()
-    }
-
-    @Test("settings: control characters in the URL template, a 1 MB currency are refused with short messages")
+    @Test("settings: an unknown source, a 1 MB currency are refused with short messages")
     func hostileSettings() throws {
         for settings: [String: JSONValue] in [
-            ["httpURLTemplate": "http://127.0.0.1:1/{symbol}\r\nX-Injected: 1"],
+            ["source": "http://127.0.0.1:1/{symbol}\r\nX-Injected: 1"],
             ["defaultCurrency": .string(String(repeating: "€", count: 1 << 18))],
         ] {
             let host = try Self.host(files: ["ACME.csv": Self.yahoo + Self.rows(3)], settings: settings)
@@ -339,69 +316,5 @@ struct HostileStockQuoteTests {
             #expect(HostileHost.allText(error).utf8.count < 2000)
             try host.expectAlive()
         }
-    }
-}
-
-/// A server on 127.0.0.1 that answers `GET /NAME` with the raw bytes given for NAME (then closes).
-final class RawHTTPServer: @unchecked Sendable {
-    let folder: TemporaryDirectory
-    let port: Int
-    private let process = Process()
-    private let input = Pipe()
-
-    static let script = #"""
-        import os, socket, sys, threading
-        root = sys.argv[1]
-        def serve(connection):
-            try:
-                request = b""
-                while b"\r\n\r\n" not in request:
-                    data = connection.recv(4096)
-                    if not data:
-                        return
-                    request += data
-                name = request.split(b" ")[1].decode().lstrip("/")
-                path = os.path.join(root, os.path.basename(name) + ".raw")
-                data = open(path, "rb").read() if os.path.isfile(path) else b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-                connection.sendall(data)
-            except OSError:
-                pass
-            finally:
-                connection.close()
-        def exit_when_stdin_closes():
-            sys.stdin.read()
-            os._exit(0)
-        threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
-        print(listener.getsockname()[1], flush=True)
-        while True:
-            connection, _ = listener.accept()
-            threading.Thread(target=serve, args=(connection,), daemon=True).start()
-        """#
-
-    init(answers: [String: String]) throws {
-        folder = try TemporaryDirectory()
-        let script = try folder.write("server.py", Self.script)
-        for (name, answer) in answers { try folder.write(name + ".raw", answer) }
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, folder.path]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(0x0A) {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line.append(data)
-        }
-        port = try #require(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
-    }
-
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
     }
 }

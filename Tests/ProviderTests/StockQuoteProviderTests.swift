@@ -128,7 +128,7 @@ struct StockQuoteProviderTests {
         #expect(badRange?["symbol"] == nil)
         let httpOnly = try await errors(["symbol": "wayn", "range": "1Y"])
         #expect(httpOnly?["symbol"]?.stringValue?.hasPrefix("WAYN (Wayne Enterprises) has no local price file") == true)
-        #expect(httpOnly?["symbol"]?.stringValue?.contains("no HTTP source is configured") == true)
+        #expect(httpOnly?["symbol"]?.stringValue?.contains("no web source is set") == true)
         // Lower case is accepted.
         let item = try await StockQuoteFixtures.submitItem(provider, symbol: "acme", range: "1M")
         #expect(item["content"]?["symbol"] == "ACME")
@@ -404,26 +404,22 @@ struct StockQuoteProviderTests {
         #expect(missingAvailability["available"] == false)
         #expect(missingAvailability["reason"]?.stringValue?.contains("the quotes folder \(folder.path)/nowhere does not exist") == true)
 
-        let withHTTP = try StockQuoteFixtures.provider(
-            quotes: folder.path + "/quotes", template: "http://127.0.0.1:9/{symbol}.csv", network: false)
-        let notGranted = try await withHTTP.patientCall("provider/availability")
-        #expect(notGranted["available"] == false)
-        #expect(notGranted["reason"]?.stringValue?.contains("needs the network permission") == true)
-        let granted = try StockQuoteFixtures.provider(
-            quotes: folder.path + "/quotes", template: "http://127.0.0.1:9/{symbol}.csv", network: true)
-        #expect(try await granted.patientCall("provider/availability")["available"] == true)
+        // A web source makes it available without local files (the host fetches; no permission).
+        let web = try ProviderHarness(
+            product: "StockQuoteProvider", providerID: "com.contexthost.stock-quote",
+            settings: ["quotesDirectory": .string(folder.path + "/quotes"), "source": "stooq"])
+        #expect(try await web.patientCall("provider/availability")["available"] == true)
 
         let sample = try StockQuoteFixtures.sampleProvider()
         #expect(try await sample.patientCall("provider/availability")["available"] == true)
     }
 
-    @Test("an unusable HTTP template or timeout stops the provider from opening")
+    @Test("an unknown source or an unusable timeout stops the provider from opening")
     func badSettings() throws {
         #expect(throws: (any Error).self) {
-            try StockQuoteFixtures.provider(quotes: "/tmp", template: "https://example.com/{symbol}.csv")
-        }
-        #expect(throws: (any Error).self) {
-            try StockQuoteFixtures.provider(quotes: "/tmp", template: "ftp://example.com/{symbol}.csv")
+            try ProviderHarness(
+                product: "StockQuoteProvider", providerID: "com.contexthost.stock-quote",
+                settings: ["quotesDirectory": "/tmp", "source": "ftp"])
         }
         #expect(throws: (any Error).self) {
             try ProviderHarness(
@@ -432,92 +428,8 @@ struct StockQuoteProviderTests {
         }
     }
 
-    // MARK: HTTP source
-
-    @Test("the HTTP source is used only with the network permission (Content-Length bodies)")
-    func httpWithAndWithoutPermission() async throws {
-        let server = try LocalHTTPServer()
-        defer { server.stop() }
-        try server.files.write("ACME.csv", StockQuoteFixtures.freshACME)
-        try server.files.write("WAYN.csv", StockQuoteFixtures.wayne)
-        let template = "http://127.0.0.1:\(server.port)/{symbol}.csv"
-
-        let granted = try StockQuoteFixtures.sampleProvider(template: template, network: true)
-        let fresh = try await StockQuoteFixtures.submitItem(granted, symbol: "ACME", range: "1M")
-        #expect(fresh["content"]?["source"]?["kind"] == "http")
-        #expect(fresh["content"]?["source"]?["location"] == .string("http://127.0.0.1:\(server.port)/ACME.csv"))
-        #expect(fresh["content"]?["asOf"] == "2026-11-24")
-        #expect(fresh["content"]?["quote"]?["close"] == 81.9)
-        #expect(fresh["content"]?["name"] == "Acme Corporation")
-        let wayne = try await StockQuoteFixtures.submitItem(granted, symbol: "WAYN", range: "1M")
-        #expect(wayne["content"]?["quote"]?["close"] == 42.9)
-        #expect(wayne["content"]?["name"] == "Wayne Enterprises")
-        #expect(try await StockQuoteFixtures.query(granted, "wayne").first?["detail"] == "NYSE · USD · via HTTP")
-        let detail = try await granted.patientCall("item/detail", ["item": fresh])
-        let facts = detail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
-        #expect(facts.first { $0["label"] == "Source" }?["value"] == .string("http://127.0.0.1:\(server.port)/ACME.csv"))
-
-        let denied = try StockQuoteFixtures.sampleProvider(template: template, network: false)
-        let local = try await StockQuoteFixtures.submitItem(denied, symbol: "ACME", range: "1M")
-        #expect(local["content"]?["source"]?["kind"] == "file")
-        #expect(local["content"]?["asOf"] == "2026-11-20")
-        let result = try await denied.patientCall(
-            "collect/submit", ["sessionId": "s", "stepId": "quote", "values": ["symbol": "WAYN", "range": "1M"]])
-        #expect(result["fieldErrors"]?["symbol"] == """
-            WAYN (Wayne Enterprises) has no local price file, and the HTTP source needs the network permission, \
-            which the client did not grant.
-            """)
-        #expect(try await StockQuoteFixtures.query(denied, "wayne").isEmpty)
-        #expect(server.requests.count == 2, "the denied provider never touched the network: \(server.requests)")
-    }
-
-    @Test("HTTP: chunked bodies, bodies ended by close, 404 with and without a local file, timeouts")
-    func httpFraming() async throws {
-        let server = try LocalHTTPServer()
-        defer { server.stop() }
-        try server.files.write("ACME.csv", StockQuoteFixtures.freshACME)
-        try server.files.write("WAYN.csv", StockQuoteFixtures.freshACME)
-
-        for prefix in ["chunked", "close"] {
-            let provider = try StockQuoteFixtures.sampleProvider(
-                template: "http://127.0.0.1:\(server.port)/\(prefix)/{symbol}.csv", network: true)
-            let item = try await StockQuoteFixtures.submitItem(provider, symbol: "ACME", range: "1M")
-            #expect(item["content"]?["source"]?["kind"] == "http", "\(prefix)")
-            #expect(item["content"]?["quote"]?["close"] == 81.9, "\(prefix)")
-            #expect(item["content"]?["series"]?["tradingDays"] == 3, "\(prefix)")
-        }
-
-        let lower = try StockQuoteFixtures.sampleProvider(
-            template: "http://127.0.0.1:\(server.port)/missing/{symbolLower}.csv", network: true)
-        let fallback = try await StockQuoteFixtures.submitItem(lower, symbol: "ACME", range: "1M")
-        #expect(fallback["content"]?["source"]?["kind"] == "file")
-        let problem = fallback["content"]?["problems"]?.arrayValue?.first?.stringValue ?? ""
-        #expect(problem.contains("/missing/acme.csv: the HTTP source failed"), "\(problem)")
-        #expect(problem.contains("HTTP 404"))
-        #expect(problem.hasSuffix("used the local file ACME.csv instead"))
-        let noLocal = try await lower.patientCall(
-            "collect/submit", ["sessionId": "s", "stepId": "quote", "values": ["symbol": "WAYN", "range": "1M"]])
-        let message = noLocal["fieldErrors"]?["symbol"]?.stringValue ?? ""
-        #expect(message.hasPrefix("No data for WAYN: the HTTP source failed"), "\(message)")
-        #expect(message.contains("HTTP 404"))
-
-        let slow = try StockQuoteFixtures.sampleProvider(
-            template: "http://127.0.0.1:\(server.port)/slow/{symbol}.csv", network: true, timeout: 0.3)
-        let timedOut = try await slow.patientCall(
-            "collect/submit", ["sessionId": "s", "stepId": "quote", "values": ["symbol": "WAYN", "range": "1M"]])
-        #expect(timedOut["fieldErrors"]?["symbol"]?.stringValue?.contains("timed out reading the answer") == true)
-
-        let refused = try StockQuoteFixtures.sampleProvider(template: "http://127.0.0.1:1/{symbol}.csv", network: true)
-        let refusedResult = try await refused.patientCall(
-            "collect/submit", ["sessionId": "s", "stepId": "quote", "values": ["symbol": "WAYN", "range": "1M"]])
-        #expect(refusedResult["fieldErrors"]?["symbol"]?.stringValue?.contains("cannot connect to 127.0.0.1:1") == true)
-
-        let html = try StockQuoteFixtures.sampleProvider(
-            template: "http://127.0.0.1:\(server.port)/html/{symbol}", network: true)
-        let htmlResult = try await html.patientCall(
-            "collect/submit", ["sessionId": "s", "stepId": "quote", "values": ["symbol": "WAYN", "range": "1M"]])
-        #expect(htmlResult["fieldErrors"]?["symbol"]?.stringValue?.contains("returned no usable price rows") == true)
-    }
+    // The web sources (Stooq CSV, Alpha Vantage JSON) go through the host's broker: they are
+    // tested against a loopback HTTPS server in Tests/IntegrationTests/StockQuoteHTTPSTests.swift.
 
     // MARK: Helpers
 
@@ -561,19 +473,18 @@ enum StockQuoteFixtures {
     }
 
     static func provider(
-        quotes: String, symbols: String? = nil, template: String? = nil, network: Bool = false, timeout: Double = 3
+        quotes: String, symbols: String? = nil, timeout: Double = 3
     ) throws -> ProviderHarness {
         var settings: JSONObject = ["quotesDirectory": .string(quotes), "httpTimeout": .number(timeout), "httpCacheSeconds": 0]
         if let symbols { settings["symbolsFile"] = .string(symbols) }
-        if let template { settings["httpURLTemplate"] = .string(template) }
         return try ProviderHarness(
             product: "StockQuoteProvider", providerID: "com.contexthost.stock-quote", settings: settings,
-            grantedPermissions: network ? ["network"] : [])
+            grantedPermissions: [])
     }
 
-    static func sampleProvider(template: String? = nil, network: Bool = false, timeout: Double = 3) throws -> ProviderHarness {
+    static func sampleProvider(timeout: Double = 3) throws -> ProviderHarness {
         try provider(
-            quotes: dataFolder + "/quotes", symbols: dataFolder + "/symbols.csv", template: template, network: network,
+            quotes: dataFolder + "/quotes", symbols: dataFolder + "/symbols.csv",
             timeout: timeout)
     }
 
@@ -643,117 +554,4 @@ enum StockQuoteFixtures {
         2026-11-24,81.20,82.00,81.00,81.90,81.90,5200000
 
         """
-}
-
-/// A local HTTP/1.1 server (Python's `http.server` on 127.0.0.1, random port) serving the files
-/// in `files`, with path prefixes that change the framing: `/chunked/…` (chunked body with a chunk
-/// extension and a trailer), `/close/…` (no length; body ends at close), `/slow/…` (answers after
-/// 3 s), `/html/…` (an HTML page); anything missing is a 404.
-final class LocalHTTPServer: @unchecked Sendable {
-    let files: TemporaryDirectory
-    let port: Int
-    private let process = Process()
-    private let input = Pipe()
-    private let log: String
-
-    var requests: [String] {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-    }
-
-    static let script = #"""
-        import http.server, os, sys, threading, time
-        root, log = sys.argv[1], sys.argv[2]
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            def log_message(self, *args):
-                pass
-            def do_GET(self):
-                with open(log, "a") as handle:
-                    handle.write(self.path + "\n")
-                path, mode = self.path, "length"
-                for prefix in ("/chunked", "/close", "/slow", "/html", "/missing"):
-                    if path.startswith(prefix + "/"):
-                        mode, path = prefix[1:], path[len(prefix):]
-                if mode == "slow":
-                    time.sleep(3)
-                if mode == "html":
-                    body = b"<html><body>Quotes moved</body></html>"
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/html")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                    return
-                file = os.path.join(root, path.lstrip("/"))
-                if mode == "missing" or not os.path.isfile(file):
-                    body = b"not found\n"
-                    self.send_response(404)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                    return
-                data = open(file, "rb").read()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/csv")
-                if mode == "chunked":
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.end_headers()
-                    for start in range(0, len(data), 37):
-                        part = data[start:start + 37]
-                        self.wfile.write(b"%x;note=1\r\n" % len(part) + part + b"\r\n")
-                        self.wfile.flush()
-                    self.wfile.write(b"0\r\nX-Checksum: none\r\n\r\n")
-                elif mode == "close":
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    self.wfile.write(data)
-                    self.close_connection = True
-                else:
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-        def exit_when_stdin_closes():
-            sys.stdin.read()
-            os._exit(0)
-        threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        print(server.server_address[1], flush=True)
-        server.serve_forever()
-        """#
-
-    init() throws {
-        files = try TemporaryDirectory()
-        let scriptPath = try files.write("_server/server.py", Self.script)
-        log = files.path + "/_server/requests.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let output = Pipe()
-        process.standardInput = input
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scriptPath, files.path, log]
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            try? input.fileHandleForWriting.close()
-            kill(process.processIdentifier, SIGKILL)
-            throw StockQuoteTestFailure(description: "the local HTTP server did not start (python3 missing?)")
-        }
-        self.port = port
-    }
-
-    /// Stops the server: it exits when its stdin closes (SIGTERM may be blocked in children of
-    /// test threads), else it is killed after 5 s.
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        for _ in 0..<500 where process.isRunning { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-
-    deinit { stop() }
 }

@@ -101,7 +101,7 @@ extension Host {
         }
         let locale = client?.locale
         let current = registry.entry(id: id) ?? entry
-        return ["provider": ProviderEntryJSON.json(for: current, locale: locale)]
+        return ["provider": ProviderEntryJSON.json(for: current, locale: locale, configuration: configuration)]
     }
 
     /// Timeouts capped by the host's maximum call timeout.

@@ -230,7 +230,7 @@ package final class Host: Sendable {
     package func providersList(composer: Composer? = nil) -> JSONValue {
         let locale = client?.locale
         return ["providers": .array(registry.entries(locale: locale).map { entry in
-            var description = ProviderEntryJSON.json(for: entry, locale: locale)
+            var description = ProviderEntryJSON.json(for: entry, locale: locale, configuration: configuration)
             if let composer, case .object(var object) = description {
                 object["canAttach"] = .bool(false)
                 if !entry.isAvailable {

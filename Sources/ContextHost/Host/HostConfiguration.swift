@@ -46,6 +46,15 @@ public struct HostConfiguration: Sendable {
     /// Installed providers are checked as at install (hashes pinned by the lock file) and run in
     /// workers unless trusted (`isolation`).
     public var packageLocations: PackageLocations?
+    /// Where providers' secret settings are kept (`type: secret`; docs/security.md, "Secrets"):
+    /// the host reads one only to inject it into a brokered request, and shows clients only
+    /// whether each is set. nil (the default): no secrets; fetches that need one fail with
+    /// `secret-not-set`.
+    public var secrets: (any SecretStore)?
+    /// What performs providers' `host/fetch` requests after the host's checks (allow-lists,
+    /// addresses, secrets, redirects). nil (the default): providers' fetches fail with
+    /// `broker-unavailable`. `context-host` gives `ContextNetwork.AsyncHTTPTransport`.
+    public var fetcher: (any HTTPTransport)?
 
     public init(
         manifestDirectories: [String] = [],

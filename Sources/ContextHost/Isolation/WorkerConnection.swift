@@ -282,6 +282,15 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             payload.withUnsafeBytes { events?.receive($0) }
             return
         }
+        // A request to the host (`host/fetch`), answered with a tag-0 frame (passed to `call`).
+        if payload.withUnsafeBytes({ RequestEvents.isHostRequest($0) }) {
+            let events = state.withLock { state -> RequestEvents? in
+                guard let entry = state.inFlight[tag], entry.generation == worker.generation else { return nil }
+                return entry.events
+            }
+            payload.withUnsafeBytes { events?.receiveHostRequest($0) }
+            return
+        }
         guard let entry = take(tag, from: worker) else {
             logger.debug("Provider \(providerID): dropped a late or unknown answer (tag \(tag)).")
             return
@@ -303,6 +312,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
 
     @discardableResult
     package func send(method: String, params: ParamsWriter, events: RequestEvents?, completion: @escaping Completion) -> Int64 {
+        events?.setResponder(self)
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let message = ProviderMessage.request(id: id, method: method, params: params)
         enum Route {
@@ -342,6 +352,17 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
             Self.fail(completion, unavailableError(reason))
         }
         return id
+    }
+
+    /// The host's answer to a provider's host request: a tag-0 frame, which the worker passes to
+    /// `call` without a reply callback. Dropped when no worker runs (the request it belongs to
+    /// is then lost anyway).
+    package func answerProviderRequest(_ message: [UInt8]) {
+        guard let worker = state.withLock({ state -> WorkerProcess? in
+            if case .running(let worker) = state.lifecycle { return worker }
+            return nil
+        }) else { return }
+        worker.write(WorkerFrame.encode(tag: 0, payload: message))
     }
 
     package func cancel(_ id: Int64) { stop(id, timedOut: false) }

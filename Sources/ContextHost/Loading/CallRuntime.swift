@@ -215,6 +215,11 @@ let replyCallback: ctxp_reply_fn = { context, bytes, length in
         table.events(id)?.receive(reply)
         return
     }
+    // A request to the host (`host/fetch`) before the response: answered through `call`.
+    if RequestEvents.isHostRequest(reply) {
+        table.events(id)?.receiveHostRequest(reply)
+        return
+    }
     guard let waiting = table.take(id) else { return }  // late or duplicate answer: dropped
     // While the host's reader is awake, it takes over the rest (`ReplyRelay`).
     if let relay = waiting.relay, relay.offer(id: id, waiting: waiting, bytes: reply) { return }

@@ -80,10 +80,19 @@ package protocol ProviderConnection: AnyObject, Sendable {
         method: String, params: ParamsWriter, events: RequestEvents?,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64
+
+    /// Hands the provider the host's answer to one of its host requests (`host/fetch`): a
+    /// JSON-RPC response, through `call` with no reply callback. A requirement, not only an
+    /// extension method: `RequestEvents` calls it on an `any ProviderConnection`, which would
+    /// otherwise always pick the extension's no-op and leave the provider waiting.
+    func answerProviderRequest(_ message: [UInt8])
 }
 
 extension ProviderConnection {
     package func timedOut(_ id: Int64) { cancel(id) }
+
+    /// Default for connections that carry no host requests: dropped.
+    package func answerProviderRequest(_ message: [UInt8]) {}
 
     /// Without notifications (connections that cannot carry them).
     @discardableResult
@@ -334,6 +343,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter, events: RequestEvents?,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
+        events?.setResponder(self)
         let id = runtime.replies.register(ReplyTable.Waiting(
             completion: completion, expected: ReplyRouter.Expected(method: method), owner: owner, events: events,
             relay: runtime.relay, maximumBytes: runtime.maximumReplyBytes))
@@ -374,6 +384,14 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
             }
         }
         buffers.giveBack(message)
+    }
+
+    /// The host's answer to a provider's host request, through `call` without a reply callback
+    /// (as `$/cancelRequest`).
+    package func answerProviderRequest(_ message: [UInt8]) {
+        message.withUnsafeBufferPointer { buffer in
+            library.table.pointee.call(instance, buffer.baseAddress, buffer.count, nil, nil)
+        }
     }
 
     package func cancel(_ id: Int64) {

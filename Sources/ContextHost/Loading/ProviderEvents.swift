@@ -49,7 +49,18 @@ package class RequestEvents: @unchecked Sendable {
         var logLines = 0
         var dropped = 0
         var loggedInvalid = false
+        /// Host requests (`host/fetch`) received and still running.
+        var hostRequests = 0
+        var hostRequestsRunning = 0
+        /// Where answers to host requests go: the connection the request was sent on.
+        var responder: (any ProviderConnection)?
     }
+
+    /// Most host requests (`host/fetch`) one provider request may make, and at once.
+    static let maximumHostRequests = 1000
+    static let maximumConcurrentHostRequests = 16
+    /// Largest host request read, in bytes (a fetch's body is at most 1 MiB, as Base64).
+    static let maximumHostRequestBytes = 2 << 20
 
     private let state = Mutex(State())
 
@@ -71,6 +82,66 @@ package class RequestEvents: @unchecked Sendable {
         }
         let (envelope, error) = Envelope.scan(bytes)
         return error == nil && envelope.method != nil && envelope.id == nil && !envelope.idIsInvalid
+    }
+
+    /// Whether `bytes` are a request from the provider to the host (a `method` and an `id`), sent
+    /// before its response, such as `host/fetch` (docs/provider-abi.md, "Host requests").
+    static func isHostRequest(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let (envelope, error) = Envelope.scan(bytes)
+        return error == nil && envelope.method != nil && envelope.id != nil
+    }
+
+    /// The connection host requests are answered on (set by the connection when it sends).
+    package final func setResponder(_ connection: any ProviderConnection) {
+        state.withLock { $0.responder = connection }
+    }
+
+    /// Handles a request the provider sent to the host (on the provider's thread): runs it in a
+    /// task and answers through the connection's `call` with the JSON-RPC response.
+    final func receiveHostRequest(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count <= Self.maximumHostRequestBytes else {
+            return invalid("a host request of \(bytes.count) bytes (limit \(Self.maximumHostRequestBytes))")
+        }
+        guard let message = try? JSONReader.parse(bytes), let method = message["method"]?.stringValue, let id = message["id"],
+            id.intValue != nil || id.stringValue != nil
+        else {
+            return invalid("a host request that is not valid JSON-RPC")
+        }
+        let params = message["params"] ?? .object([:])
+        let responder: (any ProviderConnection)? = state.withLock { state in
+            guard !state.closed, let responder = state.responder else { return nil }
+            guard state.hostRequests < Self.maximumHostRequests, state.hostRequestsRunning < Self.maximumConcurrentHostRequests else {
+                state.dropped += 1
+                return nil
+            }
+            state.hostRequests += 1
+            state.hostRequestsRunning += 1
+            return responder
+        }
+        guard let responder else {
+            // Answered at once, so the provider does not wait: too many, or after the response.
+            let error: JSONValue = ["code": -32600, "message": .string("Host request refused: too many for one request, or sent after its response")]
+            if let connection = state.withLock({ $0.responder }) {
+                connection.answerProviderRequest(Self.response(id: id, result: nil, error: error))
+            }
+            return
+        }
+        let client = client
+        let providerID = providerID
+        Task {
+            let outcome = await client.providerRequest(providerID: providerID, method: method, params: params)
+            self.state.withLock { $0.hostRequestsRunning -= 1 }
+            switch outcome {
+            case .success(let result): responder.answerProviderRequest(Self.response(id: id, result: result, error: nil))
+            case .failure(let error): responder.answerProviderRequest(Self.response(id: id, result: nil, error: error.json))
+            }
+        }
+    }
+
+    static func response(id: JSONValue, result: JSONValue?, error: JSONValue?) -> [UInt8] {
+        var object: JSONObject = ["jsonrpc": "2.0", "id": id]
+        if let error { object["error"] = error } else { object["result"] = result ?? .null }
+        return JSONValue.object(object).jsonBytes
     }
 
     /// Handles one notification the provider sent (on the provider's thread).
@@ -178,4 +249,20 @@ package protocol RequestEventsClient: AnyObject, Sendable {
     var clientLogLevel: LogLevel { get }
     /// Writes a host → client notification.
     func notify(_ method: String, params: JSONValue)
+    /// Answers a request a provider sent to the host (`host/fetch`): the JSON-RPC `result`, or
+    /// the `error` object.
+    func providerRequest(providerID: String, method: String, params: JSONValue) async -> Result<JSONValue, ProviderRequestError>
+}
+
+/// A JSON-RPC error object answering a provider's host request.
+package struct ProviderRequestError: Error, Sendable {
+    package var json: JSONValue
+    package init(_ json: JSONValue) { self.json = json }
+}
+
+extension RequestEventsClient {
+    /// No host requests: each is answered "method not found".
+    package func providerRequest(providerID: String, method: String, params: JSONValue) async -> Result<JSONValue, ProviderRequestError> {
+        .failure(ProviderRequestError(["code": -32601, "message": .string("Host method not found: \(method)")]))
+    }
 }

@@ -41,6 +41,9 @@ package struct Manifest: Sendable, Equatable {
     package var availability: Availability
     /// Declared settings, in file order.
     package var settings: [ManifestSetting]
+    /// `network`: the origins the provider may ask the host to fetch from (the broker,
+    /// docs/security.md "Egress"); nil when the manifest declares none.
+    package var network: NetworkPolicy? = nil
     /// Per-call timeouts.
     package var timeouts: Timeouts
     /// The manifest file as the user named it (used in diagnostics).
@@ -318,6 +321,10 @@ package enum SettingType: String, Sendable, Hashable, CaseIterable {
     case number
     case integer
     case bool
+    /// A credential (API key, password): never in the provider's settings, a configuration file,
+    /// a client's view or a log. Set with `context-host secrets set` or `secrets/set`, kept
+    /// encrypted by the host, and injected by the host into brokered requests (`inject`).
+    case secret
 }
 
 /// What a sandboxed worker may do at a `path` setting's value.
@@ -338,6 +345,8 @@ package struct ManifestSetting: Sendable, Hashable {
     /// `access: write` (path settings only): a sandboxed worker may write there (a cache folder);
     /// other path settings are read-only.
     package var isWritable: Bool = false
+    /// `inject` (secret settings only): where the host puts the secret in brokered requests.
+    package var inject: SecretInjection? = nil
 
     package init(
         name: String, type: SettingType, defaultValue: JSONValue? = nil, description: String? = nil,

@@ -68,7 +68,7 @@ package struct FileStamp: Sendable, Hashable {
 /// rewritten), never trusted.
 package struct ManifestCache: Sendable, Equatable {
     /// Bump when the encoding or anything parsing produces changes.
-    package static let formatVersion: UInt32 = 4
+    package static let formatVersion: UInt32 = 5
     static let magic: [UInt8] = Array("CTXHREGC".utf8)
     static let headerSize = 8 + 4 + 8 + 8
 

@@ -337,7 +337,11 @@ extension CacheEncoder {
             optionalString(setting.description)
             bool(setting.isRequired)
             bool(setting.isWritable)
+            bool(setting.inject != nil)
+            if let inject = setting.inject { json(inject.json) }
         }
+        bool(manifest.network != nil)
+        if let network = manifest.network { json(network.json) }
         for timeout in [manifest.timeouts.collect, manifest.timeouts.preview, manifest.timeouts.detail, manifest.timeouts.encode] {
             int(timeout.components.seconds)
             int(timeout.components.attoseconds)
@@ -436,7 +440,16 @@ extension CacheDecoder {
             var setting = ManifestSetting(
                 name: name, type: type, defaultValue: defaultValue, description: description, isRequired: try bool())
             setting.isWritable = try bool()
+            if try bool() {
+                guard let inject = SecretInjection(json: try json()) else { throw CacheFormatError(reason: "an unreadable inject") }
+                setting.inject = inject
+            }
             settings.append(setting)
+        }
+        var network: NetworkPolicy?
+        if try bool() {
+            guard let policy = NetworkPolicy(json: try json()) else { throw CacheFormatError(reason: "an unreadable network policy") }
+            network = policy
         }
         var durations: [Duration] = []
         for _ in 0..<4 { durations.append(Duration(secondsComponent: try int64(), attosecondsComponent: try int64())) }
@@ -466,6 +479,7 @@ extension CacheDecoder {
         manifest.libraries = libraries
         manifest.runtime = runtime
         manifest.summary = summary
+        manifest.network = network
         return manifest
     }
 

@@ -6,13 +6,13 @@ extension Manifest {
         "manifestVersion", "id", "title", "description", "iconName", "version", "library", "libraries", "runtime", "swiftVersion",
         "sha256", "priority",
         "maximumAttachmentCount", "usesContainerPanel", "collection", "isolation", "availability", "settings",
-        "timeouts",
+        "network", "timeouts",
     ]
     /// Fields every manifest has; it also needs `library` or `libraries` (checked on their own).
     package static let requiredFields = ["manifestVersion", "id", "title", "iconName", "version"]
     package static let availabilityFields = ["platforms", "host", "permissions"]
     package static let timeoutFields = ["collect", "preview", "detail", "encode"]
-    package static let settingFields = ["type", "default", "description", "required", "access"]
+    package static let settingFields = ["type", "default", "description", "required", "access", "inject"]
 
     /// Reads and validates the manifest at `path` (as the user named it; relative paths are relative to
     /// the current directory). Every problem is collected before throwing.
@@ -381,6 +381,12 @@ package struct ManifestValidator {
         if let node = top["availability"]?.value { availability = validateAvailability(node) }
         var settings: [ManifestSetting] = []
         if let node = top["settings"]?.value { settings = validateSettings(node) }
+        var network: NetworkPolicy?
+        if let node = top["network"]?.value {
+            record("network", node)
+            network = validateNetwork(node)
+        }
+        checkNetworkReferences(network: network, settings: settings)
         var timeouts = Timeouts()
         if let node = top["timeouts"]?.value { timeouts = validateTimeouts(node) }
 
@@ -395,6 +401,7 @@ package struct ManifestValidator {
         manifest.libraries = libraries
         manifest.runtime = runtime
         manifest.summary = summary
+        manifest.network = network
         return manifest
     }
 
@@ -813,14 +820,39 @@ package struct ManifestValidator {
             var setting = ManifestSetting(name: name, type: type)
             if let value = fields["default"]?.value {
                 record("\(path).default", value)
-                setting.defaultValue = settingValue(value, type: type, "\(path).default")
+                if type == .secret {
+                    report(
+                        .invalidValue, at: value, "\(path).default", "a secret setting has no default",
+                        hint: "remove 'default'; the user sets the secret with 'context-host secrets set'")
+                } else {
+                    setting.defaultValue = settingValue(value, type: type, "\(path).default")
+                }
+            }
+            if let value = fields["inject"]?.value {
+                record("\(path).inject", value)
+                if type == .secret {
+                    setting.inject = validateInject(value, "\(path).inject")
+                } else {
+                    report(
+                        .invalidValue, at: value, "\(path).inject", "'inject' is only for secret settings",
+                        hint: "remove 'inject', or change 'type' to secret")
+                }
             }
             if let value = fields["description"]?.value { setting.description = string(value, "\(path).description") }
             if let value = fields["required"]?.value { setting.isRequired = boolean(value, "\(path).required") ?? false }
+            if setting.isRequired, type == .secret, let value = fields["required"]?.value {
+                report(
+                    .invalidValue, at: value, "\(path).required", "'required' is not used for secrets",
+                    hint: "remove it; a fetch that needs an unset secret fails with 'secret-not-set' and says how to set it")
+            }
             if let value = fields["access"]?.value {
                 record("\(path).access", value)
                 if let access = oneOf(value, "\(path).access", SettingAccess.self) {
-                    if access == .write, type != .path {
+                    if type == .secret {
+                        report(
+                            .invalidValue, at: value, "\(path).access", "'access' is not used for secrets",
+                            hint: "remove it")
+                    } else if access == .write, type != .path {
                         report(
                             .invalidValue, at: value, "\(path).access", "'access: write' is only for path settings",
                             hint: "remove 'access', or change 'type' to path")
@@ -850,6 +882,7 @@ package struct ManifestValidator {
                 case .number: "a number"
                 case .integer: "an integer"
                 case .bool: "true or false"
+                case .secret: "nothing (a secret has no default)"
                 }
             var hint = "write \(expected), or change 'type'"
             if case .scalar(let text, let style)? = Optional(node.content), style != .plain,

@@ -45,6 +45,17 @@ extension Manifest {
         for setting in settings {
             let path = "settings.\(setting.name)"
             var value: JSONValue?
+            if setting.type == .secret {
+                // Never in the provider's settings, and never from a configuration file.
+                if overrides[setting.name] != nil {
+                    problems.append(
+                        diagnostic(
+                            .settingTypeMismatch, at: path,
+                            message: "'\(setting.name)' is a secret: it is never given in configuration",
+                            hint: "remove it from the configuration and run: context-host secrets set \(id) \(setting.name)"))
+                }
+                continue
+            }
             if let override = overrides[setting.name] {
                 guard let checked = Self.coerce(override, to: setting.type) else {
                     problems.append(
@@ -128,6 +139,7 @@ extension Manifest {
         case .number: "a number"
         case .integer: "an integer"
         case .bool: "true or false"
+        case .secret: "a secret (set with 'context-host secrets set', never in configuration)"
         }
     }
 

@@ -12,6 +12,7 @@ package enum MethodRegistry {
         // Providers
         ProvidersListMethod.self,
         ProvidersRetryMethod.self,
+        SecretsSetMethod.self,
         // Composers
         ComposerOpenMethod.self,
         ComposerListMethod.self,

@@ -2,7 +2,8 @@ import ContextProviderKit
 
 /// How a provider is described to clients (`providers/list`) and in `context-host list --json`.
 package enum ProviderEntryJSON {
-    package static func json(for entry: ProviderEntry, locale: String?) -> JSONValue {
+    /// - Parameter configuration: for origins taken from settings and whether secrets are set.
+    package static func json(for entry: ProviderEntry, locale: String?, configuration: HostConfiguration? = nil) -> JSONValue {
         var object = JSONObject()
         if let manifest = entry.manifest {
             object["id"] = .string(manifest.id)
@@ -37,6 +38,7 @@ package enum ProviderEntryJSON {
             }
             if let note = entry.isolationNote { object["isolationNote"] = .string(note) }
             object["permissions"] = .array(manifest.availability.permissions.map { .string($0.rawValue) })
+            egress(manifest, configuration: configuration, into: &object)
         }
         object["status"] = .string(entry.status.rawValue)
         object["available"] = .bool(entry.isAvailable)
@@ -60,5 +62,31 @@ package enum ProviderEntryJSON {
         object["manifestPath"] = .string(entry.manifestPath)
         if let path = entry.libraryPath { object["libraryPath"] = .string(path) }
         return .object(object)
+    }
+
+    /// `origins`, `secrets` (set or not, never a value) and `networkAccess`.
+    static func egress(_ manifest: Manifest, configuration: HostConfiguration?, into object: inout JSONObject) {
+        let raw = manifest.availability.permissions.contains(.network)
+        let origins = manifest.network?.origins ?? []
+        object["networkAccess"] = .string(raw ? "raw" : origins.isEmpty ? "none" : "brokered")
+        if !origins.isEmpty {
+            let settings = configuration.flatMap { try? $0.resolvedSettings(for: manifest) } ?? (try? manifest.resolvedSettings()) ?? JSONObject()
+            object["origins"] = .array(origins.map { rule in
+                var entry: JSONObject = ["privateAddresses": .bool(rule.privateAddresses)]
+                switch rule.source {
+                case .fixed(let origin): entry["origin"] = .string(origin)
+                case .setting(let name):
+                    entry["setting"] = .string(name)
+                    if let text = settings[name]?.stringValue, let url = try? HTTPSURL(parsing: text) { entry["origin"] = .string(url.origin) }
+                }
+                return .object(entry)
+            })
+        }
+        let secretNames = manifest.settings.filter { $0.type == .secret }.map(\.name)
+        if !secretNames.isEmpty {
+            var secrets = JSONObject()
+            for name in secretNames { secrets[name] = .bool(configuration?.secrets?.isSet(provider: manifest.id, name: name) ?? false) }
+            object["secrets"] = .object(secrets)
+        }
     }
 }

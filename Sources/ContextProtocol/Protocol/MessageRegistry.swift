@@ -11,6 +11,7 @@ public enum MessageRegistry {
         // Providers
         ProvidersListRequest.self,
         ProvidersRetryRequest.self,
+        SecretsSetRequest.self,
         // Composers
         ComposerOpenRequest.self,
         ComposerListRequest.self,

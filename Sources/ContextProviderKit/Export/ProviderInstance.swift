@@ -183,6 +183,8 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     }
 
     private let state = Locked(State())
+    /// Requests this instance sent to the host (`host/fetch`), waiting for answers.
+    let hostCalls = HostCalls()
 
     init(provider: P, context: ProviderContext) {
         self.provider = provider
@@ -227,6 +229,13 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             return
         }
         guard case .string(let method)? = request.method else {
+            if request.method == nil, idValue != nil, let answer = try? JSONReader.parse(message),
+                answer["result"] != nil || answer["error"] != nil
+            {
+                // The host's answer to a request this instance sent it (`host/fetch`).
+                hostCalls.deliver(answer)
+                return
+            }
             target?.send(Wire.error(id: idValue ?? .null, .invalidRequest("method must be a string")))
             return
         }
@@ -509,7 +518,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         guard let serial = accepted ?? accept(id, target) else { return }
         // Bound to the task, so the provider's progress and log calls reach this request; closed
         // before the response.
-        let channel = RequestChannel(target: target)
+        let channel = RequestChannel(target: target, hostCalls: hostCalls)
         // (One task closure, capturing `work` itself: a preview is the most frequent request, and
         // each closure wrapped around another is an allocation more.)
         let task: Task<Void, Never>
@@ -543,7 +552,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
     /// closed first (nil: `body` saw to the request itself).
     private func start(_ id: Int, _ target: ReplyTarget, _ body: @escaping @Sendable (_ serial: UInt64) async -> [UInt8]?) {
         guard let serial = accept(id, target) else { return }
-        let channel = RequestChannel(target: target)
+        let channel = RequestChannel(target: target, hostCalls: hostCalls)
         let task = Task { [self] in
             let response = await RequestChannel.$current.withValue(channel) { await body(serial) }
             channel.close()
@@ -650,6 +659,7 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
         }
         // (Each waits for a notification being sent: none is sent after `close` returns.)
         for channel in channels { channel.close() }
+        hostCalls.close()
         for task in tasks { task.cancel() }
         let me = ThreadID.current
         while state.withLock({ $0.replyingThreads.contains { !ThreadID.equal($0, me) } }) {

@@ -20,14 +20,30 @@ final class RequestChannel: @unchecked Sendable {
     static let progressIntervalNanoseconds: UInt64 = 50_000_000
 
     private let target: ReplyTarget
+    /// The instance's requests to the host waiting for answers (nil: none possible).
+    private let hostCalls: HostCalls?
     private let lock = Lock()
     // Guarded by `lock`.
     private var closed = false
     private var lastProgress: UInt64 = 0
     private var lastDone = -1.0
 
-    init(target: ReplyTarget) {
+    init(target: ReplyTarget, hostCalls: HostCalls? = nil) {
         self.target = target
+        self.hostCalls = hostCalls
+    }
+
+    /// Sends a request to the host through this request's reply callback and waits for its
+    /// answer (which comes through `call`).
+    func hostRequest(_ method: String, params: JSONValue) async throws -> JSONValue {
+        guard let hostCalls else { throw ProviderError("This instance cannot make host requests.") }
+        return try await hostCalls.request(method, params: params) { message in
+            lock.withLock {
+                guard !closed else { return false }
+                target.send(message)
+                return true
+            }
+        }
     }
 
     func progress(done: Double, total: Double?, message: String?) {

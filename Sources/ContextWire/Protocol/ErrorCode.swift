@@ -54,6 +54,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     /// `initialize` named no protocol version the host speaks
     /// (`data: {supported: [Int], requested: [Int]}`).
     public static let protocolVersionUnsupported = ErrorCode(rawValue: -32050)
+
+    /// The host refused or failed a provider's `host/fetch` (host → provider; `data: {reason,
+    /// field?, hint?}`: `field` names the manifest field that would allow it).
+    public static let egressRefused = ErrorCode(rawValue: -32060)
+    /// `secrets/set`: this host keeps no secrets (`HostConfiguration.secrets` is nil), or the
+    /// store failed.
+    public static let secretsUnavailable = ErrorCode(rawValue: -32061)
 }
 
 extension ErrorCode {

@@ -37,7 +37,13 @@ public enum ItemIdentity {
     public static func nowRFC3339() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
+        return rfc3339(secondsSince1970: Int(now.tv_sec))
+    }
+
+    /// A time (whole seconds since 1970, UTC) as an RFC 3339 timestamp, e.g.
+    /// `"2025-01-31T09:30:00Z"`.
+    public static func rfc3339(secondsSince1970 value: Int) -> String {
+        var seconds = time_t(value)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {

@@ -78,6 +78,14 @@ public struct ProviderDescription: SharedWireValue, WireObject, Hashable {
     public var availabilityState: String?
     /// Permissions it needs.
     public var permissions: [String]?
+    /// The origins it may fetch from through the host (the manifest's `network.origins`):
+    /// `{origin?, setting?, privateAddresses}`; `origin` is absent for a setting with no value.
+    public var origins: [JSONObject]?
+    /// Its secret settings and whether each is set (`{name: true}`); never a value.
+    public var secrets: JSONObject?
+    /// `raw` (the `network` permission: sockets to anywhere, the broader grant), `brokered`
+    /// (only the declared origins, through the host) or `none`.
+    public var networkAccess: String?
     /// `loaded`, `discovered`, `failed`, `rejected`, `disabled` or `quarantined`.
     public var status: String?
     /// Whether a client should offer it for new items.
@@ -136,6 +144,13 @@ public struct ProviderDescription: SharedWireValue, WireObject, Hashable {
         .string("lastCrash", \.lastCrash),
         .string("availabilityState", \.availabilityState, schema: Schema.oneOf(["current", "cached", "unchecked", "checking"])),
         .strings("permissions", \.permissions),
+        .objects("origins", \.origins, schema: Schema.array(Schema.object([
+            "origin": Schema.string("https://host[:port]; absent when taken from a setting that has no value."),
+            "setting": Schema.string("The setting the origin is taken from."),
+            "privateAddresses": Schema.boolean("Whether loopback and private addresses are allowed for it."),
+        ]), "Origins it may fetch from through the host (manifest network.origins).")),
+        .object("secrets", \.secrets, schema: Schema.anyObject("Its secret settings: name → whether it is set. Never a value.")),
+        .string("networkAccess", \.networkAccess, schema: Schema.oneOf(["raw", "brokered", "none"])),
         .string("status", \.status, schema: Schema.oneOf(["loaded", "discovered", "failed", "rejected", "disabled", "quarantined"])),
         .bool("available", \.available, "Offer only available providers for new items."),
         .value("unavailableReason", \.unavailableReason),

@@ -1,0 +1,100 @@
+/// Where a host keeps providers' secret settings (`type: secret`; docs/security.md, "Secrets").
+///
+/// The host reads a secret only to inject it into a brokered request (`network` and
+/// `settings.NAME.inject` in the manifest); it never gives one to a provider, a client or a log.
+/// `context-host` uses an encrypted file store (`ContextNetwork.EncryptedSecretStore`); an app
+/// that embeds the host gives its own (its keychain), or none.
+public protocol SecretStore: Sendable {
+    /// The secret's bytes, nil when it is not set. Called only to inject it.
+    func secret(provider: String, name: String) throws -> [UInt8]?
+    /// Whether the secret is set (what `providers/list` shows).
+    func isSet(provider: String, name: String) -> Bool
+    /// Sets (replaces) a secret.
+    func set(provider: String, name: String, value: [UInt8]) throws
+    /// Removes a secret; whether there was one.
+    @discardableResult
+    func remove(provider: String, name: String) throws -> Bool
+}
+
+/// One HTTPS request the broker has already checked: its origin allowed, its address resolved
+/// and checked, any secret injected. The transport sends it as it is, to `address`, and follows
+/// no redirect.
+public struct BrokeredRequest: Sendable {
+    /// The provider it is for: a transport keeps one client per provider, so no connection,
+    /// TLS session or cookie is shared between providers.
+    public var providerID: String
+    /// `GET`, `POST`, …
+    public var method: String
+    /// The whole URL (`https://host[:port]/path?query`).
+    public var url: String
+    /// The host name, as in `url` (for TLS verification and SNI).
+    public var host: String
+    /// The port.
+    public var port: Int
+    /// The IP address to connect to (checked against the origin's private-address rule): the
+    /// transport must not resolve `host` again (that would let DNS answer differently).
+    public var address: String
+    /// Request headers (names as given).
+    public var headers: [(String, String)]
+    /// The body, if any.
+    public var body: [UInt8]?
+    /// When the whole exchange must be over (a deadline on the monotonic clock).
+    public var deadline: ContinuousClock.Instant
+    /// The largest body accepted: a transport stops reading past it and throws `.tooLarge`.
+    public var maximumResponseBytes: Int
+
+    public init(
+        providerID: String, method: String, url: String, host: String, port: Int, address: String,
+        headers: [(String, String)], body: [UInt8]?, deadline: ContinuousClock.Instant, maximumResponseBytes: Int
+    ) {
+        self.providerID = providerID
+        self.method = method
+        self.url = url
+        self.host = host
+        self.port = port
+        self.address = address
+        self.headers = headers
+        self.body = body
+        self.deadline = deadline
+        self.maximumResponseBytes = maximumResponseBytes
+    }
+}
+
+/// A transport's answer: status, headers (names lowercased) and body.
+public struct BrokeredResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Why a transport failed.
+public enum BrokeredTransportError: Error, Sendable {
+    /// The body was larger than `maximumResponseBytes`.
+    case tooLarge
+    /// The deadline passed.
+    case timeout
+    /// Connecting, TLS or the exchange failed; the text says how.
+    case failed(String)
+}
+
+/// What performs the HTTPS requests providers ask the host for (`host/fetch`): the seam between
+/// the host's policy (allow-lists, address checks, secrets, redirects, logging, all in
+/// `ContextHost`) and an HTTP library. `context-host` uses AsyncHTTPClient
+/// (`ContextNetwork.AsyncHTTPTransport`); an embedding app gives its own, or none (providers'
+/// fetches then fail with `broker-unavailable`).
+public protocol HTTPTransport: Sendable {
+    /// Sends one request and reads the whole response (up to its cap).
+    func perform(_ request: BrokeredRequest) async throws(BrokeredTransportError) -> BrokeredResponse
+    /// Closes the clients of a provider (its worker or instance is gone). Default: nothing.
+    func closeProvider(_ providerID: String)
+}
+
+extension HTTPTransport {
+    public func closeProvider(_ providerID: String) {}
+}

@@ -1,0 +1,153 @@
+import AsyncHTTPClient
+import ContextHost
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The HTTPS transport of `context-host`'s broker, on AsyncHTTPClient (docs/security.md,
+/// "Egress"; the choice and its measurements: docs/architecture.md, "HTTP library").
+///
+/// - One client per provider and pinned address: no connection, TLS session or cookie is ever
+///   shared between providers, and each client connects only to the address the host checked
+///   (`dnsOverride`), while TLS still verifies the certificate for the host name.
+/// - No redirects (the broker follows and re-checks them), no decompression (no zip bombs), no
+///   cookie jar; bodies are read up to the request's cap, then the exchange is dropped.
+/// - The system trust store; `CONTEXT_HOST_EXTRA_CA_FILE` adds one PEM file of roots (tests
+///   and enterprise proxies that re-sign TLS).
+/// - `https_proxy`/`HTTPS_PROXY` (an `http://host:port` CONNECT proxy) and `no_proxy`/`NO_PROXY`
+///   are honoured. Through a proxy the proxy resolves names, so the private-address check
+///   covers only what this machine resolves: the proxy is then the operator's egress control.
+public final class AsyncHTTPTransport: HTTPTransport {
+    private struct Key: Hashable {
+        var provider: String
+        var host: String
+        var address: String
+    }
+
+    private let clients = Mutex<[Key: HTTPClient]>([:])
+    private let tls: TLSConfiguration
+    private let proxy: ProxySettings?
+    /// Most clients kept per provider (one per pinned host and address).
+    static let clientsPerProvider = 8
+
+    /// A transport reading the trust and proxy settings from the environment.
+    public init() throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let extra = getenv("CONTEXT_HOST_EXTRA_CA_FILE").map({ String(cString: $0) }), !extra.isEmpty {
+            let roots = try NIOSSLCertificate.fromPEMFile(extra)
+            tls.additionalTrustRoots = [.certificates(roots)]
+        }
+        self.tls = tls
+        self.proxy = ProxySettings.fromEnvironment()
+    }
+
+    deinit {
+        for client in clients.withLock({ Array($0.values) }) { try? client.syncShutdown() }
+    }
+
+    private func client(for request: BrokeredRequest) -> HTTPClient {
+        let key = Key(provider: request.providerID, host: request.host, address: request.address)
+        return clients.withLock { clients in
+            if let client = clients[key] { return client }
+            let mine = clients.keys.filter { $0.provider == request.providerID }
+            if mine.count >= Self.clientsPerProvider, let oldest = mine.first, let old = clients.removeValue(forKey: oldest) {
+                old.shutdown { _ in }
+            }
+            var configuration = HTTPClient.Configuration(
+                tlsConfiguration: tls, redirectConfiguration: .disallow,
+                timeout: .init(connect: .seconds(10), read: .seconds(30)),
+                proxy: proxy?.proxy(for: request.host), decompression: .disabled)
+            if !request.host.isEmpty, request.host != request.address {
+                configuration.dnsOverride = [request.host: request.address]
+            }
+            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+            clients[key] = client
+            return client
+        }
+    }
+
+    public func perform(_ request: BrokeredRequest) async throws(BrokeredTransportError) -> BrokeredResponse {
+        let client = client(for: request)
+        var http = HTTPClientRequest(url: request.url)
+        http.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers { http.headers.add(name: name, value: value) }
+        if let body = request.body { http.body = .bytes(ByteBuffer(bytes: body)) }
+        let remaining = request.deadline - ContinuousClock.now
+        guard remaining > .zero else { throw .timeout }
+        let nanoseconds = remaining.components.seconds &* 1_000_000_000 &+ remaining.components.attoseconds / 1_000_000_000
+        do {
+            let response = try await client.execute(http, timeout: .nanoseconds(nanoseconds))
+            if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > request.maximumResponseBytes {
+                throw BrokeredTransportError.tooLarge
+            }
+            let body = try await response.body.collect(upTo: request.maximumResponseBytes)
+            let headers = response.headers.map { ($0.name.lowercased(), $0.value) }
+            return BrokeredResponse(status: Int(response.status.code), headers: headers, body: Array(buffer: body))
+        } catch let error as BrokeredTransportError {
+            throw error
+        } catch is NIOTooManyBytesError {
+            throw .tooLarge
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            throw .timeout
+        } catch {
+            throw .failed(String(describing: error))
+        }
+    }
+
+    public func closeProvider(_ providerID: String) {
+        let owned = clients.withLock { clients -> [HTTPClient] in
+            let keys = clients.keys.filter { $0.provider == providerID }
+            return keys.compactMap { clients.removeValue(forKey: $0) }
+        }
+        for client in owned { client.shutdown { _ in } }
+    }
+}
+
+/// `https_proxy` and `no_proxy`, read once.
+struct ProxySettings: Sendable {
+    var host: String
+    var port: Int
+    /// `no_proxy` entries: host names (a leading `.` or none matches subdomains too), `*` for all.
+    var bypass: [String]
+
+    static func fromEnvironment() -> ProxySettings? {
+        func value(_ names: String...) -> String? {
+            for name in names { if let text = getenv(name).map({ String(cString: $0) }), !text.isEmpty { return text } }
+            return nil
+        }
+        guard var text = value("https_proxy", "HTTPS_PROXY") else { return nil }
+        if text.hasPrefix("http://") { text.removeFirst("http://".count) }
+        if let slash = text.firstIndex(of: "/") { text = String(text[..<slash]) }
+        if let at = text.lastIndex(of: "@") { text = String(text[text.index(after: at)...]) }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), port > 0, port < 65536 else { return nil }
+        let bypass = (value("no_proxy", "NO_PROXY") ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: " ").lowercased() }.filter { !$0.isEmpty }
+        return ProxySettings(host: String(text[..<colon]), port: port, bypass: bypass)
+    }
+
+    func proxy(for host: String) -> HTTPClient.Configuration.Proxy? {
+        let host = host.lowercased()
+        for entry in bypass {
+            if entry == "*" { return nil }
+            let bare = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
+            if host == bare || host.hasSuffix("." + bare) { return nil }
+        }
+        return .server(host: self.host, port: port)
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        var text = Substring(self)
+        while text.first == set { text.removeFirst() }
+        while text.last == set { text.removeLast() }
+        return String(text)
+    }
+}
