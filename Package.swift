@@ -149,6 +149,7 @@ let package = Package(
             name: "ContextWeb",
             dependencies: [
                 "ContextHost",
+                "ContextMCP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

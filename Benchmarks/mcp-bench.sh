@@ -7,9 +7,16 @@
 # tool). Same driver (rpcload), same preamble (`initialize` 2025-06-18 + `initialized`), pipelined
 # (W in flight) and closed loop.
 #
+# Then the same over the Streamable HTTP transport (issue 38), also in this run: `context-host mcp
+# --http` against FastMCP's Streamable HTTP server (the same server.py, `--http PORT`: FastMCP's
+# defaults, sessions and SSE answers), driven by httpload (Benchmarks/rpcload/httpload.c: W
+# keep-alive connections with one call each in flight, then one connection closed loop), after
+# `initialize` 2025-06-18 + `initialized` on a session. Budget: the bridge ≥ 5× FastMCP in calls/s.
+#
 # Usage (from a clone; compare.sh calls it unless MCP=0):
-#   Benchmarks/mcp-bench.sh                 builds what is missing, prints a Markdown table
+#   Benchmarks/mcp-bench.sh                 builds what is missing, prints Markdown tables
 #   N=20000 W=64 REPS=3 Benchmarks/mcp-bench.sh
+#   STDIO=0 Benchmarks/mcp-bench.sh         only the HTTP rows;  HTTP=0: only the stdio rows
 # Needs python3 with venv and PyPI (fastmcp is installed into .build/bench-venv once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,10 +25,13 @@ ROOT=$(pwd)
 N=${N:-5000}; W=${W:-64}; REPS=${REPS:-3}; LAT_N=${LAT_N:-1000}
 BIN=${BIN:-$(swift build -c release --show-bin-path)}
 LOAD=${RPCLOAD:-$ROOT/.build/bench/rpcload}
+HTTPLOAD=${HTTPLOAD:-$ROOT/.build/bench/httpload}
+STDIO=${STDIO:-1}; HTTP=${HTTP:-1}
 if [[ "${NOBUILD:-0}" != 1 ]]; then
     swift build -c release --product context-host > /dev/null
     swift build -c release --product DeviceInfoProvider > /dev/null
     [[ -x "$LOAD" ]] || { mkdir -p "$(dirname "$LOAD")"; gcc -O2 -Wall -Wextra -o "$LOAD" Benchmarks/rpcload/rpcload.c -lm; }
+    [[ -x "$HTTPLOAD" && "$HTTPLOAD" -nt Benchmarks/rpcload/httpload.c ]] || { mkdir -p "$(dirname "$HTTPLOAD")"; gcc -O2 -Wall -Wextra -pthread -o "$HTTPLOAD" Benchmarks/rpcload/httpload.c -lm; }
     [[ -x .build/peers/mcp-swift/release/mcp-peer ]] || swift build -c release --package-path Benchmarks/peers/mcp-swift \
         --scratch-path .build/peers/mcp-swift > /dev/null || echo "mcp-swift: build failed; its row is skipped" >&2
 fi
@@ -42,6 +52,7 @@ ORDER=(bridge fastmcp mcp-swift)
 LABEL[bridge]="context-host mcp, device_info_make"
 CMD[bridge]="$BIN/context-host mcp --manifests $ROOT/manifests --library-path $BIN --no-installed --state-dir $SCRATCH/state --registry-cache none"
 CALL[bridge]=Benchmarks/peers/requests/mcp-device-info.jsonl
+CALL_HTTP=Benchmarks/peers/requests/mcp-device-info.jsonl
 LABEL[fastmcp]="FastMCP 4.2.3, device_info_make"
 CMD[fastmcp]="$VENV/bin/python $ROOT/Benchmarks/peers/fastmcp/server.py"
 CALL[fastmcp]=Benchmarks/peers/requests/mcp-device-info.jsonl
@@ -50,6 +61,7 @@ CMD[mcp-swift]="$ROOT/.build/peers/mcp-swift/release/mcp-peer"
 CALL[mcp-swift]=Benchmarks/peers/requests/call.jsonl
 [[ -x .build/peers/mcp-swift/release/mcp-peer ]] || ORDER=(bridge fastmcp)
 
+[[ "$STDIO" == 1 ]] || ORDER=()
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 declare -A RPS P50
 for id in "${ORDER[@]}"; do
@@ -70,6 +82,7 @@ for id in "${ORDER[@]}"; do
     P50[$id]=$(printf '%s\n' "${p50[@]:-0}" | median)
 done
 
+if [[ "$STDIO" == 1 ]]; then
 echo
 echo "MCP bridge (issue 29), same run: \`tools/call\` through each server, medians of $REPS runs (\`rpcload\`, $N calls with $W in flight; closed loop $LAT_N calls). $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)."
 echo
@@ -78,4 +91,57 @@ echo "|---|---:|---:|---:|"
 for id in "${ORDER[@]}"; do
     ratio=$(awk -v a="${RPS[bridge]}" -v b="${RPS[$id]}" 'BEGIN { printf (b > 0 ? "%.1f×" : "—"), (b > 0 ? a / b : 0) }')
     printf '| %s | %.0f | %s | %s |\n' "${LABEL[$id]}" "${RPS[$id]}" "${P50[$id]}" "$ratio"
+done
+fi
+
+[[ "$HTTP" == 1 ]] || exit 0
+# --- Streamable HTTP rows -------------------------------------------------------------------------
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_port() {  # PORT PID: until something answers on the port (60 s), or the server died
+    for _ in $(seq 1 600); do
+        kill -0 "$2" 2> /dev/null || return 1
+        (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+declare -A HCMD HLABEL
+HORDER=(bridge-http fastmcp-http)
+HLABEL[bridge-http]="context-host mcp --http, device_info_make"
+HCMD[bridge-http]="$BIN/context-host mcp --http 127.0.0.1:PORT --manifests $ROOT/manifests --library-path $BIN --no-installed --state-dir $SCRATCH/state --registry-cache none"
+HLABEL[fastmcp-http]="FastMCP 4.2.3 Streamable HTTP, device_info_make"
+HCMD[fastmcp-http]="$VENV/bin/python $ROOT/Benchmarks/peers/fastmcp/server.py --http PORT"
+declare -A HRPS HP50
+for id in "${HORDER[@]}"; do
+    rps=(); p50=()
+    for rep in $(seq 1 "$REPS"); do
+        rm -rf "$SCRATCH/state"
+        port=$(free_port)
+        # shellcheck disable=SC2086
+        ${HCMD[$id]//PORT/$port} > /dev/null 2> "$SCRATCH/$id.stderr" &
+        pid=$!
+        if ! wait_port "$port" "$pid"; then
+            echo "$id: the server did not listen: $(tail -3 "$SCRATCH/$id.stderr")" >&2
+            kill "$pid" 2> /dev/null; wait "$pid" 2> /dev/null || true; continue
+        fi
+        line=$("$HTTPLOAD" -a "127.0.0.1:$port" -u /mcp -t "$CALL_HTTP" -n "$N" -c "$W" -W $((N / 10)) -l "$id" 2>> "$SCRATCH/$id.stderr") \
+            && grep -q " errors=0 " <<< " $line " && rps+=("$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' <<< "$line")") \
+            || echo "$id: httpload failed: $line $(tail -3 "$SCRATCH/$id.stderr")" >&2
+        line=$("$HTTPLOAD" -a "127.0.0.1:$port" -u /mcp -t "$CALL_HTTP" -n "$LAT_N" -c 1 -W $((LAT_N / 10)) -l "$id" 2>> "$SCRATCH/$id.stderr") || true
+        p50+=("$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' <<< "$line")")
+        kill "$pid" 2> /dev/null; wait "$pid" 2> /dev/null || true
+        echo "  $id rep=$rep: ${rps[-1]:-?} calls/s with $W connections, p50 ${p50[-1]:-?} µs closed loop" >&2
+    done
+    HRPS[$id]=$(printf '%s\n' "${rps[@]:-0}" | median)
+    HP50[$id]=$(printf '%s\n' "${p50[@]:-0}" | median)
+done
+
+echo
+echo "MCP over Streamable HTTP (issue 38), same run: \`tools/call\` through each server, medians of $REPS runs (\`httpload\`, $N calls on $W keep-alive connections, one call in flight on each; closed loop $LAT_N calls on one). $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)."
+echo
+echo "| server, tool | calls/s, $W connections | p50 µs, closed loop | bridge ÷ this (calls/s) |"
+echo "|---|---:|---:|---:|"
+for id in "${HORDER[@]}"; do
+    ratio=$(awk -v a="${HRPS[bridge-http]}" -v b="${HRPS[$id]}" 'BEGIN { printf (b > 0 ? "%.1f×" : "—"), (b > 0 ? a / b : 0) }')
+    printf '| %s | %.0f | %s | %s |\n' "${HLABEL[$id]}" "${HRPS[$id]}" "${HP50[$id]}" "$ratio"
 done

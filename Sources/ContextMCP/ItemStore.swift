@@ -82,7 +82,7 @@ struct StoredItem: Sendable, Equatable {
 /// A torn or damaged line (a crash in the middle of a write, an edit) is skipped when the file is
 /// read, and said once in the log. In memory only without a state folder. At most `maximumItems`
 /// are kept: the oldest go first.
-final class ItemStore: Sendable {
+package final class ItemStore: Sendable {
     static let maximumItems = 10_000
     /// Largest file read back; a larger one is set aside (renamed `.too-large`), not read.
     static let maximumFileBytes = 1 << 30
@@ -102,7 +102,7 @@ final class ItemStore: Sendable {
     private let state = Mutex(State())
 
     /// Opens the store in `directory` (created private if missing), reading the items there.
-    init(directory: String?, logger: Logger) {
+    package init(directory: String?, logger: Logger) {
         self.logger = logger
         guard let directory else {
             path = nil

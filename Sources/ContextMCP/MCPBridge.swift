@@ -42,7 +42,11 @@ package final class MCPBridge: Sendable {
 
     let host: InProcessHost
     let options: Options
-    let output: OutputChannel
+    /// Where messages go: the message and the key (`id.jsonString`) of the client request it
+    /// belongs to, nil for none (stdio ignores the key; Streamable HTTP routes by it).
+    let sink: @Sendable (JSONValue, String?) -> Void
+    /// The stdio output (flushed at the end of input); nil over HTTP.
+    let output: OutputChannel?
     let logger: Logger
     let store: ItemStore
     let catalog: ToolCatalog
@@ -75,8 +79,8 @@ package final class MCPBridge: Sendable {
         /// Our requests to the client (elicitation), by id.
         var outgoing: [Int: CheckedContinuation<JSONValue?, Never>] = [:]
         var nextOutgoingID = 1
-        /// Host progress tokens (`mcp-N`) → the client's token.
-        var progress: [String: JSONValue] = [:]
+        /// Host progress tokens (`mcp-N`) → the client's token and the request's key.
+        var progress: [String: (token: JSONValue, request: String)] = [:]
         var nextToken = 1
         /// Open `subscriptions/listen` requests by id text.
         var listeners: [String: Listener] = [:]
@@ -90,10 +94,34 @@ package final class MCPBridge: Sendable {
         self.host = host
         self.options = options
         self.output = output
+        self.sink = { message, _ in output.send(message.jsonBytes) }
         self.logger = logger
         self.store = ItemStore(directory: options.itemsDirectory, logger: logger)
         self.catalog = ToolCatalog(host: host)
     }
+
+    /// A bridge whose messages go to `sink` with the key of the client request each belongs to
+    /// (Streamable HTTP: each MCP session its own bridge). `store` is shared by every session of
+    /// one server, so items collected in one are resources in all.
+    package init(
+        host: InProcessHost, options: Options, store: ItemStore, logger: Logger,
+        sink: @escaping @Sendable (_ message: JSONValue, _ requestKey: String?) -> Void
+    ) {
+        self.host = host
+        self.options = options
+        self.output = nil
+        self.sink = sink
+        self.logger = logger
+        self.store = store
+        self.catalog = ToolCatalog(host: host)
+    }
+
+    /// The request whose task is running (routes its elicitations and notifications).
+    @TaskLocal static var currentRequest: String?
+
+    /// The protocol versions served: the handshake ones, newest first, then the stateless one.
+    package static let handshakeVersions = MCP.handshakeVersions
+    package static let statelessVersion = MCP.statelessVersion
 
     /// Initializes the host (protocol version 2, the granted permissions and locale) and starts
     /// forwarding its events.
@@ -131,30 +159,37 @@ package final class MCPBridge: Sendable {
             if case .message(let bytes) = event { receive(bytes) }
         }
         // End of input: the client is gone. Cancel what runs and wait for it to end.
+        let done = Mutex(false)
+        Task {
+            await shutdown()
+            done.withLock { $0 = true }
+        }
+        while !done.withLock({ $0 }) { usleep(2000) }
+        output?.flush()
+    }
+
+    /// Ends the session: cancels what runs (open elicitations answer nothing), waits for it,
+    /// closes the waiting collections and the host (its workers stop).
+    package func shutdown() async {
         let tasks = state.withLock { state -> [Task<Void, Never>] in
             for (_, continuation) in state.outgoing { continuation.resume(returning: nil) }
             state.outgoing = [:]
             return Array(state.running.values)
         }
         for task in tasks { task.cancel() }
-        let done = Mutex(false)
-        Task {
-            for task in tasks { await task.value }
-            let runs = state.withLock { state in
-                defer { state.runs = [:] }
-                return state.runs.values.map(\.run)
-            }
-            for run in runs { await run.cancel() }
-            await host.close()
-            done.withLock { $0 = true }
+        for task in tasks { await task.value }
+        let runs = state.withLock { state in
+            defer { state.runs = [:] }
+            return state.runs.values.map(\.run)
         }
-        while !done.withLock({ $0 }) { usleep(2000) }
-        output.flush()
+        for run in runs { await run.cancel() }
+        await host.close()
     }
 
     // MARK: Messages
 
-    func receive(_ bytes: [UInt8]) {
+    /// Handles one message (a JSON-RPC object's text, no framing).
+    package func receive(_ bytes: [UInt8]) {
         guard let message = try? JSONReader.parse(bytes) else {
             return send(["jsonrpc": "2.0", "id": nil, "error": MCPError(MCP.Code.parseError, "Not valid JSON.").json])
         }
@@ -182,7 +217,7 @@ package final class MCPBridge: Sendable {
         }
     }
 
-    static func isValidID(_ id: JSONValue) -> Bool {
+    package static func isValidID(_ id: JSONValue) -> Bool {
         switch id {
         case .string: true
         case .number(let number): number.isFinite && number == number.rounded() && abs(number) < 9e15
@@ -194,17 +229,23 @@ package final class MCPBridge: Sendable {
         switch method {
         case MCP.Method.cancelled:
             guard let id = params["requestId"] else { return }
-            let key = id.jsonString
-            let task = state.withLock { state -> Task<Void, Never>? in
-                if state.listeners.removeValue(forKey: key) != nil { return nil }
-                guard let task = state.running[key] else { return nil }
-                state.cancelled.insert(key)
-                return task
-            }
-            task?.cancel()
+            cancelRequest(key: id.jsonString)
         default:
             break  // notifications/initialized, roots changes and unknown ones need nothing
         }
+    }
+
+    /// Cancels the request with key `key` (`id.jsonString`): its task, the host request under it,
+    /// and anything more it would send. Ends a `subscriptions/listen` stream too. Streamable HTTP
+    /// calls it when a 2026-07-28 request's response stream closes.
+    package func cancelRequest(key: String) {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            if state.listeners.removeValue(forKey: key) != nil { return nil }
+            guard let task = state.running[key] else { return nil }
+            state.cancelled.insert(key)
+            return task
+        }
+        task?.cancel()
     }
 
     /// What a request says of its era; checks the 2026-07-28 envelope.
@@ -303,7 +344,7 @@ package final class MCPBridge: Sendable {
         send(["jsonrpc": "2.0", "id": id, "result": [
             "protocolVersion": .string(version), "capabilities": Self.capabilities, "serverInfo": serverInfo,
             "instructions": .string(Self.instructions),
-        ]])
+        ]], for: id.jsonString)
     }
 
     static let capabilities: JSONValue = ["tools": ["listChanged": true], "resources": ["listChanged": true]]
@@ -336,7 +377,7 @@ package final class MCPBridge: Sendable {
             }
             // (Stored under the lock the task needs to remove itself: it cannot finish first.)
             state.running[key] = Task {
-                await work()
+                await Self.$currentRequest.withValue(key) { await work() }
                 self.state.withLock { state in
                     state.running.removeValue(forKey: key)
                     state.cancelled.remove(key)
@@ -344,7 +385,7 @@ package final class MCPBridge: Sendable {
             }
             return nil
         }
-        if let refusal { send(["jsonrpc": "2.0", "id": context.id, "error": refusal.json]) }
+        if let refusal { send(["jsonrpc": "2.0", "id": context.id, "error": refusal.json], for: key) }
     }
 
     func respond(_ context: RequestContext, _ result: JSONObject, cacheable: Bool = false) {
@@ -358,20 +399,21 @@ package final class MCPBridge: Sendable {
             }
         }
         guard !isCancelled(context) else { return }
-        send(["jsonrpc": "2.0", "id": context.id, "result": .object(result)])
+        send(["jsonrpc": "2.0", "id": context.id, "result": .object(result)], for: context.key)
     }
 
     func fail(_ id: JSONValue, _ error: MCPError) {
         guard !state.withLock({ $0.cancelled.contains(id.jsonString) }) else { return }
-        send(["jsonrpc": "2.0", "id": id, "error": error.json])
+        send(["jsonrpc": "2.0", "id": id, "error": error.json], for: id.jsonString)
     }
 
     func isCancelled(_ context: RequestContext) -> Bool {
         state.withLock { $0.cancelled.contains(context.key) }
     }
 
-    func send(_ message: JSONValue) {
-        output.send(message.jsonBytes)
+    /// Sends `message`, as part of the request `key` (default: the request whose task runs).
+    func send(_ message: JSONValue, for key: String? = MCPBridge.currentRequest) {
+        sink(message, key)
     }
 
     // MARK: Listening (2026-07-28)
@@ -392,7 +434,7 @@ package final class MCPBridge: Sendable {
         if listener.resources { honored["resourcesListChanged"] = true }
         send(["jsonrpc": "2.0", "method": .string(MCP.Method.subscriptionAcknowledged), "params": [
             "_meta": [MCP.MetaKey.subscriptionID: context.id], "notifications": .object(honored),
-        ]])
+        ]], for: context.key)
     }
 
     /// Tells the client the tools or the resources changed: pushed in a 2025-11-25 session, on
@@ -402,10 +444,11 @@ package final class MCPBridge: Sendable {
         let (era, listeners) = state.withLock { ($0.era, Array($0.listeners.values)) }
         switch era {
         case .handshake:
-            send(["jsonrpc": "2.0", "method": .string(method)])
+            // Of no request: over Streamable HTTP it goes on the session's GET stream.
+            send(["jsonrpc": "2.0", "method": .string(method)], for: nil)
         case .stateless:
             for listener in listeners where tools ? listener.tools : listener.resources {
-                send(["jsonrpc": "2.0", "method": .string(method), "params": ["_meta": [MCP.MetaKey.subscriptionID: listener.id]]])
+                send(["jsonrpc": "2.0", "method": .string(method), "params": ["_meta": [MCP.MetaKey.subscriptionID: listener.id]]], for: listener.id.jsonString)
             }
         case .undecided:
             break
@@ -415,11 +458,11 @@ package final class MCPBridge: Sendable {
     private func hostEvent(_ event: HostEvent) async {
         switch event {
         case .progress(let progress):
-            guard case .string(let token) = progress.token, let clientToken = state.withLock({ $0.progress[token] }) else { return }
+            guard case .string(let token) = progress.token, let (clientToken, request) = state.withLock({ $0.progress[token] }) else { return }
             var params: JSONObject = ["progressToken": clientToken, "progress": .number(progress.done)]
             params.setIfPresent("total", progress.total.map(JSONValue.number))
             params.setIfPresent("message", progress.message.map(JSONValue.string))
-            send(["jsonrpc": "2.0", "method": .string(MCP.Method.progress), "params": .object(params)])
+            send(["jsonrpc": "2.0", "method": .string(MCP.Method.progress), "params": .object(params)], for: request)
         case .providersChanged:
             if await catalog.invalidate() { listChanged(tools: true) }
         case .log, .notification:
@@ -435,7 +478,7 @@ package final class MCPBridge: Sendable {
         let token = state.withLock { state -> String in
             defer { state.nextToken += 1 }
             let token = "mcp-\(state.nextToken)"
-            state.progress[token] = clientToken
+            state.progress[token] = (clientToken, context.key)
             return token
         }
         let result = await body(.string(token))

@@ -17,11 +17,22 @@ package final class ListenerGate: Sendable {
     /// Paths a `GET` or `HEAD` may fetch without the token (the composer's public files; the
     /// `Host` and `Origin` checks still apply).
     package let publicPaths: Set<String>
+    /// A request whose `Content-Length` is larger is answered 413 before its body is read (nil:
+    /// no check here; WebSocket messages have their own limit).
+    package let maximumBodyBytes: Int?
+    /// Close a connection once the client has closed its side (MCP over HTTP: a client that
+    /// leaves while its request runs is gone, and the request is cancelled).
+    package let closeOnInputClosed: Bool
 
-    package init(maximumConnections: Int, headerTimeout: TimeAmount = .seconds(10), publicPaths: Set<String> = []) {
+    package init(
+        maximumConnections: Int, headerTimeout: TimeAmount = .seconds(10), publicPaths: Set<String> = [],
+        maximumBodyBytes: Int? = nil, closeOnInputClosed: Bool = false
+    ) {
         self.maximumConnections = maximumConnections
         self.headerTimeout = headerTimeout
         self.publicPaths = publicPaths
+        self.maximumBodyBytes = maximumBodyBytes
+        self.closeOnInputClosed = closeOnInputClosed
     }
 
     package func setPolicy(_ newPolicy: AccessPolicy) { policy.withLock { $0 = newPolicy } }
@@ -38,17 +49,18 @@ package final class ListenerGate: Sendable {
     package var openConnections: Int { open.load(ordering: .relaxed) }
 }
 
-/// The HTTP/1 + WebSocket channel of Hummingbird with the gate in front: every request head
-/// passes `AccessPolicy` (and the connection cap) before Hummingbird's router or the WebSocket
-/// upgrader sees it, so a refused upgrade is an HTTP 403/401/503 answer, not a WebSocket.
-struct GatedWebSocketChannel: ServerChildChannel {
+/// A Hummingbird HTTP/1 channel (plain, or with the WebSocket upgrade) with the gate in front:
+/// every request head passes `AccessPolicy` (and the connection cap) before Hummingbird's router
+/// or the WebSocket upgrader sees it, so a refused upgrade is an HTTP 403/401/503 answer, not a
+/// WebSocket. `serve --listen` and `mcp --http` use this one gate.
+struct GatedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     struct Value: ServerChildChannelValue {
-        let inner: HTTP1WebSocketUpgradeChannel.Value
+        let inner: Inner.Value
         let refused: RefusedFlag
         var channel: any Channel { inner.channel }
     }
 
-    let inner: HTTP1WebSocketUpgradeChannel
+    let inner: Inner
     let gate: ListenerGate
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -155,7 +167,7 @@ final class GateHandler: ChannelInboundHandler, RemovableChannelHandler {
             sawHead = true
             headerDeadline?.cancel()
         }
-        let decision: AccessPolicy.Decision
+        var decision: AccessPolicy.Decision
         if !admitted {
             decision = .refuse(status: 503, reason: "Too many connections (the limit is \(gate.maximumConnections), --max-connections); try again later.")
         } else if let policy = gate.currentPolicy {
@@ -169,6 +181,11 @@ final class GateHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else {
             decision = .refuse(status: 503, reason: "The listener is starting; try again.")
         }
+        if case .allow = decision, let limit = gate.maximumBodyBytes,
+            let length = head.headers["Content-Length"].first.flatMap({ Int($0.filter { $0 != " " && $0 != "\t" }) }), length > limit
+        {
+            decision = .refuse(status: 413, reason: "The body of \(length) bytes is larger than the limit (\(limit) bytes, --max-message-bytes).")
+        }
         switch decision {
         case .allow:
             let isUpgrade = head.headers["Upgrade"].contains { $0.lowercased() == "websocket" }
@@ -181,6 +198,14 @@ final class GateHandler: ChannelInboundHandler, RemovableChannelHandler {
             logger.log(level: status == 503 ? .info : .notice, "Refused \(head.method) \(AccessPolicy.printable(head.uri)): \(status) \(reason)")
             refuse(context: context, version: head.version, status: status, reason: reason)
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if gate.closeOnInputClosed, let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     private func refuse(context: ChannelHandlerContext, version: HTTPVersion, status: Int, reason: String) {

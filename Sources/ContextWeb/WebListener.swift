@@ -81,7 +81,7 @@ package enum WebListener {
                 }
             }
         let server = HTTPServerBuilder { responder in
-            GatedWebSocketChannel(
+            GatedChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder,
                     configuration: .init(

@@ -2,7 +2,10 @@ import ArgumentParser
 import ContextHost
 import ContextMCP
 import ContextProtocol
+import ContextWeb
 import Dispatch
+import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +18,7 @@ extension ContextHostCommand {
     struct MCPServe: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "mcp",
-            abstract: "Serve the providers to MCP clients on stdin/stdout (MCP 2025-11-25 and 2026-07-28).",
+            abstract: "Serve the providers to MCP clients on stdin/stdout, or over Streamable HTTP with --http (MCP 2025-11-25 and 2026-07-28).",
             discussion: """
                 Each provider becomes tools (<slug>_collect or <slug>_make, <slug>_search, <slug>_detail) and each \
                 collected item a contexthost:// resource, kept in the state folder. Forms ask the user through MCP \
@@ -32,7 +35,22 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("The user's locale, a BCP 47 tag such as de-CH.", valueName: "tag"))
         var locale: String?
 
+        @Option(help: ArgumentHelp(
+            "Serve MCP over Streamable HTTP at http://ADDRESS/mcp instead of stdin/stdout: 127.0.0.1:8766, [::1]:0 (any free port), localhost:8766; a non-loopback address (0.0.0.0:8766) requires a token. See docs/mcp.md.",
+            valueName: "address"))
+        var http: String?
+
+        @Option(help: ArgumentHelp("With --http: most MCP sessions (2025-11-25 handshakes) at once, each with its own host; another initialize is answered 503.", valueName: "n"))
+        var maxSessions: Int?
+
+        @OptionGroup var access: WebAccessOptions
+
         func validate() throws {
+            try access.check(enabledBy: "--http", given: http != nil)
+            if let maxSessions {
+                guard http != nil else { throw ValidationError("--max-sessions applies only with --http ADDRESS.") }
+                guard (1...1000).contains(maxSessions) else { throw ValidationError("--max-sessions must be from 1 to 1000 (got \(maxSessions)).") }
+            }
             let known = ManifestPermission.known.map(\.rawValue)
             for grant in grants where !known.contains(grant) {
                 throw ValidationError("--grant \(grant): not a permission; use one of \(known.joined(separator: ", ")).")
@@ -43,6 +61,7 @@ extension ContextHostCommand {
         }
 
         func run() throws {
+            if let http { try serveHTTP(http) }
             let protocolFD = StdioServer.takeOverStandardOutput()
             let logger = options.bootstrapLogging()
             var configuration = options.hostConfiguration()
@@ -75,6 +94,68 @@ extension ContextHostCommand {
             }
             bridge.run(input: STDIN_FILENO, maximumMessageBytes: options.maxMessageBytes)
         }
+    }
+}
+
+extension ContextHostCommand.MCPServe {
+    /// `mcp --http`: Streamable HTTP (ContextWeb), each session its own host; never returns.
+    func serveHTTP(_ text: String) throws -> Never {
+        let (address, token, generated) = try access.resolve(text, flag: "--http")
+        // As for stdio: stray provider output goes to stderr, the process is not dumpable (the
+        // token is in its memory), SIGPIPE is ignored and the signal mask is cleared.
+        close(StdioServer.takeOverStandardOutput())
+        let logger = options.bootstrapLogging()
+        var configuration = options.hostConfiguration()
+        configuration.watchManifests = true
+        // Items are the server's resources, shared by every session (one store, one file).
+        let store = ItemStore(directory: configuration.stateDirectory.map { $0 + "/mcp-items" }, logger: logger)
+        let bridgeOptions = MCPBridge.Options(itemsDirectory: nil, grantedPermissions: grants, locale: locale)
+        let frozen = configuration
+        let factory: MCPBridgeFactory = { sink in
+            let host = try InProcessHost(configuration: frozen, logger: logger)
+            let bridge = MCPBridge(host: host, options: bridgeOptions, store: store, logger: logger, sink: sink)
+            do throws(ResponseError) {
+                try await bridge.start()
+            } catch {
+                await host.close()
+                throw error
+            }
+            return bridge
+        }
+        var httpOptions = MCPHTTPOptions(address: address)
+        httpOptions.extraHosts = access.allowHosts
+        httpOptions.extraOrigins = access.allowOrigins
+        httpOptions.token = token
+        httpOptions.maximumConnections = access.maxConnections ?? 128
+        httpOptions.maximumSessions = maxSessions ?? 32
+        httpOptions.messagesPerSecond = access.maxMessagesPerSecond
+        httpOptions.messageBurst = min(256, max(1, access.maxMessagesPerSecond))
+        httpOptions.maximumMessageBytes = configuration.maximumMessageBytes
+        let finished = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let frozenOptions = httpOptions
+        let shownToken = generated ? token : nil
+        Task {
+            do {
+                try await MCPHTTPServer.run(options: frozenOptions, factory: factory, logger: logger) { url in
+                    writeStandardError("context-host mcp: listening on \(url)")
+                    if let shownToken {
+                        writeStandardError("context-host mcp: token for this listener (shown once; clients send 'Authorization: Bearer <token>'; docs/mcp.md): \(shownToken.value)")
+                    }
+                }
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
+            finished.signal()
+        }
+        finished.wait()
+        if let message = failure.withLock({ $0 }) {
+            writeStandardError("context-host mcp: cannot serve on \(text): \(message)")
+            fflush(nil)
+            _exit(1)
+        }
+        fflush(nil)
+        _exit(0)
     }
 }
 

@@ -20,28 +20,7 @@ struct ListenOptions: ParsableArguments {
         valueName: "address"))
     var listen: String?
 
-    @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
-        "With --listen: a browser origin allowed to connect besides the listener's own (repeatable), e.g. http://localhost:5173 or app://my-app. No wildcard.",
-        valueName: "origin"))
-    var allowOrigins: [String] = []
-
-    @Option(name: .customLong("allow-host"), help: ArgumentHelp(
-        "With --listen: a Host header value accepted besides the listener's address (repeatable), as clients send it, e.g. chat.example.com behind a reverse proxy.",
-        valueName: "host"))
-    var allowHosts: [String] = []
-
-    @Option(help: ArgumentHelp(
-        "With --listen: a file (mode 600) holding the bearer token clients must send. Required use on any address when given; without it a non-loopback address gets a new token, printed once on stderr.",
-        valueName: "file"))
-    var tokenFile: String?
-
-    @Option(help: ArgumentHelp("With --listen: most connections open at once; more are answered 503.", valueName: "n"))
-    var maxConnections: Int = 32
-
-    @Option(help: ArgumentHelp(
-        "With --listen: messages per second one connection may send on average (bursts of up to 256); past it the connection is read more slowly. 0: no limit.",
-        valueName: "n"))
-    var maxMessagesPerSecond: Int = 2000
+    @OptionGroup var access: WebAccessOptions
 
     @Option(help: ArgumentHelp(
         "With --listen: the folder with the composer's files served at / (the repository's web/). Default: share/context-host/web beside the executable's folder, or the repository's web/ when the executable is in its .build folder. See docs/web.md.",
@@ -49,26 +28,8 @@ struct ListenOptions: ParsableArguments {
     var webRoot: String?
 
     func validate() throws {
-        if listen == nil {
-            var given: [String] = []
-            if !allowOrigins.isEmpty { given.append("--allow-origin") }
-            if !allowHosts.isEmpty { given.append("--allow-host") }
-            if tokenFile != nil { given.append("--token-file") }
-            if webRoot != nil { given.append("--web-root") }
-            if let first = given.first { throw ValidationError("\(first) applies only with --listen ADDRESS.") }
-            return
-        }
-        guard (1...10_000).contains(maxConnections) else {
-            throw ValidationError("--max-connections must be from 1 to 10000 (got \(maxConnections)).")
-        }
-        guard (0...1_000_000).contains(maxMessagesPerSecond) else {
-            throw ValidationError("--max-messages-per-second must be from 0 to 1000000 (got \(maxMessagesPerSecond)).")
-        }
-        for origin in allowOrigins {
-            guard origin == "null" || (origin.contains("://") && !origin.contains(" ") && !origin.contains("*")) else {
-                throw ValidationError("--allow-origin \(origin): give one origin as a browser sends it, scheme://host[:port] (no wildcard).")
-            }
-        }
+        try access.check(enabledBy: "--listen", given: listen != nil)
+        if listen == nil, webRoot != nil { throw ValidationError("--web-root applies only with --listen ADDRESS.") }
     }
 
     /// The composer's folder when --web-root is not given: `../share/context-host/web` from the
@@ -97,24 +58,7 @@ struct ListenOptions: ParsableArguments {
     /// Serves until SIGTERM/SIGINT; never returns.
     func run(host options: HostOptions, noWatch: Bool) throws -> Never {
         guard let listen else { fatalError("run(host:) without --listen") }
-        let address: ListenAddress
-        do {
-            address = try ListenAddress(parsing: listen)
-        } catch {
-            throw ValidationError("--listen \(error.description)")
-        }
-        var token: BearerToken?
-        var generated = false
-        if let tokenFile {
-            do {
-                token = try BearerToken.read(file: tokenFile)
-            } catch {
-                throw ValidationError(error.description)
-            }
-        } else if !address.isLoopback {
-            token = BearerToken.generate()
-            generated = true
-        }
+        let (address, token, generated) = try access.resolve(listen, flag: "--listen")
         // As for stdio: stray provider output goes to stderr, the process is not dumpable (the
         // token is in its memory), SIGPIPE is ignored and the signal mask is cleared.
         let unused = StdioServer.takeOverStandardOutput()
@@ -147,12 +91,12 @@ struct ListenOptions: ParsableArguments {
         let servedSite = site
         var listenerOptions = WebListenerOptions(address: address)
         listenerOptions.site = servedSite
-        listenerOptions.extraHosts = allowHosts
-        listenerOptions.extraOrigins = allowOrigins
+        listenerOptions.extraHosts = access.allowHosts
+        listenerOptions.extraOrigins = access.allowOrigins
         listenerOptions.token = token
-        listenerOptions.maximumConnections = maxConnections
-        listenerOptions.messagesPerSecond = maxMessagesPerSecond
-        listenerOptions.messageBurst = min(256, max(1, maxMessagesPerSecond))
+        listenerOptions.maximumConnections = access.maxConnections ?? 32
+        listenerOptions.messagesPerSecond = access.maxMessagesPerSecond
+        listenerOptions.messageBurst = min(256, max(1, access.maxMessagesPerSecond))
         listenerOptions.maximumMessageBytes = configuration.maximumMessageBytes
         listenerOptions.maximumQueuedBytes = max(2 * configuration.maximumMessageBytes, 8 << 20)
         let factory = WebSessionFactory(configuration: configuration, logger: logger)

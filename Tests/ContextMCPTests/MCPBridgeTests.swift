@@ -17,6 +17,17 @@ struct MCPBridgeTests {
 
     @Test("tools, forms through elicitation, resources, list changes, cancellation and progress", arguments: ["legacy", "auto", "2026-07-28"])
     func sdkClient(mode: String) throws {
+        try Self.runChecks(mode: mode, http: false)
+    }
+
+    /// The same checks over Streamable HTTP (`mcp --http`, the SDK's `streamable_http_client`):
+    /// sessions, SSE, elicitation on a request's stream, the 2026-07-28 headers.
+    @Test("the same over Streamable HTTP", arguments: ["legacy", "auto", "2026-07-28"])
+    func sdkClientOverHTTP(mode: String) throws {
+        try Self.runChecks(mode: mode, http: true)
+    }
+
+    static func runChecks(mode: String, http: Bool) throws {
         try BuildProducts.checkBuilt()
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.python),
@@ -24,12 +35,12 @@ struct MCPBridgeTests {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mcp-\(mode)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch + "/extra", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let command = [
+        let command = ([
             Self.python, Self.root + "/Tests/Fixtures/mcp/mcp_check.py", mode, BuildProducts.hostExecutable,
             "--manifests", Self.root + "/manifests", "--extra-manifests", scratch + "/extra",
             "--library-path", BuildProducts.directory, "--state-dir", scratch + "/state",
             "--fixture-manifest", Self.root + "/Tests/Fixtures/manifests/fixture.yaml",
-        ].map { "'\($0)'" }.joined(separator: " ")
+        ] + (http ? ["--http"] : [])).map { "'\($0)'" }.joined(separator: " ")
         let result = try Shell.run(command, in: scratch, timeout: 300)
         let lines = result.output.split(separator: "\n").map(String.init)
         let passed = lines.filter { $0.hasPrefix("PASS ") }

@@ -2,8 +2,11 @@
 """FastMCP (PyPI `fastmcp`) peer for the MCP bridge benchmark (Benchmarks/mcp-bench.sh): one tool,
 `device_info_make`, doing what the Device Information provider does through `context-host mcp`:
 read the machine's facts (uname, /proc/uptime, /proc/meminfo) and answer them as a context item
-(structured content) with a one-line description. stdio, newline-delimited JSON."""
+(structured content) with a one-line description. stdio, newline-delimited JSON; with
+`--http PORT`, FastMCP's Streamable HTTP server at http://127.0.0.1:PORT/mcp (its defaults: sessions,
+SSE answers), for the HTTP rows."""
 import os
+import sys
 import time
 import uuid
 
@@ -43,4 +46,7 @@ def device_info_make() -> dict:
 
 
 if __name__ == "__main__":
-    mcp.run(show_banner=False)
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        mcp.run(transport="http", host="127.0.0.1", port=int(sys.argv[2]), path="/mcp", log_level="warning", show_banner=False)
+    else:
+        mcp.run(show_banner=False)

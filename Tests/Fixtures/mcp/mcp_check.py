@@ -1,7 +1,11 @@
 """`context-host mcp` driven by the official MCP Python SDK (PyPI `mcp` 2.x), in one connect mode.
 
 Usage: mcp_check.py MODE BINARY --manifests DIR --extra-manifests DIR --library-path DIR --state-dir DIR
-       --fixture-manifest FILE
+       --fixture-manifest FILE [--http]
+
+With --http the same checks run over Streamable HTTP: one `context-host mcp --http 127.0.0.1:0`
+server (restarted before the restart check), each check a client of its own at the printed URL
+(the SDK's `mcp.client.streamable_http`); without it each check starts `context-host mcp` on stdio.
 
 MODE is the SDK's connect mode: legacy (2025-11-25 handshake), auto (server/discover, falling
 back to initialize) or 2026-07-28 (stateless, no handshake). Each check prints one line,
@@ -16,6 +20,8 @@ import shutil
 import sys
 import time
 import traceback
+
+import os
 
 import anyio
 import jsonschema
@@ -46,10 +52,24 @@ def check(name):
     return wrap
 
 
-def server(options, extra=()):
-    args = ["mcp", "--manifests", options.manifests, "--manifests", options.extra_manifests,
-            "--library-path", options.library_path, "--state-dir", options.state_dir, "--no-installed", *extra]
-    return StdioServerParameters(command=options.binary, args=args)
+def server_args(options):
+    return ["--manifests", options.manifests, "--manifests", options.extra_manifests,
+            "--library-path", options.library_path, "--state-dir", options.state_dir, "--no-installed"]
+
+
+def server(options):
+    if options.http:
+        return options.http_host.url
+    return StdioServerParameters(command=options.binary, args=["mcp", *server_args(options)])
+
+
+def start_http(options):
+    """Starts (or restarts) the one `mcp --http` server of an --http run."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web"))
+    from ws_check import Host  # the `serve --listen` tests' process wrapper
+    if getattr(options, "http_host", None) is not None:
+        options.http_host.stop()
+    options.http_host = Host(options.binary, ["--http", "127.0.0.1:0", *server_args(options)], command="mcp", scheme="http")
 
 
 def client(options, mode, **kwargs):
@@ -289,11 +309,20 @@ async def main():
     parser.add_argument("--library-path", required=True)
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--fixture-manifest", required=True)
+    parser.add_argument("--http", action="store_true", help="over Streamable HTTP (mcp --http) instead of stdio")
     options = parser.parse_args()
     mode = options.mode
-    for run in (tools_listed, note_from_arguments, note_elicited, location_search, device_info, resources,
-                no_elicitation, list_changed, cancel_hung, progress, restart):
-        await run(options, mode)
+    if options.http:
+        start_http(options)
+    try:
+        for run in (tools_listed, note_from_arguments, note_elicited, location_search, device_info, resources,
+                    no_elicitation, list_changed, cancel_hung, progress, restart):
+            if run is restart and options.http:
+                start_http(options)  # stdio restarts with every client; over HTTP the server restarts here
+            await run(options, mode)
+    finally:
+        if options.http:
+            options.http_host.stop()
     return 1 if failures else 0
 
 

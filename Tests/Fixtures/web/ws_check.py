@@ -38,9 +38,10 @@ def check(name, ok, why=""):
 
 
 class Host:
-    """A `context-host serve --listen` process; `url` and `port` once it listens."""
+    """A `context-host serve --listen` process (or `mcp --http`, with command="mcp" and
+    scheme="http"; Tests/Fixtures/mcp/mcp_http_check.py); `url` and `port` once it listens."""
 
-    def __init__(self, binary, args):
+    def __init__(self, binary, args, command="serve", scheme="ws"):
         self.scratch = tempfile.mkdtemp(prefix="ws-check-")
         env = dict(os.environ)
         env.pop("CONTEXT_HOST_MANIFESTS", None)
@@ -51,15 +52,15 @@ class Host:
         self.lines = []
         self.cond = threading.Condition()
         self.proc = subprocess.Popen(
-            [binary, "serve", *args], cwd=ROOT, env=env,
+            [binary, command, *args], cwd=ROOT, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         threading.Thread(target=self._drain, daemon=True).start()
-        line = self.wait_for(r"listening on (ws://\S+)", 60)
+        line = self.wait_for(rf"listening on ({scheme}://\S+)", 60)
         if line is None:
             self.stop()
             raise RuntimeError("the host did not report its address within 60 s; stderr:\n" + "\n".join(self.lines))
-        self.url = re.search(r"listening on (ws://\S+)", line).group(1)
-        self.port = int(re.search(r":(\d+)/rpc$", self.url).group(1))
+        self.url = re.search(rf"listening on ({scheme}://\S+)", line).group(1)
+        self.port = int(re.search(r":(\d+)/\w+$", self.url).group(1))
 
     def _drain(self):
         for raw in self.proc.stderr:
