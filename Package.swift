@@ -189,7 +189,7 @@ let package = Package(
         .target(name: "DeviceInfoProvider", dependencies: ["CContextProvider"], path: "Providers/DeviceInfo", exclude: ["Makefile"]),
         // Benchmarks (run on demand; see Benchmarks/README.md).
         .executableTarget(name: "discovery-bench", dependencies: ["ContextHost"], path: "Benchmarks/DiscoveryBench"),
-        .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/LocationBench"),
+        .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport", "ProviderSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
         .executableTarget(name: "caldav-bench", dependencies: ["CalendarProvider"], path: "Benchmarks/CalDAVBench"),
         .executableTarget(name: "egress-bench", dependencies: ["ContextHost", "ContextNetwork", "ContextHostTestSupport"], path: "Benchmarks/EgressBench"),

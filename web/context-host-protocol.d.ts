@@ -274,6 +274,18 @@ export type ProviderDescription = {
   lastCrash?: string;
   availabilityState?: "current" | "cached" | "unchecked" | "checking";
   permissions?: Array<string>;
+  /** Origins it may fetch from through the host (manifest network.origins). */
+  origins?: Array<{
+    /** https://host[:port]; absent when taken from a setting that has no value. */
+    origin?: string;
+    /** The setting the origin is taken from. */
+    setting?: string;
+    /** Whether loopback and private addresses are allowed for it. */
+    privateAddresses?: boolean;
+  }>;
+  /** Its secret settings: name → whether it is set. Never a value. */
+  secrets?: { [key: string]: unknown };
+  networkAccess?: "raw" | "brokered" | "none";
   status: "loaded" | "discovered" | "failed" | "rejected" | "disabled" | "quarantined";
   /** Offer only available providers for new items. */
   available: boolean;
@@ -569,6 +581,19 @@ export interface Methods {
       progressToken?: string | number;
     };
     result: CtxuiEncodedItem;
+  };
+  /** Sets or removes a provider's secret setting; never reads one back. */
+  "secrets/set": {
+    params: {
+      providerId: string;
+      /** A setting of type secret. */
+      name: string;
+      /** The secret; null removes it. */
+      value: string | null;
+    };
+    result: {
+      set: boolean;
+    };
   };
   /** Sets the level of log/message notifications (off, error, warning, info, debug). */
   "log/setLevel": {

@@ -46,7 +46,7 @@ struct ListenOptions: ParsableArguments {
                 break
             }
         }
-        return candidates.first { access($0 + "/index.html", F_OK) == 0 }
+        return candidates.first { pathExists($0 + "/index.html") }
     }
 
     /// `http://HOST:PORT/` for the listener's `ws://HOST:PORT/rpc`.
@@ -130,3 +130,7 @@ struct ListenOptions: ParsableArguments {
         _exit(0)
     }
 }
+
+/// Whether `path` exists (`access(2)`; a free function because `ListenOptions.access`, the
+/// listener's access options, hides the C function inside that type).
+private func pathExists(_ path: String) -> Bool { access(path, F_OK) == 0 }

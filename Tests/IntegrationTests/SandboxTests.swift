@@ -284,14 +284,17 @@ struct SandboxTests {
         // Without `network`: the worker's network namespace has its own abstract names.
         let setup = try Setup()
         try expectRefused(setup, "abstract-unix", path: name, errno: "ECONNREFUSED")
-        // With `network` granted there is no network namespace: Landlock's scope refuses it.
-        let networked = try Setup(grant: ["network"])
+        // With `network` declared and granted there is no network namespace: Landlock's scope refuses it.
+        let networkID = "com.contexthost.hostile-network", networkManifests = Self.sandboxManifests + "-network"
+        let networked = try Setup(manifests: networkManifests, providerID: networkID, grant: ["network"])
         _ = try networked.startedEntry()
         #expect(try !networked.enforcedLayers().contains("network-namespace"))
         #expect(try networked.enforcedLayers().contains("landlock-scope"))
         try expectRefused(networked, "abstract-unix", path: name, errno: "EPERM")
         // … and it is Landlock's scope: without it, the same worker reaches the socket.
-        let unscoped = try Setup(sandbox: "best-effort", environment: ["CONTEXT_HOST_SANDBOX_DISABLE": "landlock-scope"], grant: ["network"])
+        let unscoped = try Setup(
+            sandbox: "best-effort", environment: ["CONTEXT_HOST_SANDBOX_DISABLE": "landlock-scope"],
+            manifests: networkManifests, providerID: networkID, grant: ["network"])
         try expectEscapes(unscoped, "abstract-unix", path: name)
     }
 

@@ -343,7 +343,8 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter, events: RequestEvents?,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        events?.setResponder(self)
+        let events = events ?? RequestEvents.withoutHostRequests(providerID: library.path)
+        events.setResponder(self)
         let id = runtime.replies.register(ReplyTable.Waiting(
             completion: completion, expected: ReplyRouter.Expected(method: method), owner: owner, events: events,
             relay: runtime.relay, maximumBytes: runtime.maximumReplyBytes))

@@ -266,3 +266,20 @@ extension RequestEventsClient {
         .failure(ProviderRequestError(["code": -32601, "message": .string("Host method not found: \(method)")]))
     }
 }
+
+/// The client of a call sent without a request's events (the host's own calls: listing chips,
+/// checking availability; test harnesses): a provider's host request is answered "method not
+/// found" at once instead of never, and its notifications are dropped. Holds no state.
+final class NoHostRequestsClient: RequestEventsClient {
+    static let shared = NoHostRequestsClient()
+    let logger = Logger(label: "context-host.no-host-requests")
+    var clientLogLevel: LogLevel { .off }
+    func notify(_ method: String, params: JSONValue) {}
+}
+
+extension RequestEvents {
+    /// Events for a call that has none of its own (see `NoHostRequestsClient`).
+    static func withoutHostRequests(providerID: String) -> RequestEvents {
+        RequestEvents(providerID: providerID, token: nil, forwardsLogs: false, client: NoHostRequestsClient.shared)
+    }
+}

@@ -127,8 +127,8 @@ package enum ProviderLauncher {
         }
     }
 
-    /// The worker sandbox for this provider: `network` when the client granted it, `exec` when the
-    /// manifest declares it and the client granted it, read access to what its `path` settings
+    /// The worker sandbox for this provider: `network` and `exec` when the manifest declares them
+    /// and the client granted them (a grant never reaches a provider that did not ask for it), read access to what its `path` settings
     /// name, read-write access to its data folder. nil when the policy is `off`.
     package static func sandboxOptions(
         manifest: Manifest, context: ProviderContext, dataDirectory: String?, configuration: HostConfiguration
@@ -138,7 +138,7 @@ package enum ProviderLauncher {
         var options = WorkerSandboxOptions()
         options.policy = isolation.sandbox
         let granted = context.grantedPermissions
-        options.allowNetwork = granted.contains(ManifestPermission.network.rawValue)
+        options.allowNetwork = granted.contains(ManifestPermission.network.rawValue) && manifest.availability.permissions.contains(.network)
         options.allowExec = granted.contains(ManifestPermission.exec.rawValue) && manifest.availability.permissions.contains(.exec)
         for setting in manifest.settings where setting.type == .path {
             guard let value = context.settings.values[setting.name]?.stringValue, value.hasPrefix("/") else { continue }

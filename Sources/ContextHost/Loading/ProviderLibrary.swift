@@ -14,6 +14,12 @@ package struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
     package var message: String
     package var hint: String
 
+    package init(code: String, message: String, hint: String) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+    }
+
     package var description: String { "[\(code)] \(message) \(hint)" }
 }
 

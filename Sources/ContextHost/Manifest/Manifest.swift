@@ -93,6 +93,11 @@ package struct Manifest: Sendable, Equatable {
     package struct SourceLocation: Sendable, Hashable {
         package var line: Int
         package var column: Int
+
+        package init(line: Int, column: Int) {
+            self.line = line
+            self.column = column
+        }
     }
 
     /// A diagnostic positioned at the value of `fieldPath` in this manifest (or at 1:1 if unknown).
@@ -265,6 +270,11 @@ package struct LocalizedText: Sendable, Hashable, CustomStringConvertible {
         /// BCP 47-ish locale (`en`, `pt-BR`, `zh_Hans`); empty for unlocalized text.
         package var locale: String
         package var text: String
+
+        package init(locale: String, text: String) {
+            self.locale = locale
+            self.text = text
+        }
     }
 
     /// At least one entry.
