@@ -53,7 +53,9 @@ package class RequestEvents: @unchecked Sendable {
         var hostRequests = 0
         var hostRequestsRunning = 0
         /// Where answers to host requests go: the connection the request was sent on.
-        var responder: (any ProviderConnection)?
+        /// Held weakly: the request waits in its connection's table, so a strong reference here
+        /// would keep a connection nothing else holds alive (`InstanceCloseTests`).
+        weak var responder: (any ProviderConnection)?
     }
 
     /// Most host requests (`host/fetch`) one provider request may make, and at once.
