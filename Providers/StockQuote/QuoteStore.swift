@@ -187,6 +187,11 @@ final class QuoteStore: @unchecked Sendable {
     /// The history for `symbol`: from the web source first when one is set (through the host's
     /// broker), falling back to its last good answer (stale) and then the local file; else from
     /// the local file.
+    ///
+    /// Not optimised: with `-O -sanitize=fuzzer` (Fuzz/run.sh) Swift 6.3.1's LLVM crashed splitting
+    /// this coroutine (`emitSetAndGetSwiftErrorValueAround`, signal 11). The fetch it awaits
+    /// dominates its cost anyway.
+    @_optimize(none)
     func history(
         for symbol: String, fetch: @Sendable (ProviderHTTPRequest) async throws -> ProviderHTTPResponse
     ) async throws -> LoadedHistory {
