@@ -5,8 +5,7 @@ import Synchronization
 /// One client connection's protocol session: messages in (`receive`), framed answers and
 /// notifications out through the `send` closure it was made with, `close` when the connection
 /// ends. The transport knows only this type and `WebSessionFactory`, so what stands behind a
-/// session (today a host of its own, later a host core shared by every connection) can change
-/// without touching the transport.
+/// session (a host session of the factory's `HostCore`) can change without touching the transport.
 package final class WebSession: Sendable {
     private let state: SessionState
     private let server: RPCServer
@@ -34,8 +33,8 @@ package final class WebSession: Sendable {
         reader.withLock { _ in server.handle(.oversized(length: length)) }
     }
 
-    /// Ends the session: its workers are stopped, requests still waiting are abandoned and
-    /// nothing more is sent. Safe to call more than once, and from the `exit` handler.
+    /// Ends the session: it leaves its providers' group (the last session out stops their
+    /// workers), requests still waiting are abandoned and nothing more is sent. Safe to call more than once, and from the `exit` handler.
     package func close() { state.close() }
 
     /// Whether `close` ran.
@@ -45,16 +44,21 @@ package final class WebSession: Sendable {
     package var pendingCount: Int { server.pendingCount }
 }
 
-/// Makes the session of each new connection.
+/// Makes the session of each new connection: a host session of one `HostCore`, so every
+/// connection whose client loads providers the same way shares one set of them (and their
+/// workers); composers, drafts, subscriptions and limits stay per connection.
 package struct WebSessionFactory: Sendable {
-    /// Each session's host configuration.
-    package let configuration: HostConfiguration
+    /// The providers the sessions share.
+    package let core: HostCore
     package let logger: Logger
 
     package init(configuration: HostConfiguration, logger: Logger) {
-        self.configuration = configuration
+        self.core = HostCore(uncheckedConfiguration: configuration, logger: logger)
         self.logger = logger
     }
+
+    /// Each session's host configuration.
+    package var configuration: HostConfiguration { core.configuration }
 
     /// A new session.
     ///
@@ -65,7 +69,7 @@ package struct WebSessionFactory: Sendable {
     package func makeSession(
         send: @escaping @Sendable ([UInt8]) -> Bool, exit: @escaping @Sendable () -> Void
     ) -> WebSession {
-        let host = Host(configuration: configuration, logger: logger)
+        let host = Host(core: core)
         // Messages are newline-delimited on the channel (JSON text has no raw newline); a write
         // holds whole messages, but a partial one is kept until its end arrives.
         let pending = Mutex<[UInt8]>([])

@@ -98,7 +98,7 @@ extension ContextHostCommand {
 }
 
 extension ContextHostCommand.MCPServe {
-    /// `mcp --http`: Streamable HTTP (ContextWeb), each session its own host; never returns.
+    /// `mcp --http`: Streamable HTTP (ContextWeb), each session a host session of one `HostCore`; never returns.
     func serveHTTP(_ text: String) throws -> Never {
         let (address, token, generated) = try access.resolve(text, flag: "--http")
         // As for stdio: stray provider output goes to stderr, the process is not dumpable (the
@@ -110,9 +110,16 @@ extension ContextHostCommand.MCPServe {
         // Items are the server's resources, shared by every session (one store, one file).
         let store = ItemStore(directory: configuration.stateDirectory.map { $0 + "/mcp-items" }, logger: logger)
         let bridgeOptions = MCPBridge.Options(itemsDirectory: nil, grantedPermissions: grants, locale: locale)
-        let frozen = configuration
+        // One set of providers for every session (they all grant `--grant` and use `--locale`).
+        let core: HostCore
+        do {
+            core = try HostCore(configuration: configuration, logger: logger)
+        } catch {
+            writeStandardError("context-host mcp: \(error)")
+            throw ExitCode(1)
+        }
         let factory: MCPBridgeFactory = { sink in
-            let host = try InProcessHost(configuration: frozen, logger: logger)
+            let host = InProcessHost(core: core)
             let bridge = MCPBridge(host: host, options: bridgeOptions, store: store, logger: logger, sink: sink)
             do throws(ResponseError) {
                 try await bridge.start()

@@ -20,7 +20,7 @@ package typealias ChipOutcome = Result<ArraySlice<UInt8>, RPCError>
 /// Benchmarks/results/composer.md). A provider that does not answer `item/previewMany` as
 /// docs/provider-abi.md says (a C provider that predates it answers `-32601`) gets one
 /// `item/preview` per item, from then on; nothing is lost either way. Every call is sent at once,
-/// and each is timed with the provider's preview timeout.
+/// each a `ProviderCall` timed with the provider's preview timeout.
 final class ChipListing: Sendable {
     /// The most items in one `item/previewMany` call (the SDK takes up to 256).
     static let batchSize = 128
@@ -30,16 +30,21 @@ final class ChipListing: Sendable {
     private let limits: OutputLimits
     private let messageLimit: Int
     private let logger: Logger
-    /// Timers armed for this listing's calls, all cancelled once every chip is in (`done`: a call
-    /// armed after that, by a fallback, is cancelled at once).
-    private let timers = Mutex<(tokens: [DeadlineTimer.Token], done: Bool)>(([], false))
+    /// Where the calls' notifications and host requests (`host/fetch`) go: the host, for its client.
+    private let client: any RequestEventsClient
+    private let forwardsLogs: Bool
 
-    private init(items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger) {
+    private init(
+        items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger, client: any RequestEventsClient,
+        forwardsLogs: Bool
+    ) {
         self.items = items
         self.results = PreviewBatch(count: items.count)
         self.limits = limits
         self.messageLimit = messageLimit
         self.logger = logger
+        self.client = client
+        self.forwardsLogs = forwardsLogs
     }
 
     /// Calls `completion` with the outcome for each of `items`, in order: on the thread that
@@ -49,8 +54,8 @@ final class ChipListing: Sendable {
     ) {
         chips(
             for: items, limits: host.configuration.outputLimits, messageLimit: host.configuration.maximumMessageBytes,
-            logger: host.logger, provider: { providerID throws(RPCError) in try host.provider(providerID, for: .item) },
-            completion: completion)
+            logger: host.logger, client: host, forwardsLogs: host.speaksVersion2.load(ordering: .acquiring),
+            provider: { providerID throws(RPCError) in try host.provider(providerID, for: .item) }, completion: completion)
     }
 
     /// The outcome for each of `items`, in order, from the providers `provider` finds.
@@ -60,18 +65,20 @@ final class ChipListing: Sendable {
     ) async -> [ChipOutcome] {
         await withCheckedContinuation { continuation in
             chips(
-                for: items, limits: limits, messageLimit: messageLimit, logger: logger, provider: provider,
-                completion: { continuation.resume(returning: $0) })
+                for: items, limits: limits, messageLimit: messageLimit, logger: logger, client: NoHostRequestsClient.shared,
+                forwardsLogs: false, provider: provider, completion: { continuation.resume(returning: $0) })
         }
     }
 
-    /// `chips`, answered through `completion`.
+    /// `chips`, answered through `completion`; the calls' notifications and host requests go to
+    /// `client`.
     static func chips(
-        for items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger,
-        provider: (String) throws(RPCError) -> Host.LiveProvider,
+        for items: [AttachedItem], limits: OutputLimits, messageLimit: Int, logger: Logger, client: any RequestEventsClient,
+        forwardsLogs: Bool, provider: (String) throws(RPCError) -> Host.LiveProvider,
         completion: @escaping @Sendable ([ChipOutcome]) -> Void
     ) {
-        let listing = ChipListing(items: items, limits: limits, messageLimit: messageLimit, logger: logger)
+        let listing = ChipListing(
+            items: items, limits: limits, messageLimit: messageLimit, logger: logger, client: client, forwardsLogs: forwardsLogs)
         // The slots of each provider, in order of first appearance. A composer holds items of a
         // few providers, whose ids are shared strings: a short list compares faster than hashing.
         var groups: [(providerID: String, slots: [Int])] = []
@@ -97,14 +104,7 @@ final class ChipListing: Sendable {
                 listing.previewEach(slots, live: live)
             }
         }
-        listing.results.whenComplete { chips in
-            let tokens = listing.timers.withLock { timers in
-                timers.done = true
-                return timers.tokens
-            }
-            for token in tokens { DeadlineTimer.shared.cancel(token) }
-            completion(chips)
-        }
+        listing.results.whenComplete(completion)
     }
 
     /// How `count` items of one provider are split into `item/previewMany` calls: two per core
@@ -129,35 +129,32 @@ final class ChipListing: Sendable {
 
     /// One `item/preview` per slot.
     private func previewEach(_ slots: [Int], live: Host.LiveProvider) {
-        let providerID = live.id
-        let connection = live.connection
-        var pending: [(slot: Int, request: Int64, call: Call)] = []
         for slot in slots {
             let itemJSON = items[slot].itemJSON
-            let call = Call()
-            let request = connection.send(method: ItemPreviewRequest.method, params: { params in
+            call(live, method: ItemPreviewRequest.method) { [self] response in
+                results.finish(slot, Host.checkedChip(response, providerID: live.id, limits: limits, messageLimit: messageLimit))
+            }.start(params: { params in
                 params.append(contentsOf: #"{"item":"#.utf8)
                 params.append(contentsOf: itemJSON)
                 params.append(UInt8(ascii: "}"))
-            }) { [self] response in
-                guard call.end() else { return }
-                results.finish(slot, Host.checkedChip(response, providerID: providerID, limits: limits, messageLimit: messageLimit))
-            }
-            pending.append((slot, request, call))
-        }
-        arm(live: live, method: ItemPreviewRequest.method) { [self, pending] timeoutError in
-            for (slot, request, call) in pending where call.end() {
-                results.finish(slot, .failure(timeoutError))
-                connection.timedOut(request)  // (timer actions run on a global queue)
-            }
+            })
         }
     }
 
     /// One `item/previewMany` for all of `slots`.
     private func previewMany(_ slots: [Int], live: Host.LiveProvider) {
-        let connection = live.connection
-        let call = Call()
-        let request = connection.send(method: ItemPreviewManyRequest.method, params: { [items] params in
+        call(live, method: ItemPreviewManyRequest.method) { [self] response in
+            if let error = response.error, response.errorIsFromHost, error.code == .providerTimedOut {
+                // A provider that does not answer the method at all gets item/preview from now on
+                // (recorded before the listing is answered, so the next one already knows).
+                if PreviewManySupport.markUnsupported(live.connection) {
+                    logger.info("Provider '\(live.id)' gets item/preview per item from now on: it did not answer item/previewMany in time.")
+                }
+                for slot in slots { results.finish(slot, .failure(error)) }
+                return
+            }
+            receive(response, for: slots, live: live)
+        }.start(params: { [items] params in
             // (16: the 12 bytes around the items and the message's closing brace, with room to spare.)
             params.reserveCapacity(params.count + 16 + slots.reduce(0) { $0 + items[$1].itemJSON.count + 1 })
             params.append(contentsOf: #"{"items":["#.utf8)
@@ -166,20 +163,18 @@ final class ChipListing: Sendable {
                 params.append(contentsOf: items[slot].itemJSON)
             }
             params.append(contentsOf: "]}".utf8)
-        }) { [self] response in
-            guard call.end() else { return }  // timed out already
-            receive(response, for: slots, live: live)
-        }
-        arm(live: live, method: ItemPreviewManyRequest.method) { [self] timeoutError in
-            guard call.end() else { return }  // answered meanwhile
-            // A provider that does not answer the method at all gets item/preview from now on
-            // (recorded before the listing is answered, so the next one already knows).
-            if PreviewManySupport.markUnsupported(connection) {
-                logger.info("Provider '\(live.id)' gets item/preview per item from now on: it did not answer item/previewMany in time.")
-            }
-            for slot in slots { results.finish(slot, .failure(timeoutError)) }
-            connection.timedOut(request)
-        }
+        })
+    }
+
+    /// A call to `live` timed with its preview timeout, whose response `read` takes as it came
+    /// (`ProviderCall`: the deadline, telling a provider that ran out of time, notifications and
+    /// host requests).
+    private func call(
+        _ live: Host.LiveProvider, method: String, read: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> ProviderCall {
+        ProviderCall(
+            providerID: live.id, method: method, timeout: Host.timeout(for: method, in: live.timeouts), connection: live.connection,
+            client: client, forwardsLogs: forwardsLogs, response: read)
     }
 
     /// Sorts an `item/previewMany` answer into the slots' outcomes, or falls back to
@@ -236,30 +231,6 @@ final class ChipListing: Sendable {
         DispatchQueue.global().async { [self] in
             let waiting = slots.filter { !results.isFinished($0) }
             if !waiting.isEmpty { previewEach(waiting, live: live) }
-        }
-    }
-
-    /// Arms the provider's preview timeout for a call; `action` gets the error to answer with.
-    private func arm(live: Host.LiveProvider, method: String, _ action: @escaping @Sendable (RPCError) -> Void) {
-        let providerID = live.id
-        let timeout = Host.timeout(for: ItemPreviewRequest.method, in: live.timeouts)
-        let error = Host.timedOutError(providerID: providerID, method: method, timeout: timeout)
-        // Off the timer's one thread: the last outcome in builds and writes the whole answer.
-        let token = DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { DispatchQueue.global().async { action(error) } }
-        let listed = timers.withLock { timers in
-            if !timers.done { timers.tokens.append(token) }
-            return timers.done
-        }
-        if listed { DeadlineTimer.shared.cancel(token) }
-    }
-
-    /// One provider call: ended by its answer or by its timer, whichever comes first.
-    private final class Call: Sendable {
-        private let ended = Atomic<Bool>(false)
-
-        /// Ends the call; true for the first caller only.
-        func end() -> Bool {
-            ended.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         }
     }
 }

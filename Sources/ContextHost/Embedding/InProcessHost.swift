@@ -20,10 +20,12 @@ import Synchronization
 /// envelope, output buffer or response parse in between. The params are written as JSON once, to
 /// apply `serve`'s input limits to them (and because an `items/*` provider reads them); a
 /// provider's answer is checked as JSON and decoded. Notifications come to `events()`. Two
-/// instances in one process are independent. Providers with `isolation: in-process` run inside the app; run strangers'
+/// instances in one process are independent, unless both are sessions of one `HostCore`
+/// (`init(core:)`), which then share providers and workers but nothing else. Providers with `isolation: in-process` run inside the app; run strangers'
 /// providers in workers (`configuration.isolation`).
 public final class InProcessHost: ContextHostSession {
-    private let host: Host
+    /// The host session behind it (tests look at its providers).
+    package let host: Host
     private let tracker: RequestTracker
     private let server: RPCServer
     /// Whether the host was closed; its lock is held while a request is handled, so requests are
@@ -39,11 +41,26 @@ public final class InProcessHost: ContextHostSession {
     ///   - logger: where the host logs (never standard output).
     /// - Throws: `HostConfigurationError` when a manifests folder the configuration names does not
     ///   exist or is not a folder (a host that would silently list no providers).
-    public init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) throws(HostConfigurationError) {
+    public convenience init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) throws(HostConfigurationError) {
         let host = Host(configuration: configuration, logger: logger)
         if let missing = host.registry.missingFolders.first {
             throw HostConfigurationError(code: missing.code.rawValue, message: missing.message, hint: missing.hint)
         }
+        self.init(host: host)
+    }
+
+    /// Creates a session of `core`: from `initialize` on it uses the core's providers (and
+    /// workers), shared with the core's other sessions whose clients grant the same permissions,
+    /// locale and UI capabilities; its composers, drafts, collection sessions and pending requests
+    /// are its own. Closing it leaves the others working; the last session of a group to close
+    /// stops that group's workers.
+    public convenience init(core: HostCore) {
+        self.init(host: Host(core: core))
+    }
+
+    private init(host: Host) {
+        let configuration = host.configuration
+        let logger = host.logger
         // The server's output (framed answers and notifications) and the tracker's transport point
         // at each other; the slot is filled right after both exist. Messages are handled one at a
         // time, in the order callers send them, on the caller's thread (as the stdio server's one

@@ -12,7 +12,13 @@ import Darwin
 /// The host's state behind the protocol: providers, collection sessions, and the client.
 package final class Host: Sendable {
     package let configuration: HostConfiguration
-    package let registry: ProviderRegistry
+    /// The core whose providers this session shares, or nil: its providers are its own.
+    package let core: HostCore?
+    /// Its own providers; for a session of a core, the core's catalog (discovered, never loaded)
+    /// until `initialize` joins the group for its client (`joinedGroup`).
+    private let ownGroup: ProviderGroup
+    /// The core's group this session joined at `initialize`; set once.
+    private let joinedGroup = AtomicLazyReference<ProviderGroup>()
     package let sessions = CollectionSessions()
     package let composers: ComposerStore
     package let logger: Logger
@@ -24,20 +30,38 @@ package final class Host: Sendable {
     package let logLevel = Mutex<LogLevel>(.off)
     /// Where host → client notifications go; `RPCServer` sets it. Use `notify(_:params:)`.
     package let notificationSink = Mutex<LockedFunction<@Sendable (String, JSONValue) -> Void>?>(nil)
-    /// The manifest watcher, once `startWatchingManifests()` ran.
-    let manifestWatcher = Mutex<ManifestWatcher?>(nil)
+
+    /// The providers this session uses, and the sessions it shares them with.
+    package var group: ProviderGroup { joinedGroup.load() ?? ownGroup }
+
+    /// The providers: this host's own, or its core group's once the client initialized.
+    package var registry: ProviderRegistry { group.registry }
 
     /// What this host's calls to in-process providers share (waiting requests, reply limit, relay,
-    /// batching): its own, so two hosts in one process never see each other's.
+    /// batching): its group's, so two hosts in one process that share no providers never see
+    /// each other's.
     package var calls: CallRuntime { registry.calls }
 
+    /// A host with providers of its own (the stdio server, a standalone `InProcessHost`).
     package init(configuration: HostConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.registry = ProviderRegistry(
+        self.core = nil
+        let registry = ProviderRegistry(
             configuration: configuration, logger: logger, calls: CallRuntime(maximumReplyBytes: configuration.maximumMessageBytes))
+        self.ownGroup = ProviderGroup(registry: registry)
         self.composers = ComposerStore(stateDirectory: configuration.stateDirectory, logger: logger)
         for problem in registry.catalogProblems { logger.warning("\(problem)") }
+    }
+
+    /// A session of `core`: its providers are the core's, shared with the core's other sessions
+    /// of the same profile from `initialize` on; its client state is its own.
+    package init(core: HostCore) {
+        self.configuration = core.configuration
+        self.logger = core.logger
+        self.core = core
+        self.ownGroup = core.catalog
+        self.composers = ComposerStore(stateDirectory: configuration.stateDirectory, logger: logger)
     }
 
     package var client: ClientInfo? { clientInfo.withLock { $0 } }
@@ -49,21 +73,37 @@ package final class Host: Sendable {
         clientInfo.withLock { $0 = client }
         logLevel.withLock { $0 = client.logLevel }
         speaksVersion2.store(client.protocolVersion >= 2, ordering: .releasing)
-        // Each worker connection reports crashes and quarantine from the moment it is stored.
-        registry.startLoading(client: client) { [weak self] entry in
-            if let id = entry.id, let worker = entry.connection as? WorkerConnection { self?.attachSupervision(id: id, connection: worker) }
+        if let core {
+            _ = joinedGroup.storeIfNil(core.join(self, client: client))
+        } else {
+            ownGroup.join(self, client: client)
         }
     }
 
-    /// Ends this host's work: stops watching manifests, stops every worker process (not a crash,
-    /// nothing restarts) and saves the metadata cache. Requests still waiting on a worker are
-    /// abandoned. In-process providers stay mapped (a library is never unloaded).
+    /// Ends this host's work. With providers of its own: stops watching manifests, stops every
+    /// worker process (not a crash, nothing restarts) and saves the metadata cache; requests
+    /// still waiting on a worker are abandoned. A session of a core leaves its group, which does
+    /// that when its last session leaves. In-process providers stay mapped (a library is never
+    /// unloaded).
     package func close() {
-        stopWatchingManifests()
-        for entry in registry.entries() {
-            (entry.connection as? WorkerConnection)?.terminate()
+        if let core {
+            if let group = joinedGroup.load() { core.leave(self, group: group) }
+        } else {
+            ownGroup.leave(self)
+            ownGroup.close()
         }
-        registry.metadata.saveIfPending()
+    }
+
+    /// Starts watching the manifest folders (when `configuration.watchManifests`); each change
+    /// reloads the registry and sends `providers/changed`. Call after `initialize`.
+    package func startWatchingManifests() {
+        group.startWatchingManifests()
+    }
+
+    /// Re-reads the manifests now and notifies the clients of any change.
+    @discardableResult
+    package func reloadManifests() -> ProviderChanges {
+        group.reloadManifests()
     }
 
     /// Runs `body` once provider `id` (nil: every provider) has finished loading.
@@ -298,7 +338,9 @@ package final class Host: Sendable {
 
     static func timeout(for method: String, in timeouts: Timeouts) -> Int {
         switch method {
-        case ItemPreviewRequest.method, ItemDescribeRequest.method, ProviderAvailabilityRequest.method: timeouts.preview.milliseconds
+        case ItemPreviewRequest.method, ItemPreviewManyRequest.method, ItemDescribeRequest.method, ProviderAvailabilityRequest.method,
+            ProviderInfoRequest.method:
+            timeouts.preview.milliseconds
         case ItemDetailRequest.method: timeouts.detail.milliseconds
         case ItemEncodeRequest.method: timeouts.encode.milliseconds
         default: timeouts.collect.milliseconds

@@ -2,8 +2,10 @@ import ContextProviderKit
 import Dispatch
 import Synchronization
 
-/// One request to a provider, from send to outcome: the one primitive behind `Host.forward` (the
-/// client's answer passed through) and `Host.request` (a decoded result for host logic). It owns
+/// One request to a provider, from send to outcome: the one primitive behind every call the host
+/// makes — `Host.forward` (the client's answer passed through), `Host.request` (a decoded result
+/// for host logic) and the host's own calls that read the response themselves (chip listing,
+/// availability checks, `provider/info`). It owns
 /// the deadline, cancellation (the client's `$/cancelRequest` or the Swift task's), the mapping of
 /// provider errors to host errors, output validation and the request's notification channel,
 /// which is closed before any outcome is delivered.
@@ -18,6 +20,33 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
         case reply(Reply, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?)
         /// A waiting task, resumed once with the checked, decoded result.
         case task(TaskResumption)
+        /// The provider's response as it came, for a caller that reads it itself (chip listing,
+        /// availability checks, `provider/info`): nothing is checked or mapped; a timeout, cancel
+        /// or crash arrives as a host-made error (`errorIsFromHost`).
+        case response(ResponseHandoff)
+    }
+
+    /// A response's reader, run at most once.
+    final class ResponseHandoff: Sendable {
+        private let body: @Sendable (ProviderResponse) -> Void
+        private let delivered = Atomic<Bool>(false)
+
+        init(_ body: @escaping @Sendable (ProviderResponse) -> Void) {
+            self.body = body
+        }
+
+        var isDelivered: Bool { delivered.load(ordering: .acquiring) }
+
+        func deliver(_ response: ProviderResponse) {
+            if delivered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+                body(response)
+            }
+        }
+
+        func deliver(_ error: RPCError) {
+            let empty: [UInt8] = []
+            empty.withUnsafeBytes { deliver(ProviderResponse(bytes: $0, result: nil, error: error, errorIsFromHost: true)) }
+        }
     }
 
     /// A waiting task's continuation, resumed at most once. A class, so that `Sink` has a fixed
@@ -71,6 +100,38 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
         super.init(providerID: providerID, token: token, forwardsLogs: forwardsLogs, client: client)
     }
 
+    /// A call whose caller reads the response itself (`Sink.response`): the host's own calls
+    /// (chip listing, availability, `provider/info`). `client` gets the provider's notifications
+    /// and host requests (default: none; a host request is answered "method not found").
+    convenience init(
+        providerID: String, method: String, timeout: Int, connection: any ProviderConnection,
+        client: any RequestEventsClient = NoHostRequestsClient.shared, forwardsLogs: Bool = false,
+        response: @escaping @Sendable (ProviderResponse) -> Void
+    ) {
+        self.init(
+            sink: .response(ResponseHandoff(response)), providerID: providerID, method: method, timeout: timeout, connection: connection,
+            limits: OutputLimits(), messageLimit: .max, token: nil, forwardsLogs: forwardsLogs, client: client)
+    }
+
+    /// Sends the request and waits for its response, on a thread that may block (never a
+    /// reader's, a call thread or the cooperative pool): at most the call's timeout, which the
+    /// deadline enforces. Returns what the caller reads itself.
+    static func waitForResponse<Answer: Sendable>(
+        providerID: String, method: String, timeout: Int, connection: any ProviderConnection,
+        read: @escaping @Sendable (ProviderResponse) -> Answer
+    ) -> Answer {
+        let answer = Mutex<Answer?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let call = ProviderCall(providerID: providerID, method: method, timeout: timeout, connection: connection) { response in
+            answer.withLock { $0 = read(response) }
+            done.signal()
+        }
+        call.start(params: { $0.append(contentsOf: "{}".utf8) })
+        done.wait()
+        // (Set before the signal.)
+        return answer.withLock { $0 }!
+    }
+
     /// Arms the deadline (before the call, so a provider slow to return from `call` is timed
     /// too), then sends the request.
     func start(params: ParamsWriter) {
@@ -84,6 +145,7 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
         switch sink {
         case .reply(let reply, _, _): reply.isAnswered
         case .task(let task): task.isResumed
+        case .response(let handoff): handoff.isDelivered
         }
     }
 
@@ -98,6 +160,8 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
             reply.sendResult(value)
         case .task(let task):
             task.resume(.success(value))
+        case .response:
+            break  // (`complete` hands it the response itself)
         }
     }
 
@@ -108,6 +172,8 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
             reply.sendError(error)
         case .task(let task):
             task.resume(.failure(error))
+        case .response(let handoff):
+            handoff.deliver(error)
         }
     }
 
@@ -116,7 +182,14 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
     private func timedOut() {
         guard !isFinished else { return }
         closeEvents()
-        fail(Host.timedOutError(providerID: providerID, method: method, timeout: timeout))
+        let error = Host.timedOutError(providerID: providerID, method: method, timeout: timeout)
+        if case .response(let handoff) = sink {
+            // Off the timer's one thread: a reader may do much with it (the last chip of a
+            // listing builds and writes the whole answer).
+            DispatchQueue.global().async { handoff.deliver(error) }
+        } else {
+            fail(error)
+        }
         let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.timedOut, ordering: .acquiringAndReleasing)
         if !noIDYet, id > 0 { tellTimedOut(id) }  // (with no id yet, `sent` tells it)
     }
@@ -128,12 +201,15 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
         DispatchQueue.global().async { connection.timedOut(id) }
     }
 
-    /// The request was cancelled: a `.task` sink gets `-32800` (the client's `$/cancelRequest`
-    /// already answered a `.reply` sink); tells the provider, and disarms the deadline (which
+    /// The request was cancelled: a `.task` or `.response` sink gets `-32800` (the client's
+    /// `$/cancelRequest` already answered a `.reply` sink); tells the provider, and disarms the deadline (which
     /// would otherwise keep this call until it passed).
     func cancelProviderRequest() {
         closeEvents()
-        if case .task = sink { fail(RPCError(.requestCancelled, "Request cancelled")) }
+        switch sink {
+        case .reply: break
+        case .task, .response: fail(RPCError(.requestCancelled, "Request cancelled"))
+        }
         DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
         let (noIDYet, id) = providerRequest.compareExchange(expected: 0, desired: Self.cancelled, ordering: .acquiringAndReleasing)
         if !noIDYet, id > 0 { connection.cancel(id) }  // (with no id yet, `sent` tells it)
@@ -152,6 +228,7 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
     private func complete(_ response: ProviderResponse) {
         closeEvents()
         DeadlineTimer.shared.cancel(DeadlineTimer.Token(rawValue: deadline.load(ordering: .acquiring)))
+        if case .response(let handoff) = sink { return handoff.deliver(response) }
         if let error = response.error {
             return fail(Host.hostError(error, fromHost: response.errorIsFromHost, providerID: providerID, method: method))
         }
@@ -162,6 +239,8 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
         }
         let kind = ProviderOutput.expected(for: method)
         switch sink {
+        case .response:
+            break  // (handed over above)
         case .task:
             // Decoded for host logic: checked and parsed in one pass.
             do throws(RPCError) {

@@ -501,30 +501,38 @@ package final class ProviderRegistry: Sendable {
 
     /// Sends `provider/availability` and waits for the answer (at most the preview timeout).
     static func availabilityAnswer(_ connection: any ProviderConnection, manifest: Manifest) -> AvailabilityAnswer {
-        let answer = Mutex<AvailabilityAnswer?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let id = connection.send(method: ProviderAvailabilityRequest.method, params: { $0.append(contentsOf: "{}".utf8) }) { response in
-            var result: AvailabilityAnswer
-            if let error = response.error, response.errorIsFromHost, error.code != .providerBadReply {
-                result = .lost(error)
-            } else if let error = response.error {
-                result = .answered(.provider("\(manifest.title) failed its availability check: \(error.message)"))
-            } else if let bytes = response.resultBytes, let value = try? JSONReader.parse(bytes) {
-                result = .answered(
-                    value["available"]?.boolValue == false
-                        ? .provider(value["reason"]?.stringValue ?? "\(manifest.title) says it is unavailable.") : nil)
-            } else {
-                result = .answered(.provider("\(manifest.title) answered its availability check with something that is not JSON."))
-            }
-            answer.withLock { $0 = result }
-            done.signal()
-        }
         let timeout = manifest.timeouts.preview.milliseconds
-        if done.wait(timeout: .now() + .milliseconds(timeout)) == .timedOut {
-            connection.cancel(id)
-            return .answered(.provider("\(manifest.title) did not answer its availability check within \(timeout) ms."))
+        return ProviderCall.waitForResponse(
+            providerID: manifest.id, method: ProviderAvailabilityRequest.method, timeout: timeout, connection: connection
+        ) { response -> AvailabilityAnswer in
+            if let error = response.error, response.errorIsFromHost {
+                switch error.code {
+                case .providerTimedOut: return .answered(.provider("\(manifest.title) did not answer its availability check within \(timeout) ms."))
+                case .providerBadReply: return .answered(.provider("\(manifest.title) failed its availability check: \(error.message)"))
+                default: return .lost(error)
+                }
+            }
+            if let error = response.error {
+                return .answered(.provider("\(manifest.title) failed its availability check: \(error.message)"))
+            }
+            guard let bytes = response.resultBytes, let value = try? JSONReader.parse(bytes) else {
+                return .answered(.provider("\(manifest.title) answered its availability check with something that is not JSON."))
+            }
+            return .answered(
+                value["available"]?.boolValue == false ? .provider(value["reason"]?.stringValue ?? "\(manifest.title) says it is unavailable.") : nil)
         }
-        return answer.withLock { $0 } ?? .answered(nil)
+    }
+
+    /// The provider's `provider/info` answer (an object), or nil; waits at most its preview timeout.
+    static func providerInfo(_ connection: WorkerConnection, manifest: Manifest) -> JSONValue? {
+        ProviderCall.waitForResponse(
+            providerID: manifest.id, method: ProviderInfoRequest.method, timeout: manifest.timeouts.preview.milliseconds, connection: connection
+        ) { response -> JSONValue? in
+            guard response.error == nil, let bytes = response.resultBytes, let value = try? JSONReader.parse(bytes), case .object = value else {
+                return nil
+            }
+            return value
+        }
     }
 }
 
