@@ -16,7 +16,8 @@ import Synchronization
 /// It runs the same handlers as `context-host serve` (lifecycle, limits, validation, waiting for
 /// loads, process isolation and sandboxing all apply), called directly: `send` hands the typed
 /// request to its handler on the caller's thread (one at a time, as the stdio server's one reader
-/// handles messages; handlers never wait) and the answer comes back as a value — no JSON-RPC
+/// handles messages; handlers never wait), then makes the request's in-process provider calls on
+/// that thread too (`InlineCalls`), and the answer comes back as a value — no JSON-RPC
 /// envelope, output buffer or response parse in between. The params are written as JSON once, to
 /// apply `serve`'s input limits to them (and because an `items/*` provider reads them); a
 /// provider's answer is checked as JSON and decoded. Notifications come to `events()`. Two
@@ -51,8 +52,8 @@ public final class InProcessHost: ContextHostSession {
 
     /// Creates a session of `core`: from `initialize` on it uses the core's providers (and
     /// workers), shared with the core's other sessions whose clients grant the same permissions,
-    /// locale and UI capabilities; its composers, drafts, collection sessions and pending requests
-    /// are its own. Closing it leaves the others working; the last session of a group to close
+    /// locale and UI capabilities; its composers, drafts (in memory only), collection sessions and
+    /// pending requests are its own. Closing it leaves the others working; the last session of a group to close
     /// stops that group's workers.
     public convenience init(core: HostCore) {
         self.init(host: Host(core: core))
@@ -116,13 +117,19 @@ public final class InProcessHost: ContextHostSession {
         let server = server
         let outcome: Result<Request.Response, ResponseError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let reply = Reply(key: key) { answer in continuation.resume(returning: Self.decode(answer, as: Request.self)) }
+                let inline = InlineCalls()
+                let reply = Reply(key: key, inlineCalls: inline) { answer in
+                    continuation.resume(returning: Self.decode(answer, as: Request.self))
+                }
                 let refused = gate.closed.withLock { closed -> Bool in
                     if closed { return true }
                     server.dispatch(typed: request, reply: reply)
                     return false
                 }
                 if refused { reply.sendError(ResponseError(code: .connectionClosed, message: "The in-process host was closed.")) }
+                // Its in-process provider calls, made here, outside the lock: a provider that
+                // answers inside `call` resumes this continuation before the task suspends.
+                inline.runAndClose()
             }
         } onCancel: {
             server.cancel(idText: String(decoding: key, as: UTF8.self))

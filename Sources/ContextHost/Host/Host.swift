@@ -55,13 +55,16 @@ package final class Host: Sendable {
     }
 
     /// A session of `core`: its providers are the core's, shared with the core's other sessions
-    /// of the same profile from `initialize` on; its client state is its own.
+    /// of the same profile from `initialize` on; its client state is its own, and its drafts are
+    /// kept in memory only.
     package init(core: HostCore) {
         self.configuration = core.configuration
         self.logger = core.logger
         self.core = core
         self.ownGroup = core.catalog
-        self.composers = ComposerStore(stateDirectory: configuration.stateDirectory, logger: logger)
+        // Drafts in memory: with one state folder for every session, each would restore (and
+        // then overwrite) the others' drafts.
+        self.composers = ComposerStore(stateDirectory: nil, logger: logger)
     }
 
     package var client: ClientInfo? { clientInfo.withLock { $0 } }

@@ -6,8 +6,9 @@ import Synchronization
 /// libraries, worker processes, caches and manifest watcher — loaded once for every session that
 /// loads them the same way.
 ///
-/// Each session keeps its own client state: its lifecycle, composers and drafts, collection
-/// sessions, log level, pending requests and limits. `serve --listen` makes one core for all its
+/// Each session keeps its own client state: its lifecycle, composers and drafts (in memory only:
+/// one state folder shared by sessions would hand each the others' drafts), collection sessions,
+/// log level, pending requests and limits. The state folder still holds the caches. `serve --listen` makes one core for all its
 /// WebSocket connections and `mcp --http` one for all its MCP sessions; an app with several chat
 /// windows can do the same with `InProcessHost(core:)`:
 ///

@@ -136,7 +136,12 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
     /// too), then sends the request.
     func start(params: ParamsWriter) {
         deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { self.timedOut() }.rawValue, ordering: .releasing)
-        let id = connection.send(method: method, params: params, events: self) { response in self.complete(response) }
+        let id: Int64
+        if case .reply(let reply, _, _) = sink, let inline = reply.inlineCalls, let local = connection as? InProcessConnection {
+            id = local.send(method: method, params: params, events: self, inline: inline) { response in self.complete(response) }
+        } else {
+            id = connection.send(method: method, params: params, events: self) { response in self.complete(response) }
+        }
         sent(id)
     }
 

@@ -343,6 +343,16 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter, events: RequestEvents?,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
+        send(method: method, params: params, events: events, inline: nil, completion: completion)
+    }
+
+    /// `send`, with the provider's `call` made by the caller (`inline`, an `InProcessHost`
+    /// request) when it still takes calls, else on the call thread.
+    @discardableResult
+    package func send(
+        method: String, params: ParamsWriter, events: RequestEvents?, inline: InlineCalls?,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64 {
         let events = events ?? RequestEvents.withoutHostRequests(providerID: library.path)
         events.setResponder(self)
         let id = runtime.replies.register(ReplyTable.Waiting(
@@ -351,6 +361,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
         let queued = QueuedCall(connection: self, id: id, message: bytes)
+        if let inline, inline.take({ queued.run() }) { return id }
         calls.submit { queued.run() }  // (captures only `queued`: no closure context)
         return id
     }

@@ -40,6 +40,9 @@ package final class Reply: Sendable {
     package let id: [UInt8]
     private let output: OutputChannel?
     private let direct: (@Sendable (Answer) -> Void)?
+    /// For a direct reply: where its in-process provider calls go to be made on the caller's
+    /// thread (`InlineCalls`); nil: on the provider's call thread.
+    package let inlineCalls: InlineCalls?
     private let answered = Atomic<Bool>(false)
     /// What runs once the answer is written, and whether it was (so an action registered after
     /// the answer runs at once instead of never).
@@ -50,14 +53,17 @@ package final class Reply: Sendable {
         self.id = id
         self.output = output
         self.direct = nil
+        self.inlineCalls = nil
         self.onAnswer = Mutex((nil, false))
     }
 
-    /// A reply handed to `deliver` (once), with `key` as its id in the cancellation table.
-    package init(key: [UInt8], deliver: @escaping @Sendable (Answer) -> Void) {
+    /// A reply handed to `deliver` (once), with `key` as its id in the cancellation table;
+    /// in-process provider calls it causes go to `inlineCalls` when given.
+    package init(key: [UInt8], inlineCalls: InlineCalls? = nil, deliver: @escaping @Sendable (Answer) -> Void) {
         self.id = key
         self.output = nil
         self.direct = deliver
+        self.inlineCalls = inlineCalls
         self.onAnswer = Mutex((nil, false))
     }
 
