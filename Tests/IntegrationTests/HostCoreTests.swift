@@ -147,3 +147,41 @@ struct HostCoreTests {
         }
     }
 }
+
+/// `InProcessHost` makes a request's in-process provider calls on the caller's thread
+/// (`InlineCalls`): no hand-off to the provider's call thread and back.
+@Suite("Inline provider calls")
+struct InlineCallTests {
+    /// The benchmark's ~1 KB note (Benchmarks/requests/preview-note.jsonl).
+    static func noteItem() throws -> ContextItem {
+        let line = try String(contentsOfFile: BuildProducts.packageRoot + "/Benchmarks/requests/preview-note.jsonl", encoding: .utf8)
+            .split(separator: "\n").first.map(String.init) ?? ""
+        return try ContextItem(json: try JSONValue(parsing: Array(line.utf8))["params"]?["item"] ?? .null)
+    }
+
+    @Test("typed previews of an in-process provider are not queued on its call thread; the JSON path's are")
+    func typedPreviewIsInline() async throws {
+        try BuildProducts.checkBuilt()
+        var configuration = HostConfiguration(
+            manifestDirectories: [EmbeddingTests.relaxedManifests], libraryDirectories: [BuildProducts.directory])
+        configuration.watchManifests = false
+        configuration.isolation.policy = .inProcess
+        let host = try InProcessHost(configuration: configuration)
+        _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "inline")))
+        _ = try await host.providers()  // (waits for the loads)
+        let connection = try #require(host.host.registry.entry(id: HostCoreTests.note)?.connection as? InProcessConnection)
+        let item = try Self.noteItem()
+        let before = connection.queuedCallCount
+        for _ in 0..<20 {
+            #expect(try await host.preview(item).title == item.displayName)
+        }
+        #expect(connection.queuedCallCount == before, "typed previews were queued on the call thread")
+        // Control: the same previews as JSON-RPC messages (the wire's path) are queued.
+        for _ in 0..<20 {
+            let chip = try await host.call(method: ItemsPreviewRequest.method, params: ["item": item.json])
+            #expect(chip["title"]?.stringValue == item.displayName)
+        }
+        #expect(connection.queuedCallCount == before + 20)
+        await host.close()
+    }
+}

@@ -310,6 +310,9 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         }
     }
 
+    /// How many calls went to the provider's call thread (for tests: the rest were made inline).
+    package var queuedCallCount: Int { calls.submittedCount }
+
     /// This connection's key in the runtime's table of waiting requests: never reused, so
     /// failing a closed connection's requests later cannot touch a newer connection's.
     private let owner: UInt

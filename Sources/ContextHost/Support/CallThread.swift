@@ -19,6 +19,7 @@ package final class CallThread: @unchecked Sendable {
     private var started = false
     private var stopping = false
     private var exited = false
+    private var submitted = 0
 
     /// How many queued jobs run in one batch scope (`CallRuntime.inBatch`). Small groups keep answers flowing to a
     /// pipelining client (it sends more work as answers arrive): with 64 `items/preview` in flight,
@@ -40,6 +41,7 @@ package final class CallThread: @unchecked Sendable {
     package func submit(_ job: @escaping @Sendable () -> Void) {
         pthread_mutex_lock(mutex)
         jobs.append(Action(job))
+        submitted &+= 1
         if !started {
             started = true
             startThread(name: "provider-call") { [self] in run() }
@@ -57,6 +59,13 @@ package final class CallThread: @unchecked Sendable {
         if sleeping { pthread_cond_signal(condition) }
         if !started { exited = true }
         pthread_mutex_unlock(mutex)
+    }
+
+    /// How many jobs were queued on it (for tests).
+    package var submittedCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return submitted
     }
 
     /// Whether the thread has ended after `stop` (for tests).
