@@ -119,13 +119,13 @@ struct HostCoreTests {
         }
         let core = try Self.core(manifests: folder)
         let sessions = [InProcessHost(core: core), InProcessHost(core: core)]
-        let removed = Mutex<[Int: [String]]>([:])
+        let removed = RemovedIDs()
         for (index, session) in sessions.enumerated() {
             let events = session.events()
             Task {
                 for await event in events {
                     if case .providersChanged(let changed) = event {
-                        removed.withLock { $0[index] = changed.removed }
+                        removed.ids.withLock { $0[index] = changed.removed }
                         return
                     }
                 }
@@ -137,15 +137,20 @@ struct HostCoreTests {
         let changes = sessions[0].host.group.reloadManifests()
         #expect(changes.removed == ["com.contexthost.fixture"])
         // Sent before `reloadManifests` returned; delivered through each session's output channel.
-        for _ in 0..<1000 where removed.withLock({ $0.count }) < sessions.count {
+        for _ in 0..<1000 where removed.ids.withLock({ $0.count }) < sessions.count {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(removed.withLock { $0 } == [0: ["com.contexthost.fixture"], 1: ["com.contexthost.fixture"]])
+        #expect(removed.ids.withLock { $0 } == [0: ["com.contexthost.fixture"], 1: ["com.contexthost.fixture"]])
         for session in sessions {
             #expect(try await session.providers().contains { $0.id == "com.contexthost.fixture" } == false)
             await session.close()
         }
     }
+}
+
+/// The `removed` ids of the `providers/changed` each session got, by session.
+final class RemovedIDs: Sendable {
+    let ids = Mutex<[Int: [String]]>([:])
 }
 
 /// `InProcessHost` makes a request's in-process provider calls on the caller's thread

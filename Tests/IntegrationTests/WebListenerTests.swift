@@ -22,7 +22,7 @@ struct WebListenerTests {
         ("token", 12),  // non-loopback bind: no or wrong token → 401; --token-file
         ("oversize", 5),  // oversized frame → 1009, peers unaffected
         ("many", 5),  // 500 connections past the cap → 503
-        ("vanish", 7),  // a client that vanishes mid-collection: its worker stopped
+        ("vanish", 6),  // a client that vanishes mid-collection: the shared worker serves the other; none left after both
         ("rate", 2),  // the per-connection rate limit
         ("slow", 4),  // a client that does not read its answers: dropped, others unaffected
     ]

@@ -469,18 +469,16 @@ async def vanish(binary):
             worker_a = host.children() - before
             check("A's collection starts a worker", "result" in start and len(worker_a) >= 1, f"{json.dumps(start)[:200]} {worker_a}")
             start_s = await ss.call("collect/start", {"providerId": "com.contexthost.note"})
-            worker_s = host.children() - before - worker_a
-            check("the staying connection has its own worker", "result" in start_s and len(worker_s) >= 1, str(worker_s))
+            # Connections whose clients grant the same permissions share their providers (HostCore).
+            check("the staying connection uses the same Note worker (shared providers)",
+                  "result" in start_s and host.children() - before == worker_a, str(host.children() - before))
             # A vanishes mid-collection: a request in flight, then the TCP connection drops
             # without a close frame.
             await a.send(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "collect/query",
                                      "params": {"sessionId": start["result"]["sessionId"], "fieldId": "title", "query": "x"}}))
             a.transport.abort()
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline and host.children() & worker_a:
-                await asyncio.sleep(0.1)
-            check("the vanished client's worker is stopped", not (host.children() & worker_a), str(host.children()))
-            check("control: the staying connection's worker is still running", worker_s <= host.children(), str(host.children()))
+            await asyncio.sleep(1.0)
+            check("the shared worker keeps running for the staying connection", worker_a <= host.children(), str(host.children()))
             submit = await ss.call("collect/submit", {"sessionId": start_s["result"]["sessionId"],
                                                       "values": {"title": "Still here", "body": "x"}})
             check("the staying connection still collects", submit.get("result", {}).get("outcome") == "item", json.dumps(submit)[:300])
