@@ -14,7 +14,9 @@ mkdir -p "$XDG_DATA_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
 chmod 700 "$XDG_RUNTIME_DIR"
 printf 'throwaway-test-keyring-password' | gnome-keyring-daemon --foreground --unlock --components=secrets >"$folder/daemon.out" 2>"$folder/daemon.err" &
 daemon=$!
-trap 'kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null || true' EXIT
+# A throwaway daemon: SIGKILL (it can take seconds to act on SIGTERM, which kept this script and
+# the bus alive after the test and left both behind).
+trap 'kill -KILL "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null || true' EXIT
 for _ in $(seq 200); do
     if dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner \
         string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true'; then
