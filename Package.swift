@@ -116,13 +116,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The CLI's secret store (libsodium secretbox, 0600 key file) and HTTPS broker
+        // The Secret Service keyring (libsecret-1 loaded with dlopen at run time: no link-time
+        // dependency), where the secret store keeps its key when a session has one.
+        .target(name: "CSecretService"),
+        // The CLI's secret store (libsodium secretbox; its key in the Secret Service or a 0600 file) and HTTPS broker
         // (AsyncHTTPClient): the implementations behind HostConfiguration.secrets and .fetcher.
         // The embeddable host never depends on it.
         .target(
             name: "ContextNetwork",
             dependencies: [
-                "ContextHost", "ContextProtocol", "CSodium",
+                "ContextHost", "ContextProtocol", "CSodium", "CSecretService",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -4,8 +4,9 @@
 // and answers). Both are timed where the fetch is made: here for the direct one, inside the
 // provider (Tests/Fixtures/FixtureFetchProvider, `"repeat"`) for the brokered one.
 //
-//   swift build --product egress-bench --product context-host --build-tests   (the fixture library)
-//   .build/debug/egress-bench [count]          (default 1000; needs python3 and openssl)
+//   swift build -c release      (context-host, egress-bench and the fixture library libFixtureFetchProvider.so)
+//   .build/release/egress-bench [count]          (default 1000; needs python3 and openssl)
+//   Benchmarks/egress-library.sh                  (this, interleaved with libcurl's GET of the same URL)
 //
 // Issue 37's budget: brokered p50 ≤ 1.3 × direct p50, and ≥ 2,000 fetches/s through one worker.
 import ContextHost

@@ -136,7 +136,12 @@ struct HostOptions: ParsableArguments {
         isolationOptions.apply(to: &configuration)
         // Secrets (encrypted file store) and the HTTPS broker's transport (docs/security.md).
         if let directory = EncryptedSecretStore.defaultDirectory() {
-            configuration.secrets = EncryptedSecretStore(directory: directory)
+            do {
+                let backend = try EncryptedSecretStore.KeyBackend.fromEnvironment()
+                configuration.secrets = EncryptedSecretStore(directory: directory, keyBackend: backend, logger: Logger(label: "context-host.secrets"))
+            } catch {
+                writeStandardError("context-host: \(error); providers' secrets are not injected.")
+            }
         }
         do {
             configuration.fetcher = try AsyncHTTPTransport()

@@ -16,7 +16,7 @@ extension ContextHostCommand {
     struct Secrets: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set, list or remove providers' secret settings (API keys, passwords).",
-            discussion: "Values are read from standard input or a prompt that does not echo, never from arguments, and stored encrypted (libsodium secretbox) under a key in a 0600 file: $CONTEXT_HOST_SECRETS_DIR, else $XDG_DATA_HOME/context-host/secrets, else ~/.local/share/context-host/secrets. The host injects a secret only into the provider's brokered requests, where its manifest says.",
+            discussion: "Values are read from standard input or a prompt that does not echo, never from arguments, and stored encrypted (libsodium secretbox) in $CONTEXT_HOST_SECRETS_DIR, else $XDG_DATA_HOME/context-host/secrets, else ~/.local/share/context-host/secrets. The key is kept in the Secret Service keyring when the session has one (an existing key file is kept), else in a 0600 file there; CONTEXT_HOST_SECRETS_BACKEND=file or secret-service forces one. The host injects a secret only into the provider's brokered requests, where its manifest says.",
             subcommands: [SetSecret.self, ListSecrets.self, RemoveSecret.self])
 
         static func store() throws -> EncryptedSecretStore {
@@ -24,7 +24,12 @@ extension ContextHostCommand {
                 writeStandardError("error: no HOME, XDG_DATA_HOME or CONTEXT_HOST_SECRETS_DIR: nowhere to keep secrets.")
                 throw ExitCode(2)
             }
-            return EncryptedSecretStore(directory: directory)
+            do {
+                return EncryptedSecretStore(directory: directory, keyBackend: try EncryptedSecretStore.KeyBackend.fromEnvironment())
+            } catch {
+                writeStandardError("error: \(error)")
+                throw ExitCode(2)
+            }
         }
 
         /// The provider's manifest, if the manifest folders have it; exits 2 when the provider or
@@ -74,7 +79,7 @@ extension ContextHostCommand {
                     writeStandardError("error: \(error)")
                     throw ExitCode(1)
                 }
-                writeStandardError("Secret \(name) of \(provider) set (\(store.directory)).")
+                writeStandardError("Secret \(name) of \(provider) set (\(store.directory); its key is in \(store.keyLocation ?? "?")).")
             }
 
             /// From a terminal: a prompt on stderr with echo off, one line. Otherwise: standard

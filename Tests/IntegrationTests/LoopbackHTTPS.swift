@@ -25,7 +25,9 @@ extension TestCA {
     /// and `caFile` trusted for its fetches.
     static func hostEnvironment(root: String, caFile: String) -> [String: String] {
         [
-            "CONTEXT_HOST_SECRETS_DIR": root + "/secrets", "CONTEXT_HOST_EXTRA_CA_FILE": caFile,
+            // The key file, never the keyring of the desktop the tests may run in
+            // (SecretKeyringTests runs its own Secret Service).
+            "CONTEXT_HOST_SECRETS_DIR": root + "/secrets", "CONTEXT_HOST_SECRETS_BACKEND": "file", "CONTEXT_HOST_EXTRA_CA_FILE": caFile,
             "XDG_STATE_HOME": root + "/state", "XDG_CACHE_HOME": root + "/cache", "XDG_DATA_HOME": root + "/data",
         ]
     }
