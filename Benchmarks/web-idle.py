@@ -74,10 +74,10 @@ def smaps(pid):
                     kind = None
                     previous_guard_end = end
                     continue
-                elif previous_guard_end == start:
-                    kind = "anon_stack"
                 elif start % (64 << 20) == 0:
                     kind = "anon_arena"
+                elif previous_guard_end == start:
+                    kind = "anon_stack"
                 else:
                     kind = "anon_other"
                 previous_guard_end = None
