@@ -239,7 +239,12 @@ let package = Package(
         .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
         // The MCP bridge, through the real binary and the official MCP Python SDK.
         .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),
-        .testTarget(name: "ContextWebTests", dependencies: ["ContextWeb"]),
+        .testTarget(
+            name: "ContextWebTests",
+            dependencies: [
+                "ContextWeb", "ContextHost", "ContextMCP", "ContextProtocol", "ContextHostTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "ContextConformanceTests", dependencies: ["ContextConformance", "ContextHostTestSupport"]),
         // Bundled providers, tested through their real .so files.
         .testTarget(name: "ProviderTests", dependencies: ["ContextHostTestSupport"]),

@@ -43,11 +43,16 @@ start_listener() {
     echo "the listener did not start:" >&2; cat "$SCRATCH/listener.stderr" >&2; exit 1
 }
 stop_listener() { kill "$LISTENER"; wait "$LISTENER" 2>/dev/null || true; LISTENER=""; }
+# CPU seconds (user + system, all threads) a process has used so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"; }
+# "busy total" jiffies of all CPUs so far (two snapshots give the machine's busy share between them).
+stat_snapshot() { awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6 }' /proc/stat; }
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-declare -A RPS P50
+declare -A RPS P50 CPU
 ORDER=(stdio ws ws-default)
+read -r busy0 total0 <<< "$(stat_snapshot)"
 for rep in $(seq 1 "$REPS"); do
     for id in "${ORDER[@]}"; do
         case $id in
@@ -56,7 +61,9 @@ for rep in $(seq 1 "$REPS"); do
                     "$BIN/context-host" "${HOST_FLAGS[@]}" 2> "$SCRATCH/stdio.stderr") ;;
             ws)
                 start_listener --max-messages-per-second 0
+                before=$(cpu_s "$LISTENER")
                 line=$("$LOAD" -m throughput -t "$CALL" -p "$PRE" -n "$N" -w "$W" -W $((N / 10)) -T 60 -l ws -u "$ADDR" 2> "$SCRATCH/ws.stderr")
+                line="$line listener_cpu_s=$(awk -v a="$before" -v b="$(cpu_s "$LISTENER")" 'BEGIN { print b - a }')"
                 stop_listener ;;
             ws-default)
                 # At the default 2000/s a run of N takes N/2000 s: a tenth of N.
@@ -68,6 +75,12 @@ for rep in $(seq 1 "$REPS"); do
         [[ "$errors" == 0 ]] || { echo "$id: errors in: $line" >&2; cat "$SCRATCH/$id.stderr" >&2; exit 1; }
         RPS[$id]+="$(echo "$line" | field rps) "
         P50[$id]+="$(echo "$line" | field p50_us) "
+        # The server's CPU per request (warm-up included, start-up not for the listener):
+        # child_cpu_s from rpcload for the spawned host, the listener's own /proc figure.
+        case $id in
+            stdio) CPU[$id]+="$(echo "$line" | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } } END { printf "%.1f", v["child_cpu_s"] * 1e6 / (v["n"] + v["warmup"]) }') " ;;
+            ws) CPU[$id]+="$(echo "$line" | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } } END { printf "%.1f", v["listener_cpu_s"] * 1e6 / (v["n"] + v["warmup"]) }') " ;;
+        esac
         echo "$line" >&2
     done
 done
@@ -76,11 +89,15 @@ LABEL[stdio]="stdio (\`context-host --isolation in-process\`, pipes)"
 LABEL[ws]="WebSocket, one connection (\`serve --listen\`, \`--max-messages-per-second 0\`)"
 LABEL[ws-default]="WebSocket, one connection, default rate limit (2000/s)"
 stdio=$(echo "${RPS[stdio]}" | tr ' ' '\n' | grep . | median)
-echo "| row | \`items/preview\` req/s, $W in flight (median of $REPS) | runs | p50 µs | vs stdio |"
-echo "|---|---:|---|---:|---:|"
+read -r busy1 total1 <<< "$(stat_snapshot)"
+echo "$(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ); the machine was $(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", 100 * b / t }')% busy over the run (this run's processes included); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "| row | \`items/preview\` req/s, $W in flight (median of $REPS) | runs | p50 µs | server CPU µs/req | vs stdio |"
+echo "|---|---:|---|---:|---:|---:|"
 for id in "${ORDER[@]}"; do
     m=$(echo "${RPS[$id]}" | tr ' ' '\n' | grep . | median)
     p=$(echo "${P50[$id]}" | tr ' ' '\n' | grep . | median)
-    printf '| %s | %.0f | %s | %s | %.2f× |\n' "${LABEL[$id]}" "$m" "$(echo "${RPS[$id]}" | xargs | tr ' ' ',' | sed 's/,/, /g')" "$p" \
+    c=$( [[ -n "${CPU[$id]:-}" ]] && echo "${CPU[$id]}" | tr ' ' '\n' | grep . | median || echo "—")
+    printf '| %s | %.0f | %s | %s | %s | %.2f× |\n' "${LABEL[$id]}" "$m" "$(echo "${RPS[$id]}" | xargs | tr ' ' ',' | sed 's/,/, /g')" "$p" "$c" \
         "$(awk -v a="$m" -v b="$stdio" 'BEGIN { print a / b }')"
 done

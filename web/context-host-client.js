@@ -78,9 +78,15 @@ export class ContextHostClient {
   #listeners = new Map();
   /** @type {Promise<void>} */ #opened;
   #timeoutMs;
-  /** Why the connection ended, once it has. @type {string | null} */
+  /**
+   * Why the connection ended, once it has.
+   * @type {string | null}
+   */
   closedReason = null;
-  /** The host's `initialize` answer (protocol version, serverInfo, capabilities, limits). @type {Methods["initialize"]["result"] | null} */
+  /**
+   * The host's `initialize` answer (protocol version, serverInfo, capabilities, limits).
+   * @type {Methods["initialize"]["result"] | null}
+   */
   initializeResult = null;
 
   /**
@@ -156,13 +162,18 @@ export class ContextHostClient {
    * @returns {() => void}
    */
   on(method, handler) {
-    if (!this.#listeners.has(method)) this.#listeners.set(method, new Set());
-    this.#listeners.get(method).add(handler);
+    let handlers = this.#listeners.get(method);
+    if (!handlers) {
+      handlers = new Set();
+      this.#listeners.set(method, handlers);
+    }
+    handlers.add(handler);
     return () => this.#listeners.get(method)?.delete(handler);
   }
 
   /** Sends `shutdown` and `exit`, and resolves once the connection is closed (at most 5 s). */
   async close() {
+    /** @type {Promise<void>} */
     const closed = new Promise((resolve) => {
       if (this.#socket.readyState === 3) resolve();
       const timer = setTimeout(resolve, 5000);

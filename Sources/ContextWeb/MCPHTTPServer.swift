@@ -7,30 +7,20 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// What `mcp --http` was asked for.
+/// What `mcp --http` was asked for: the listener's own options (address, allow-lists, token,
+/// connection cap, rate, body limit: the same as `serve --listen`) and the sessions' limits.
 package struct MCPHTTPOptions: Sendable {
-    package var address: ListenAddress
-    /// `Host` values accepted besides the listener's own address (`--allow-host`).
-    package var extraHosts: [String] = []
-    /// Origins accepted besides the listener's own (`--allow-origin`).
-    package var extraOrigins: [String] = []
-    /// The token clients must send; nil: none (loopback only).
-    package var token: BearerToken?
-    /// The most connections open at once; more are answered 503.
-    package var maximumConnections = 128
+    package var listener: WebListenerOptions
     /// The most MCP sessions (2025-11-25 handshakes) at once; another `initialize` is answered 503.
     package var maximumSessions = 32
-    /// Requests a connection may send per second, on average (0: no limit); `messageBurst` at once.
-    /// Past the rate the connection's next request waits.
-    package var messagesPerSecond = 2000
-    package var messageBurst = 256
-    /// The largest request body (the host's `maximumMessageBytes`); larger: 413.
-    package var maximumMessageBytes = 16 << 20
     /// A session with no request and no open stream for this long is ended.
     package var sessionIdleTimeout: Duration = .seconds(1800)
+    /// How often an open GET stream gets a `: ping` comment (a client that vanished without
+    /// closing fails a write in the end, which ends the stream and lets the session expire).
+    package var pingInterval: Duration = .seconds(30)
 
-    package init(address: ListenAddress) {
-        self.address = address
+    package init(listener: WebListenerOptions) {
+        self.listener = listener
     }
 }
 
@@ -65,7 +55,8 @@ package enum MCPHTTPServer {
         listening: @escaping @Sendable (String) -> Void
     ) async throws {
         let gate = ListenerGate(
-            maximumConnections: options.maximumConnections, maximumBodyBytes: options.maximumMessageBytes, closeOnInputClosed: true)
+            maximumConnections: options.listener.maximumConnections, maximumBodyBytes: options.listener.maximumMessageBytes,
+            closeOnInputClosed: true)
         let sessions = MCPHTTPSessions(options: options, factory: factory, logger: logger)
         let connections = ConnectionWatches(options: options)
         let router = Router(context: MCPRequestContext.self)
@@ -76,7 +67,7 @@ package enum MCPHTTPServer {
             try await post(request, context: context, sessions: sessions, connections: connections, options: options)
         }
         router.get(RouterPath(endpointPath)) { request, context -> Response in
-            await get(request, context: context, sessions: sessions, connections: connections)
+            await get(request, context: context, sessions: sessions, connections: connections, pingInterval: options.pingInterval)
         }
         router.delete(RouterPath(endpointPath)) { request, _ -> Response in
             await delete(request, sessions: sessions)
@@ -84,15 +75,15 @@ package enum MCPHTTPServer {
         let server = HTTPServerBuilder { responder in
             GatedChannel(inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: .seconds(30))), gate: gate)
         }
-        let address = options.address
+        let address = options.listener.address
         let app = Application(
             router: router, server: server,
             configuration: .init(address: .hostname(address.bindHost, port: address.port), serverName: nil),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? address.port
                 gate.setPolicy(AccessPolicy(
-                    address: address, port: port, extraHosts: options.extraHosts, extraOrigins: options.extraOrigins,
-                    token: options.token))
+                    address: address, port: port, extraHosts: options.listener.extraHosts, extraOrigins: options.listener.extraOrigins,
+                    token: options.listener.token))
                 listening("http://\(address.namedLocalhost ? "localhost" : address.urlHost):\(port)\(endpointPath)")
             },
             logger: logger)
@@ -123,9 +114,9 @@ package enum MCPHTTPServer {
         }
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: options.maximumMessageBytes)
+            body = try await request.body.collect(upTo: options.listener.maximumMessageBytes)
         } catch {
-            return jsonError(.contentTooLarge, code: MCPHTTPCode.invalidRequest, "The body is larger than the limit (\(options.maximumMessageBytes) bytes, --max-message-bytes).")
+            return jsonError(.contentTooLarge, code: MCPHTTPCode.invalidRequest, "The body is larger than the limit (\(options.listener.maximumMessageBytes) bytes, --max-message-bytes).")
         }
         let bytes = Array(body.readableBytesView)
         guard let message = try? JSONReader.parse(bytes) else {
@@ -200,8 +191,9 @@ package enum MCPHTTPServer {
             return Response(status: .accepted)
         }
 
-        // A request: its own stream of what the bridge sends for it.
-        let (stream, continuation) = AsyncStream<JSONValue>.makeStream()
+        // A request: its own stream of what the bridge sends for it (a client that does not read
+        // it loses the oldest past `streamBuffer`, progress first: the answer comes last).
+        let (stream, continuation) = makeStream()
         let key: String
         let forwarded: [UInt8]
         if session.stateless {
@@ -302,10 +294,20 @@ package enum MCPHTTPServer {
     }
 
     static let protocolVersionMetaKey = "io.modelcontextprotocol/protocolVersion"
+    /// Messages kept for one stream whose client does not read (the oldest dropped past it).
+    static let streamBuffer = 4096
+
+    /// A stream of what the bridge sends towards one response: at most `streamBuffer` messages
+    /// wait while the client does not read (the writer waits for the socket, so nothing else piles up).
+    static func makeStream() -> (AsyncStream<JSONValue>, AsyncStream<JSONValue>.Continuation) {
+        AsyncStream<JSONValue>.makeStream(bufferingPolicy: .bufferingNewest(streamBuffer))
+    }
 
     // MARK: GET, DELETE
 
-    static func get(_ request: Request, context: MCPRequestContext, sessions: MCPHTTPSessions, connections: ConnectionWatches) async -> Response {
+    static func get(
+        _ request: Request, context: MCPRequestContext, sessions: MCPHTTPSessions, connections: ConnectionWatches, pingInterval: Duration
+    ) async -> Response {
         guard let sessionID = request.headers[.mcpSessionID] else {
             if request.headers[.mcpProtocolVersion] == MCPBridge.statelessVersion {
                 return jsonError(.methodNotAllowed, code: MCPHTTPCode.invalidRequest, "\(MCPBridge.statelessVersion) has no GET stream; POST requests (subscriptions/listen for list changes).", allow: "POST")
@@ -316,7 +318,7 @@ package enum MCPHTTPServer {
             return jsonError(.notAcceptable, code: MCPHTTPCode.invalidRequest, "GET must accept text/event-stream.")
         }
         guard let session = sessions.find(sessionID) else { return sessionNotFound(id: nil) }
-        let (stream, continuation) = AsyncStream<JSONValue>.makeStream()
+        let (stream, continuation) = makeStream()
         guard let token = session.openGeneral(continuation) else {
             continuation.finish()
             return jsonError(.conflict, code: MCPHTTPCode.invalidRequest, "This session's GET stream is open already (one per session).")
@@ -325,17 +327,27 @@ package enum MCPHTTPServer {
         watch.begin(session: session, key: nil, generalToken: token)
         let detached = watch.detach(key: nil)
         let reader = StreamReader(stream)
+        // A comment every `pingInterval`: a client that vanished without closing (a dropped
+        // network) fails a write in the end, which ends the stream and lets the idle session
+        // expire. The pinger ends with the stream (a finished continuation) or the body.
+        let pinger = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pingInterval)
+                if case .terminated = continuation.yield(.null) { return }
+            }
+        }
         return Response(
             status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
             body: ResponseBody { writer in
                 defer {
+                    pinger.cancel()
                     detached.end()
                     session.closeGeneral(token)
                 }
                 // A comment first, so the client sees the stream open at once.
                 try await writer.write(ByteBuffer(string: ": stream open\n\n"))
                 while let message = await reader.next() {
-                    try await writer.write(event(message))
+                    try await writer.write(message == .null ? ByteBuffer(string: ": ping\n\n") : event(message))
                 }
                 try await writer.finish(nil)
             })
@@ -728,7 +740,7 @@ final class ConnectionWatch: Sendable {
     private let state: Mutex<State>
 
     init(options: MCPHTTPOptions) {
-        state = Mutex(State(limiter: RateLimiter(perSecond: options.messagesPerSecond, burst: options.messageBurst)))
+        state = Mutex(State(limiter: RateLimiter(perSecond: options.listener.messagesPerSecond, burst: options.listener.messageBurst)))
     }
 
     func takeRateToken() -> Duration? { state.withLock { $0.limiter.take(now: .now) } }

@@ -129,15 +129,9 @@ extension ContextHostCommand.MCPServe {
             }
             return bridge
         }
-        var httpOptions = MCPHTTPOptions(address: address)
-        httpOptions.extraHosts = access.allowHosts
-        httpOptions.extraOrigins = access.allowOrigins
-        httpOptions.token = token
-        httpOptions.maximumConnections = access.maxConnections ?? 128
+        var httpOptions = MCPHTTPOptions(
+            listener: access.listenerOptions(address: address, token: token, defaultConnections: 128, configuration: configuration))
         httpOptions.maximumSessions = maxSessions ?? 32
-        httpOptions.messagesPerSecond = access.maxMessagesPerSecond
-        httpOptions.messageBurst = min(256, max(1, access.maxMessagesPerSecond))
-        httpOptions.maximumMessageBytes = configuration.maximumMessageBytes
         let finished = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
         let frozenOptions = httpOptions

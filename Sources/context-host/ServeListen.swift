@@ -89,16 +89,8 @@ struct ListenOptions: ParsableArguments {
             writeStandardError("context-host: no composer at /: its files were not found; give the repository's web/ folder with --web-root (docs/web.md).")
         }
         let servedSite = site
-        var listenerOptions = WebListenerOptions(address: address)
+        var listenerOptions = access.listenerOptions(address: address, token: token, defaultConnections: 32, configuration: configuration)
         listenerOptions.site = servedSite
-        listenerOptions.extraHosts = access.allowHosts
-        listenerOptions.extraOrigins = access.allowOrigins
-        listenerOptions.token = token
-        listenerOptions.maximumConnections = access.maxConnections ?? 32
-        listenerOptions.messagesPerSecond = access.maxMessagesPerSecond
-        listenerOptions.messageBurst = min(256, max(1, access.maxMessagesPerSecond))
-        listenerOptions.maximumMessageBytes = configuration.maximumMessageBytes
-        listenerOptions.maximumQueuedBytes = max(2 * configuration.maximumMessageBytes, 8 << 20)
         let factory = WebSessionFactory(configuration: configuration, logger: logger)
         let finished = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)

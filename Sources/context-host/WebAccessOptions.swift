@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContextHost
 import ContextWeb
 
 /// Who may reach a listener (`serve --listen`, `mcp --http`): one set of options for both, fed to
@@ -69,5 +70,19 @@ struct WebAccessOptions: ParsableArguments {
         }
         if !address.isLoopback { return (address, BearerToken.generate(), true) }
         return (address, nil, false)
+    }
+
+    /// The listener's options from these flags and the host's message limit.
+    func listenerOptions(address: ListenAddress, token: BearerToken?, defaultConnections: Int, configuration: HostConfiguration) -> WebListenerOptions {
+        var options = WebListenerOptions(address: address)
+        options.extraHosts = allowHosts
+        options.extraOrigins = allowOrigins
+        options.token = token
+        options.maximumConnections = maxConnections ?? defaultConnections
+        options.messagesPerSecond = maxMessagesPerSecond
+        options.messageBurst = min(256, max(1, maxMessagesPerSecond))
+        options.maximumMessageBytes = configuration.maximumMessageBytes
+        options.maximumQueuedBytes = max(2 * configuration.maximumMessageBytes, 8 << 20)
+        return options
     }
 }

@@ -9,9 +9,6 @@ import Testing
 /// code).
 @Suite("serve --listen (WebSocket, real client)")
 struct WebListenerTests {
-    static let root = BuildProducts.packageRoot
-    static let python = BuildProducts.testVenvPython
-
     /// Each scenario and the checks it must pass (by name, so a check that silently stops
     /// running fails too).
     static let scenarios: [(String, Int)] = [
@@ -30,18 +27,10 @@ struct WebListenerTests {
     @Test("scenario", arguments: scenarios.map(\.0))
     func scenario(_ name: String) throws {
         try BuildProducts.checkBuilt()
-        try #require(
-            FileManager.default.isExecutableFile(atPath: Self.python),
-            "the test-only Python venv is missing at \(Self.python): run scripts/test-venv.sh (scripts/test.sh does)")
         let expected = try #require(Self.scenarios.first { $0.0 == name }?.1)
-        let command = [Self.python, Self.root + "/Tests/Fixtures/web/ws_check.py", name, BuildProducts.hostExecutable]
-            .map { "'\($0)'" }.joined(separator: " ")
-        let result = try Shell.run(command, in: Self.root, timeout: 240)
-        let lines = result.output.split(separator: "\n").map(String.init)
-        let passed = lines.filter { $0.hasPrefix("PASS ") }
-        let failed = lines.filter { $0.hasPrefix("FAIL ") }
-        #expect(failed.isEmpty, "\(failed.joined(separator: "\n"))")
-        #expect(passed.count == expected, "\(result.output)")
-        #expect(result.status == 0, "\(result.output)")
+        let outcome = try CheckScript.run("Tests/Fixtures/web/ws_check.py", [name, BuildProducts.hostExecutable], timeout: 240)
+        #expect(outcome.failed.isEmpty, "\(outcome.failed.joined(separator: "\n"))")
+        #expect(outcome.passed.count == expected, "\(outcome.output)")
+        #expect(outcome.status == 0, "\(outcome.output)")
     }
 }
