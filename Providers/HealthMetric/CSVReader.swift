@@ -163,8 +163,8 @@ private struct CSVIngest {
         }
         guard columns != nil else {
             var found: [String: Int] = [:]
-            for (index, name) in fields.enumerated() where found[name.trimmed().lowercased()] == nil {
-                found[name.trimmed().lowercased()] = index
+            for (index, name) in fields.enumerated() where found[name.trimmingWhitespace().lowercased()] == nil {
+                found[name.trimmingWhitespace().lowercased()] = index
             }
             if ["date", "metric", "value"].allSatisfy({ found[$0] != nil }) {
                 columns = found
@@ -191,7 +191,7 @@ private struct CSVIngest {
         guard let header = columns else { return }
         func field(_ name: String) -> String? {
             guard let index = header[name], index < fields.count else { return nil }
-            return fields[index].trimmed()
+            return fields[index].trimmingWhitespace()
         }
         guard let dateText = field("date"), let metricText = field("metric"), let valueText = field("value") else {
             report.problem("\(fileName):\(line): expected \(header.count) columns (date,metric,value,unit), found \(fields.count); row skipped")
@@ -252,14 +252,5 @@ private struct CSVIngest {
         if columns == nil { report.problems.insert("\(fileName): empty CSV file (expected the header date,metric,value,unit)", at: 0) }
         report.unknownTypes = unknown
         return HealthData(days: accumulator.reduce(), report: report)
-    }
-}
-
-extension String {
-    func trimmed() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
-        return String(slice)
     }
 }

@@ -255,28 +255,28 @@ enum GoalSettings {
             throw ProviderError("Setting `goals` is \(text.utf8.count) bytes long, \"\(Limits.quote(text))\"", hint: "Write at most a few goals, e.g. steps=12000, sleep=7.5h.")
         }
         for entry in text.split(whereSeparator: { $0 == "," || $0 == ";" }) {
-            let pair = String(entry).trimmed()
+            let pair = String(entry).trimmingWhitespace()
             if pair.isEmpty { continue }
             let hint = "Write goals like steps=12000, sleep=7.5h, distance=5mi, bodyMass<=75kg (metrics: \(Metric.allCases.map(\.key).joined(separator: ", ")))."
             guard let equals = pair.firstIndex(of: "=") else {
                 throw ProviderError("Setting `goals`: \"\(Limits.quote(pair))\" has no =", hint: hint)
             }
-            var name = String(pair[..<equals]).trimmed()
+            var name = String(pair[..<equals]).trimmingWhitespace()
             var direction: Goal.Direction?
             if name.hasSuffix("<") || name.hasSuffix(">") {
                 direction = name.hasSuffix("<") ? .atMost : .atLeast
-                name = String(name.dropLast()).trimmed()
+                name = String(name.dropLast()).trimmingWhitespace()
             }
             guard let metric = Metric(name: name) else {
                 throw ProviderError("Setting `goals`: unknown metric \"\(Limits.quote(name))\"", hint: hint)
             }
-            let valueText = String(pair[pair.index(after: equals)...]).trimmed()
+            let valueText = String(pair[pair.index(after: equals)...]).trimmingWhitespace()
             if valueText.lowercased() == "none" {
                 goals[metric] = nil
                 continue
             }
             let numberPart = valueText.prefix { $0.isNumber || $0 == "." }
-            let unitText = String(valueText.dropFirst(numberPart.count)).trimmed()
+            let unitText = String(valueText.dropFirst(numberPart.count)).trimmingWhitespace()
             guard numberPart.allSatisfy(\.isASCII), let number = Double(numberPart), number.isFinite, number > 0 else {
                 throw ProviderError("Setting `goals`: \"\(Limits.quote(valueText))\" for \(metric.key) is not a positive number", hint: hint)
             }

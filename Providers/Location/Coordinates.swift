@@ -435,13 +435,6 @@ enum Geo {
 }
 
 extension String {
-    func trimmingWhitespace() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
-        return String(slice)
-    }
-
     /// ′ ’ ‘ → ', ″ ” “ '' → ", º ˚ → °.
     func replacingTypographicMarks() -> String {
         var out = ""

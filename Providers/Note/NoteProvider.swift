@@ -481,13 +481,6 @@ struct Note: Sendable, Hashable {
 }
 
 extension String {
-    func trimmingWhitespace() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
-        return String(slice)
-    }
-
     /// The first line with any non-space content, trimmed and without leading Markdown heading
     /// markers.
     var firstLine: String? {

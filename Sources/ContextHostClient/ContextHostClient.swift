@@ -108,21 +108,28 @@ public final class ContextHostClient: ContextHostSession {
         self.tracker = tracker
         tail?.start()
         DispatchQueue(label: "context-host-client.reader.\(childPID)").async {
-            let overflow = Self.readLoop(fd: output, into: tracker)
-            closeFD(output)
-            if overflow != nil { kill(childPID, SIGKILL) }
-            let ending = Self.reap(childPID)
-            // Give the stderr reader a moment to take the last lines.
-            tail?.waitForEnd(milliseconds: 200)
-            var message = "context-host (pid \(childPID)) " + (overflow.map { $0 + ", and " + ending.text } ?? ending.text)
-            let lines = tail?.lines ?? []
-            if !lines.isEmpty { message += "; its last stderr lines:\n" + lines.joined(separator: "\n") }
-            var data: JSONObject = ["pid": .number(Double(childPID))]
-            if let status = ending.status { data["exitStatus"] = .number(Double(status)) }
-            if let signal = ending.signal { data["signal"] = .number(Double(signal)) }
-            if !lines.isEmpty { data["stderr"] = .array(lines.map(JSONValue.string)) }
-            tracker.close(ResponseError(code: .connectionClosed, message: message, data: .object(data)))
+            Self.readUntilEnd(fd: output, of: childPID, into: tracker, stderrTail: tail)
         }
+    }
+
+    /// The reader thread: reads the child's answers from `fd` until it closes (killing the child
+    /// on an over-long line), reaps the child and closes `tracker` with an error that says how the
+    /// child ended and its last stderr lines.
+    private static func readUntilEnd(fd output: Int32, of childPID: pid_t, into tracker: RequestTracker, stderrTail tail: StderrTail?) {
+        let overflow = readLoop(fd: output, into: tracker)
+        closeFD(output)
+        if overflow != nil { kill(childPID, SIGKILL) }
+        let ending = reap(childPID)
+        // Give the stderr reader a moment to take the last lines.
+        tail?.waitForEnd(milliseconds: 200)
+        var message = "context-host (pid \(childPID)) " + (overflow.map { $0 + ", and " + ending.text } ?? ending.text)
+        let lines = tail?.lines ?? []
+        if !lines.isEmpty { message += "; its last stderr lines:\n" + lines.joined(separator: "\n") }
+        var data: JSONObject = ["pid": .number(Double(childPID))]
+        if let status = ending.status { data["exitStatus"] = .number(Double(status)) }
+        if let signal = ending.signal { data["signal"] = .number(Double(signal)) }
+        if !lines.isEmpty { data["stderr"] = .array(lines.map(JSONValue.string)) }
+        tracker.close(ResponseError(code: .connectionClosed, message: message, data: .object(data)))
     }
 
     public func send<Request: RequestType>(_ request: Request) async throws(ResponseError) -> Request.Response {

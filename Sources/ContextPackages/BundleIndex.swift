@@ -29,13 +29,6 @@ package struct BundleIndex: Sendable, Equatable {
         package var size: Int
         /// Its SHA-256, 64 lowercase hex digits.
         package var sha256: String
-
-        /// A listed file.
-        package init(path: String, size: Int, sha256: String) {
-            self.path = path
-            self.size = size
-            self.sha256 = sha256
-        }
     }
 
     /// The index format version.

@@ -106,105 +106,30 @@ package enum MCPHTTPServer {
     ) async throws -> Response {
         let watch = connections.watch(context.channel)
         if let wait = watch.takeRateToken() { try await Task.sleep(for: wait) }
-        guard accepts(request, "application/json") && accepts(request, "text/event-stream") else {
-            return jsonError(.notAcceptable, code: MCPHTTPCode.invalidRequest, "A POST must accept both application/json and text/event-stream (Accept header).")
+        let posted: PostedMessage
+        switch await readPost(request, options: options) {
+        case .answer(let response): return response
+        case .next(let message): posted = message
         }
-        guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/json") else {
-            return jsonError(.unsupportedMediaType, code: MCPHTTPCode.invalidRequest, "The body must be one JSON-RPC message with Content-Type: application/json.")
-        }
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: options.listener.maximumMessageBytes)
-        } catch {
-            return jsonError(.contentTooLarge, code: MCPHTTPCode.invalidRequest, "The body is larger than the limit (\(options.listener.maximumMessageBytes) bytes, --max-message-bytes).")
-        }
-        let bytes = Array(body.readableBytesView)
-        guard let message = try? JSONReader.parse(bytes) else {
-            return jsonError(.badRequest, code: MCPHTTPCode.parseError, "The body is not valid JSON.")
-        }
-        guard case .object(var object) = message else {
-            return jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "The body must be one JSON-RPC message, a JSON object (batches are not supported).")
-        }
-        let method = object["method"]?.stringValue
-        let id = object["id"]
-        let isRequest = method != nil && id != nil
-        guard method != nil || (id != nil && (object["result"] != nil || object["error"] != nil)) else {
-            return jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "Not a JSON-RPC request, notification or response.")
-        }
-        if isRequest, let id, !MCPBridge.isValidID(id) {
-            return jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "The id must be a string or an integer.")
-        }
-        let versions = request.headers[values: .mcpProtocolVersion]
-        guard versions.count <= 1 else {
-            return jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "More than one MCP-Protocol-Version header.")
-        }
-        let version = versions.first
-        let sessionIDs = request.headers[values: .mcpSessionID]
-        guard sessionIDs.count <= 1 else {
-            return jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "More than one Mcp-Session-Id header.")
-        }
-
-        // Which bridge.
+        let id = posted.id
         let session: MCPHTTPSession
-        var newSession = false
-        if let sessionID = sessionIDs.first {
-            guard let found = sessions.find(sessionID) else {
-                return sessionNotFound(id: id)
-            }
-            if let version, !MCPBridge.handshakeVersions.contains(version) {
-                return jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "Unsupported MCP-Protocol-Version '\(AccessPolicy.printable(version))' for this session; supported: \(MCPBridge.handshakeVersions.joined(separator: ", ")).")
-            }
-            if method == "initialize" {
-                return jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "This session is initialized already; send initialize without Mcp-Session-Id to open another.")
-            }
-            session = found
-        } else if method == "initialize", isRequest {
-            do throws(MCPHTTPRefusal) {
-                session = try await sessions.create()
-            } catch {
-                return jsonError(error.status, id: id, code: MCPHTTPCode.internalError, error.message, retryAfter: error.status == .serviceUnavailable)
-            }
-            newSession = true
-        } else if version == MCPBridge.statelessVersion || object["params"]?["_meta"]?[MCPHTTPServer.protocolVersionMetaKey] != nil
-            || (version != nil && !MCPBridge.handshakeVersions.contains(version ?? ""))
-        {
-            if let refusal = checkStatelessHeaders(request, object: object, version: version) { return refusal }
-            do throws(MCPHTTPRefusal) {
-                session = try await sessions.stateless()
-            } catch {
-                return jsonError(error.status, id: id, code: MCPHTTPCode.internalError, error.message)
-            }
-        } else {
-            return jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "Missing Mcp-Session-Id: send initialize first (MCP \(MCPBridge.handshakeVersions[0])) and then its Mcp-Session-Id with every request, or send requests with the \(MCPBridge.statelessVersion) envelope and MCP-Protocol-Version header.")
+        let newSession: Bool
+        switch await route(posted, request: request, sessions: sessions) {
+        case .answer(let response): return response
+        case .next(let routed):
+            session = routed.0
+            newSession = routed.1
         }
 
         // Notifications and responses: 202, nothing more on this POST.
-        guard isRequest, let id else {
-            if session.stateless {
-                // 2026-07-28 has no client notifications over HTTP (closing a response stream cancels).
-                return Response(status: .accepted)
-            }
-            if method == "notifications/cancelled", let requestID = object["params"]?["requestId"] {
-                session.abandon(key: requestID.jsonString, cancel: false)
-            }
-            session.bridge?.receive(bytes)
-            return Response(status: .accepted)
+        guard posted.isRequest, let id else {
+            return accept(posted, session: session)
         }
 
         // A request: its own stream of what the bridge sends for it (a client that does not read
         // it loses the oldest past `streamBuffer`, progress first: the answer comes last).
         let (stream, continuation) = makeStream()
-        let key: String
-        let forwarded: [UInt8]
-        if session.stateless {
-            let internalID = JSONValue.string(session.nextInternalID())
-            object["id"] = internalID
-            key = internalID.jsonString
-            forwarded = JSONValue.object(object).jsonBytes
-        } else {
-            key = id.jsonString
-            forwarded = bytes
-        }
+        let (key, forwarded) = forwarding(posted, id: id, session: session)
         // (Optional spelled out: JSONValue takes `nil` as its own .null.)
         let clientID: JSONValue? = session.stateless ? .some(id) : .none
         guard session.open(key: key, continuation: continuation, clientID: clientID) else {
@@ -247,6 +172,130 @@ package enum MCPHTTPServer {
                 }
                 try await writer.finish(nil)
             })
+    }
+
+    /// A step of a POST: go on with a value, or answer now.
+    enum PostStep<Value> {
+        case next(Value)
+        case answer(Response)
+    }
+
+    /// A POST's JSON-RPC message with what routing needs from it and its headers.
+    struct PostedMessage {
+        /// The body as it came.
+        var bytes: [UInt8]
+        var object: JSONObject
+        var method: String?
+        var id: JSONValue?
+        /// A method and an id (not a notification or a response).
+        var isRequest: Bool
+        /// `MCP-Protocol-Version`, when sent.
+        var version: String?
+        /// `Mcp-Session-Id`, when sent.
+        var sessionID: String?
+    }
+
+    /// The POST's body read and checked: accepted types, one JSON-RPC message within the size
+    /// limit with a valid id, and at most one protocol-version and one session header.
+    static func readPost(_ request: Request, options: MCPHTTPOptions) async -> PostStep<PostedMessage> {
+        guard accepts(request, "application/json") && accepts(request, "text/event-stream") else {
+            return .answer(jsonError(.notAcceptable, code: MCPHTTPCode.invalidRequest, "A POST must accept both application/json and text/event-stream (Accept header)."))
+        }
+        guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/json") else {
+            return .answer(jsonError(.unsupportedMediaType, code: MCPHTTPCode.invalidRequest, "The body must be one JSON-RPC message with Content-Type: application/json."))
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: options.maximumMessageBytes)
+        } catch {
+            return .answer(jsonError(.contentTooLarge, code: MCPHTTPCode.invalidRequest, "The body is larger than the limit (\(options.maximumMessageBytes) bytes, --max-message-bytes)."))
+        }
+        let bytes = Array(body.readableBytesView)
+        guard let message = try? JSONReader.parse(bytes) else {
+            return .answer(jsonError(.badRequest, code: MCPHTTPCode.parseError, "The body is not valid JSON."))
+        }
+        guard case .object(let object) = message else {
+            return .answer(jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "The body must be one JSON-RPC message, a JSON object (batches are not supported)."))
+        }
+        let method = object["method"]?.stringValue
+        let id = object["id"]
+        let isRequest = method != nil && id != nil
+        guard method != nil || (id != nil && (object["result"] != nil || object["error"] != nil)) else {
+            return .answer(jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "Not a JSON-RPC request, notification or response."))
+        }
+        if isRequest, let id, !MCPBridge.isValidID(id) {
+            return .answer(jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "The id must be a string or an integer."))
+        }
+        let versions = request.headers[values: .mcpProtocolVersion]
+        guard versions.count <= 1 else {
+            return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "More than one MCP-Protocol-Version header."))
+        }
+        let sessionIDs = request.headers[values: .mcpSessionID]
+        guard sessionIDs.count <= 1 else {
+            return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "More than one Mcp-Session-Id header."))
+        }
+        return .next(PostedMessage(
+            bytes: bytes, object: object, method: method, id: id, isRequest: isRequest, version: versions.first, sessionID: sessionIDs.first))
+    }
+
+    /// Which bridge serves the message: the session it names; a new session for `initialize`; the
+    /// stateless bridge for a 2026-07-28 request (its headers checked); else 400. The flag says
+    /// whether the session is new (its id goes back in `Mcp-Session-Id`).
+    static func route(_ posted: PostedMessage, request: Request, sessions: MCPHTTPSessions) async -> PostStep<(MCPHTTPSession, Bool)> {
+        let (id, method, version) = (posted.id, posted.method, posted.version)
+        if let sessionID = posted.sessionID {
+            guard let found = sessions.find(sessionID) else {
+                return .answer(sessionNotFound(id: id))
+            }
+            if let version, !MCPBridge.handshakeVersions.contains(version) {
+                return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "Unsupported MCP-Protocol-Version '\(AccessPolicy.printable(version))' for this session; supported: \(MCPBridge.handshakeVersions.joined(separator: ", "))."))
+            }
+            if method == "initialize" {
+                return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "This session is initialized already; send initialize without Mcp-Session-Id to open another."))
+            }
+            return .next((found, false))
+        } else if method == "initialize", posted.isRequest {
+            do throws(MCPHTTPRefusal) {
+                return .next((try await sessions.create(), true))
+            } catch {
+                return .answer(jsonError(error.status, id: id, code: MCPHTTPCode.internalError, error.message, retryAfter: error.status == .serviceUnavailable))
+            }
+        } else if version == MCPBridge.statelessVersion || posted.object["params"]?["_meta"]?[MCPHTTPServer.protocolVersionMetaKey] != nil
+            || (version != nil && !MCPBridge.handshakeVersions.contains(version ?? ""))
+        {
+            if let refusal = checkStatelessHeaders(request, object: posted.object, version: version) { return .answer(refusal) }
+            do throws(MCPHTTPRefusal) {
+                return .next((try await sessions.stateless(), false))
+            } catch {
+                return .answer(jsonError(error.status, id: id, code: MCPHTTPCode.internalError, error.message))
+            }
+        } else {
+            return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "Missing Mcp-Session-Id: send initialize first (MCP \(MCPBridge.handshakeVersions[0])) and then its Mcp-Session-Id with every request, or send requests with the \(MCPBridge.statelessVersion) envelope and MCP-Protocol-Version header."))
+        }
+    }
+
+    /// A notification or a response: passed to the session's bridge (a cancellation also
+    /// abandons its request) and answered 202.
+    static func accept(_ posted: PostedMessage, session: MCPHTTPSession) -> Response {
+        if session.stateless {
+            // 2026-07-28 has no client notifications over HTTP (closing a response stream cancels).
+            return Response(status: .accepted)
+        }
+        if posted.method == "notifications/cancelled", let requestID = posted.object["params"]?["requestId"] {
+            session.abandon(key: requestID.jsonString, cancel: false)
+        }
+        session.bridge?.receive(posted.bytes)
+        return Response(status: .accepted)
+    }
+
+    /// The request's key in the session and the bytes the bridge is given: on the stateless
+    /// bridge, the request under an id of the server's own; else the body as it came.
+    static func forwarding(_ posted: PostedMessage, id: JSONValue, session: MCPHTTPSession) -> (key: String, bytes: [UInt8]) {
+        guard session.stateless else { return (id.jsonString, posted.bytes) }
+        let internalID = JSONValue.string(session.nextInternalID())
+        var object = posted.object
+        object["id"] = internalID
+        return (internalID.jsonString, JSONValue.object(object).jsonBytes)
     }
 
     /// The 2026-07-28 routing headers: `MCP-Protocol-Version` equal to the envelope's version,

@@ -41,24 +41,6 @@ enum ConformanceTestSupport {
 
     /// A program, off the cooperative pool.
     static func program(_ executable: String, _ arguments: [String], input: String? = nil) async throws -> (status: Int32, output: String) {
-        try await blocking { try run(executable, arguments, input: input) }
-    }
-
-    /// Runs a program to completion; returns its status and stdout.
-    static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let inputPipe = Pipe()
-        process.standardInput = inputPipe
-        try process.run()
-        if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
-        try inputPipe.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try await blocking { try Shell.runProgram(executable, arguments, input: input) }
     }
 }

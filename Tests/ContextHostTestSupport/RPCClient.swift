@@ -54,6 +54,16 @@ public final class RPCClient: @unchecked Sendable {
         sendRaw(JSONValue.object(message).jsonString)
     }
 
+    /// The next `count` responses, in the order they arrive (notifications are skipped).
+    public func responses(count: Int, timeout: Double = 30) throws -> [JSONValue] {
+        var answers: [JSONValue] = []
+        while answers.count < count {
+            let message = try nextMessage(timeout: timeout)
+            if message["method"] == nil { answers.append(message) }
+        }
+        return answers
+    }
+
     /// The next message from the host, or a failure after `timeout` seconds.
     public func nextMessage(timeout: Double = 10) throws -> JSONValue {
         let framing = self.framing

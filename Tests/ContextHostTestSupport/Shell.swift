@@ -32,4 +32,23 @@ public enum Shell {
         try? FileManager.default.removeItem(atPath: log)
         return Result(status: process.terminationStatus, output: output)
     }
+
+    /// Runs `executable` with `arguments` to completion, `input` on its standard input (closed
+    /// after it) and its standard error discarded; its exit status and standard output.
+    public static func runProgram(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let inputPipe = Pipe()
+        process.standardInput = inputPipe
+        try process.run()
+        if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
+        try inputPipe.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
 }

@@ -52,16 +52,6 @@ struct BackgroundLoadingTests {
         ]
     }
 
-    /// The next `count` responses, in the order they arrive (notifications are skipped).
-    private func responses(_ client: RPCClient, count: Int, timeout: Double = 30) throws -> [JSONValue] {
-        var answers: [JSONValue] = []
-        while answers.count < count {
-            let message = try client.nextMessage(timeout: timeout)
-            if message["method"] == nil { answers.append(message) }
-        }
-        return answers
-    }
-
     /// The worker processes (children) of the host, once at least one exists.
     private func workerPIDs(of host: HostProcess, timeout: Double = 20) throws -> [Int32] {
         let parent = host.process.processIdentifier
@@ -111,7 +101,7 @@ struct BackgroundLoadingTests {
         let list = client.send("providers/list")
         let preview = client.send("items/preview", ["item": item()])
         let ping = client.send("ping")
-        let answers = try responses(client, count: 4)
+        let answers = try client.responses(count: 4)
         let order = answers.map { $0["id"] ?? .null }
         #expect(order.first == initialize)
         #expect(order.firstIndex(of: ping)! < order.firstIndex(of: list)!, "ping waited for the load: \(order)")
@@ -136,7 +126,7 @@ struct BackgroundLoadingTests {
         let make = client.send("collect/make", ["providerId": .string(Self.fixture)])
         let start = client.send("collect/start", ["providerId": .string(Self.fixture)])
         let ping = client.send("ping")
-        let answers = try responses(client, count: 3)
+        let answers = try client.responses(count: 3)
         #expect(answers.first?["id"] == ping)
         let made = try #require(answers.first { $0["id"] == make }?["result"])
         #expect(made["item"]?["content"]?["text"] == "made")
@@ -157,7 +147,7 @@ struct BackgroundLoadingTests {
         let preview = client.send("items/preview", ["item": item()])
         let list = client.send("providers/list")
         let ping = client.send("ping")
-        let answers = try responses(client, count: 3)
+        let answers = try client.responses(count: 3)
         #expect(answers.first?["id"] == ping)
         let error = try #require(answers.first { $0["id"] == preview }?["error"])
         #expect(error["code"] == -32012)
@@ -179,7 +169,7 @@ struct BackgroundLoadingTests {
         let preview = client.send("items/preview", ["item": item()])
         client.notify("$/cancelRequest", ["id": preview])
         let ping = client.send("ping")
-        let answers = try responses(client, count: 2)
+        let answers = try client.responses(count: 2)
         #expect(answers.map { $0["id"] ?? .null } == [preview, ping])
         #expect(answers.first?["error"]?["code"] == -32800)
         // The provider still loads, and its requests work once it has.

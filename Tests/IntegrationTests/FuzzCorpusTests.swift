@@ -28,16 +28,7 @@ struct FuzzCorpusTests {
     static func run(_ target: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let executable = BuildProducts.directory + "/" + target
         try #require(FileManager.default.fileExists(atPath: executable), "\(executable) is missing: run 'swift build' first")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        return try Shell.runProgram(executable, arguments)
     }
 
     /// Per input, in the debug build.

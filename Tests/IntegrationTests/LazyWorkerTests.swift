@@ -335,16 +335,6 @@ struct LazyWorkerTests {
         return directory
     }
 
-    /// The next `count` responses, in the order they arrive (notifications are skipped).
-    private func responses(_ client: RPCClient, count: Int, timeout: Double = 30) throws -> [JSONValue] {
-        var answers: [JSONValue] = []
-        while answers.count < count {
-            let message = try client.nextMessage(timeout: timeout)
-            if message["method"] == nil { answers.append(message) }
-        }
-        return answers
-    }
-
     @Test("a slow cold start: the list answers at once; timeouts count from when requests were sent; longer ones wait and succeed")
     func slowColdStart() throws {
         let client = try host(try slowManifests(openDelayMs: 1500))
@@ -352,7 +342,7 @@ struct LazyWorkerTests {
         let preview = client.send("items/preview", ["item": fixtureItem()])  // 500 ms timeout
         let make = client.send("collect/make", ["providerId": .string(Self.fixture)])  // 30 s
         let ping = client.send("ping")
-        let answers = try responses(client, count: 4)
+        let answers = try client.responses(count: 4)
         let order = answers.map { $0["id"] ?? .null }
         #expect(order.firstIndex(of: list)! < order.firstIndex(of: preview)!, "providers/list waited for a worker: \(order)")
         #expect(order.firstIndex(of: ping)! < order.firstIndex(of: make)!, "\(order)")
@@ -389,7 +379,7 @@ struct LazyWorkerTests {
         let make = client.send("collect/make", ["providerId": .string(Self.fixture)])
         client.notify("$/cancelRequest", ["id": make])
         let ping = client.send("ping")
-        let answers = try responses(client, count: 2)
+        let answers = try client.responses(count: 2)
         #expect(answers.map { $0["id"] ?? .null } == [make, ping])
         #expect(answers.first?["error"]?["code"] == -32800)
         let made = try client.call("collect/make", ["providerId": .string(Self.fixture)])

@@ -84,161 +84,59 @@ package struct EgressBroker: Sendable {
 
     package func fetch(_ request: ProviderHTTPRequest, egress: ResolvedEgress) async -> Result<ProviderHTTPResponse, EgressRefusal> {
         var usedSecrets: [[UInt8]] = []
-        let outcome = await run(request, egress: egress, usedSecrets: &usedSecrets)
-        // (A server may echo a secret into a Location or an error: nothing of it goes back.)
-        return outcome.mapError { refusal in
-            var clean = refusal
-            clean.message = Self.scrub(refusal.message, usedSecrets)
-            return clean
+        do {
+            return .success(try await run(request, egress: egress, usedSecrets: &usedSecrets))
+        } catch {
+            // (A server may echo a secret into a Location or an error: nothing of it goes back.)
+            var clean = error
+            clean.message = Self.scrub(error.message, usedSecrets)
+            return .failure(clean)
         }
     }
 
-    private func run(_ request: ProviderHTTPRequest, egress: ResolvedEgress, usedSecrets: inout [[UInt8]]) async -> Result<ProviderHTTPResponse, EgressRefusal> {
+    /// One hop's destination: the URL and the checked addresses the transport connects to.
+    private struct Destination {
+        var url: HTTPSURL
+        var addresses: [EgressAddress]
+    }
+
+    /// The fetch, hop by hop: the request is checked once, then each hop's URL is checked, its
+    /// secrets injected and it is sent; a redirect starts the next hop.
+    private func run(_ request: ProviderHTTPRequest, egress: ResolvedEgress, usedSecrets: inout [[UInt8]]) async throws(EgressRefusal) -> ProviderHTTPResponse {
         guard let transport else {
-            return .failure(EgressRefusal(
+            throw EgressRefusal(
                 code: .unavailable, message: "this host has no HTTPS broker", field: nil,
-                hint: "run the provider under context-host, or give the embedded host a HostConfiguration.fetcher"))
+                hint: "run the provider under context-host, or give the embedded host a HostConfiguration.fetcher")
         }
-        let method = request.method.uppercased()
-        guard Self.methods.contains(method) else {
-            return .failure(EgressRefusal(code: .invalidRequest, message: "the method '\(request.method.prefix(20))' is not one the broker sends", field: nil,
-                hint: "use one of \(Self.methods.sorted().joined(separator: ", "))"))
-        }
-        if let body = request.body, body.count > ProviderHTTPRequest.maximumBodyBytes {
-            return .failure(EgressRefusal(code: .invalidRequest, message: "the body is \(body.count) bytes (limit \(ProviderHTTPRequest.maximumBodyBytes))", field: nil))
-        }
-        var headers: [(String, String)] = []
-        let injectedHeaders = Set(egress.injections.compactMap { injection -> String? in
-            if case .header(let name) = injection.place { return name.lowercased() }
-            return nil
-        })
-        for (name, value) in request.headers {
-            let lower = name.lowercased()
-            guard !name.isEmpty, name.utf8.count <= 256, name.utf8.allSatisfy(Self.isTokenByte),
-                value.utf8.count <= 8192, value.utf8.allSatisfy({ $0 != 0x0D && $0 != 0x0A && $0 != 0 })
-            else {
-                return .failure(EgressRefusal(code: .forbiddenHeader, message: "the header '\(name.prefix(40))' is not a valid header name or value", field: nil))
-            }
-            if Self.forbiddenHeaders.contains(lower) || lower.hasPrefix("proxy-") {
-                return .failure(EgressRefusal(code: .forbiddenHeader, message: "the header '\(name)' is set by the host; a provider may not set it", field: nil))
-            }
-            if injectedHeaders.contains(lower) {
-                return .failure(EgressRefusal(code: .forbiddenHeader, message: "the header '\(name)' carries a secret the host injects (settings.*.inject); the provider may not set it", field: nil))
-            }
-            headers.append((name, value))
-        }
+        let (method, headers) = try Self.checkedMethodAndHeaders(request, egress: egress)
         let budget = min(request.timeoutSeconds.map { Duration.milliseconds(Int(min($0, 3600) * 1000)) } ?? egress.timeout, egress.timeout)
         let deadline = ContinuousClock.now.advanced(by: budget)
         var currentMethod = method
         var body = request.body
         var urlText = request.url
         for hop in 0...Self.maximumRedirects {
-            let url: HTTPSURL
-            do {
-                url = try HTTPSURL(parsing: urlText)
-            } catch {
-                return .failure(EgressRefusal(code: .invalidURL, message: "\(hop == 0 ? "" : "a redirect to ")'\(Self.shown(urlText))': \(error.message)", field: nil))
-            }
-            guard let allowed = egress.origins.first(where: { $0.origin == url.origin }) else {
-                let declared = egress.origins.map(\.origin)
-                return .failure(EgressRefusal(
-                    code: .originNotAllowed,
-                    message: "\(hop == 0 ? "" : "a redirect to ")\(url.origin) is not an origin \(egress.providerID) declares"
-                        + (declared.isEmpty ? " (it declares none)" : " (it declares \(declared.joined(separator: ", ")))"),
-                    field: "network.origins",
-                    hint: "add '\(url.origin)' to network.origins in \(egress.manifestPath)"))
-            }
-            // The address: checked here and pinned, so DNS cannot answer differently to the transport.
-            let addresses: [EgressAddress]
-            if url.hostIsIPLiteral {
-                guard let literal = EgressAddress.literal(url.host, isIPv6: url.hostIsIPv6) else {
-                    return .failure(EgressRefusal(code: .invalidURL, message: "'\(url.host)' is not an IP address", field: nil))
-                }
-                addresses = [literal]
-            } else {
-                switch EgressAddress.resolve(url.host) {
-                case .success(let list): addresses = list
-                case .failure(let refusal): return .failure(refusal)
-                }
-            }
-            if !allowed.privateAddresses, let bad = addresses.first(where: { $0.nonPublicKind != nil }) {
-                return .failure(EgressRefusal(
-                    code: .privateAddress,
-                    message: "\(url.host) is \(url.hostIsIPLiteral ? "" : "resolved to ")\(bad.text), a \(bad.nonPublicKind ?? "non-public") address; the host connects to loopback and private ranges only for origins that allow it",
-                    field: "\(allowed.field).privateAddresses",
-                    hint: "if \(url.origin) is meant to be on this machine or network, declare it with 'privateAddresses: true' in network.origins of \(egress.manifestPath)"))
-            }
+            let destination = try Self.destination(urlText, hop: hop, egress: egress)
+            let url = destination.url
             // Secrets for this origin.
-            var hopHeaders = url.origin == URLOriginOf(request.url) ? headers : headers.filter { $0.0.lowercased() != "authorization" }
-            var target = url.target
-            for injection in egress.injections where injection.origin == url.origin {
-                let secret: [UInt8]?
-                do {
-                    secret = try secrets?.secret(provider: egress.providerID, name: injection.secretName)
-                } catch {
-                    return .failure(EgressRefusal(code: .secretNotSet, message: "the secret '\(injection.secretName)' could not be read: \(error)", field: nil))
-                }
-                guard let secret, !secret.isEmpty else {
-                    return .failure(EgressRefusal(
-                        code: .secretNotSet, message: "the secret '\(injection.secretName)' of \(egress.providerID) is not set", field: "settings.\(injection.secretName)",
-                        hint: "set it: context-host secrets set \(egress.providerID) \(injection.secretName) (or secrets/set from the app)"))
-                }
-                usedSecrets.append(secret)
-                let secretText = String(decoding: secret, as: UTF8.self)
-                switch injection.place {
-                case .header(let name):
-                    let value: String
-                    if let user = injection.basicUser {
-                        let encoded = Base64.encode(Array(user.utf8) + [UInt8(ascii: ":")] + secret)
-                        usedSecrets.append(Array(encoded.utf8))
-                        value = "Basic " + encoded
-                    } else {
-                        value = injection.format.replacingAll("{secret}", with: secretText)
-                    }
-                    hopHeaders.append((name, value))
-                case .query(let name):
-                    let (path, query) = Self.split(target)
-                    if query.split(separator: "&").contains(where: { $0.split(separator: "=", maxSplits: 1).first.map(String.init) == name }) {
-                        return .failure(EgressRefusal(code: .forbiddenHeader, message: "the query field '\(name)' carries a secret the host injects; the provider may not set it", field: nil))
-                    }
-                    let encoded = Self.percentEncode(secret)
-                    if encoded != secretText { usedSecrets.append(Array(encoded.utf8)) }
-                    target = path + "?" + (query.isEmpty ? "" : query + "&") + name + "=" + encoded
-                }
-            }
+            let baseHeaders = url.origin == URLOriginOf(request.url) ? headers : headers.filter { $0.0.lowercased() != "authorization" }
+            let (hopHeaders, target) = try injectSecrets(into: baseHeaders, target: url.target, for: url.origin, egress: egress, usedSecrets: &usedSecrets)
             guard ContinuousClock.now < deadline else {
-                return .failure(EgressRefusal(code: .timeout, message: "the fetch took longer than \(budget.manifestText)", field: "network.timeout"))
+                throw EgressRefusal(code: .timeout, message: "the fetch took longer than \(budget.manifestText)", field: "network.timeout")
             }
-            let started = ContinuousClock.now
-            let response: BrokeredResponse
-            do {
-                response = try await transport.perform(BrokeredRequest(
+            let response = try await send(
+                BrokeredRequest(
                     providerID: egress.providerID, method: currentMethod, url: url.origin + target, host: url.host, port: url.port,
-                    address: (addresses.first { !$0.isIPv6 } ?? addresses[0]).text, headers: hopHeaders, body: body, deadline: deadline,
-                    maximumResponseBytes: egress.maximumResponseBytes))
-            } catch {
-                let refusal: EgressRefusal
-                switch error {
-                case .tooLarge:
-                    refusal = EgressRefusal(code: .tooLarge, message: "the response from \(url.origin) is larger than \(egress.maximumResponseBytes) bytes", field: "network.maximumResponseBytes")
-                case .timeout:
-                    refusal = EgressRefusal(code: .timeout, message: "\(url.origin) did not answer within \(budget.manifestText)", field: "network.timeout")
-                case .failed(let text):
-                    refusal = EgressRefusal(code: .transport, message: "\(url.origin): \(Self.scrub(text, usedSecrets))", field: nil)
-                }
-                logger.info("fetch \(egress.providerID) \(currentMethod) \(url.origin) failed: \(refusal.code.rawValue)")
-                return .failure(refusal)
-            }
-            let elapsed = ContinuousClock.now - started
-            logger.info("fetch \(egress.providerID) \(currentMethod) \(url.origin) \(response.status) \(response.body.count) bytes \(elapsed.milliseconds) ms")
+                    address: (destination.addresses.first { !$0.isIPv6 } ?? destination.addresses[0]).text, headers: hopHeaders, body: body,
+                    deadline: deadline, maximumResponseBytes: egress.maximumResponseBytes),
+                through: transport, origin: url.origin, budget: budget, usedSecrets: usedSecrets)
             if [301, 302, 303, 307, 308].contains(response.status),
                 let location = response.headers.first(where: { $0.0 == "location" })?.1
             {
                 guard hop < Self.maximumRedirects else {
-                    return .failure(EgressRefusal(code: .redirect, message: "more than \(Self.maximumRedirects) redirects", field: nil))
+                    throw EgressRefusal(code: .redirect, message: "more than \(Self.maximumRedirects) redirects", field: nil)
                 }
                 guard let next = Self.resolve(location, against: url, target: url.target) else {
-                    return .failure(EgressRefusal(code: .redirect, message: "a redirect to '\(Self.shown(location))' that is not an https:// URL", field: nil))
+                    throw EgressRefusal(code: .redirect, message: "a redirect to '\(Self.shown(location))' that is not an https:// URL", field: nil)
                 }
                 urlText = next
                 if response.status == 303 || ((response.status == 301 || response.status == 302) && currentMethod == "POST") {
@@ -252,9 +150,164 @@ package struct EgressBroker: Sendable {
                 let clean = Self.scrub(value, usedSecrets)
                 names[name] = names[name].map { $0 + ", " + clean } ?? clean
             }
-            return .success(ProviderHTTPResponse(status: response.status, headers: names, body: Self.scrub(response.body, usedSecrets)))
+            return ProviderHTTPResponse(status: response.status, headers: names, body: Self.scrub(response.body, usedSecrets))
         }
-        return .failure(EgressRefusal(code: .redirect, message: "more than \(Self.maximumRedirects) redirects", field: nil))
+        throw EgressRefusal(code: .redirect, message: "more than \(Self.maximumRedirects) redirects", field: nil)
+    }
+
+    /// The request's method (upper case) and headers, once checked: a method the broker sends, a
+    /// body within the limit, and headers that are well formed, not the host's, and not one that
+    /// carries an injected secret.
+    private static func checkedMethodAndHeaders(_ request: ProviderHTTPRequest, egress: ResolvedEgress) throws(EgressRefusal) -> (String, [(String, String)]) {
+        let method = request.method.uppercased()
+        guard methods.contains(method) else {
+            throw EgressRefusal(code: .invalidRequest, message: "the method '\(request.method.prefix(20))' is not one the broker sends", field: nil,
+                hint: "use one of \(methods.sorted().joined(separator: ", "))")
+        }
+        if let body = request.body, body.count > ProviderHTTPRequest.maximumBodyBytes {
+            throw EgressRefusal(code: .invalidRequest, message: "the body is \(body.count) bytes (limit \(ProviderHTTPRequest.maximumBodyBytes))", field: nil)
+        }
+        var headers: [(String, String)] = []
+        let injectedHeaders = Set(egress.injections.compactMap { injection -> String? in
+            if case .header(let name) = injection.place { return name.lowercased() }
+            return nil
+        })
+        for (name, value) in request.headers {
+            let lower = name.lowercased()
+            guard !name.isEmpty, name.utf8.count <= 256, name.utf8.allSatisfy(isTokenByte),
+                value.utf8.count <= 8192, value.utf8.allSatisfy({ $0 != 0x0D && $0 != 0x0A && $0 != 0 })
+            else {
+                throw EgressRefusal(code: .forbiddenHeader, message: "the header '\(name.prefix(40))' is not a valid header name or value", field: nil)
+            }
+            if forbiddenHeaders.contains(lower) || lower.hasPrefix("proxy-") {
+                throw EgressRefusal(code: .forbiddenHeader, message: "the header '\(name)' is set by the host; a provider may not set it", field: nil)
+            }
+            if injectedHeaders.contains(lower) {
+                throw EgressRefusal(code: .forbiddenHeader, message: "the header '\(name)' carries a secret the host injects (settings.*.inject); the provider may not set it", field: nil)
+            }
+            headers.append((name, value))
+        }
+        return (method, headers)
+    }
+
+    /// Where hop `hop` goes: `urlText` parsed, its origin on the allow-list, and its addresses
+    /// resolved (or the IP literal) and checked here, so DNS cannot answer differently to the
+    /// transport, which is given the address to connect to.
+    private static func destination(_ urlText: String, hop: Int, egress: ResolvedEgress) throws(EgressRefusal) -> Destination {
+        let url: HTTPSURL
+        do {
+            url = try HTTPSURL(parsing: urlText)
+        } catch {
+            throw EgressRefusal(code: .invalidURL, message: "\(hop == 0 ? "" : "a redirect to ")'\(shown(urlText))': \(error.message)", field: nil)
+        }
+        guard let allowed = egress.origins.first(where: { $0.origin == url.origin }) else {
+            let declared = egress.origins.map(\.origin)
+            throw EgressRefusal(
+                code: .originNotAllowed,
+                message: "\(hop == 0 ? "" : "a redirect to ")\(url.origin) is not an origin \(egress.providerID) declares"
+                    + (declared.isEmpty ? " (it declares none)" : " (it declares \(declared.joined(separator: ", ")))"),
+                field: "network.origins",
+                hint: "add '\(url.origin)' to network.origins in \(egress.manifestPath)")
+        }
+        let addresses: [EgressAddress]
+        if url.hostIsIPLiteral {
+            guard let literal = EgressAddress.literal(url.host, isIPv6: url.hostIsIPv6) else {
+                throw EgressRefusal(code: .invalidURL, message: "'\(url.host)' is not an IP address", field: nil)
+            }
+            addresses = [literal]
+        } else {
+            switch EgressAddress.resolve(url.host) {
+            case .success(let list): addresses = list
+            case .failure(let refusal): throw refusal
+            }
+        }
+        if !allowed.privateAddresses, let bad = addresses.first(where: { $0.nonPublicKind != nil }) {
+            throw EgressRefusal(
+                code: .privateAddress,
+                message: "\(url.host) is \(url.hostIsIPLiteral ? "" : "resolved to ")\(bad.text), a \(bad.nonPublicKind ?? "non-public") address; the host connects to loopback and private ranges only for origins that allow it",
+                field: "\(allowed.field).privateAddresses",
+                hint: "if \(url.origin) is meant to be on this machine or network, declare it with 'privateAddresses: true' in network.origins of \(egress.manifestPath)")
+        }
+        return Destination(url: url, addresses: addresses)
+    }
+
+    /// `headers` and `target` with the secrets injected for `origin` (a header, or a query field
+    /// the provider may not set itself); each secret, and each form of it that goes out, is added
+    /// to `usedSecrets` so it is scrubbed from what comes back.
+    private func injectSecrets(
+        into headers: [(String, String)], target: String, for origin: String, egress: ResolvedEgress, usedSecrets: inout [[UInt8]]
+    ) throws(EgressRefusal) -> ([(String, String)], String) {
+        var headers = headers
+        var target = target
+        for injection in egress.injections where injection.origin == origin {
+            let secret = try readSecret(injection.secretName, egress: egress)
+            usedSecrets.append(secret)
+            let secretText = String(decoding: secret, as: UTF8.self)
+            switch injection.place {
+            case .header(let name):
+                let value: String
+                if let user = injection.basicUser {
+                    let encoded = Base64.encode(Array(user.utf8) + [UInt8(ascii: ":")] + secret)
+                    usedSecrets.append(Array(encoded.utf8))
+                    value = "Basic " + encoded
+                } else {
+                    value = injection.format.replacingAll("{secret}", with: secretText)
+                }
+                headers.append((name, value))
+            case .query(let name):
+                let (path, query) = Self.split(target)
+                if query.split(separator: "&").contains(where: { $0.split(separator: "=", maxSplits: 1).first.map(String.init) == name }) {
+                    throw EgressRefusal(code: .forbiddenHeader, message: "the query field '\(name)' carries a secret the host injects; the provider may not set it", field: nil)
+                }
+                let encoded = Self.percentEncode(secret)
+                if encoded != secretText { usedSecrets.append(Array(encoded.utf8)) }
+                target = path + "?" + (query.isEmpty ? "" : query + "&") + name + "=" + encoded
+            }
+        }
+        return (headers, target)
+    }
+
+    /// The provider's secret `name`: set and not empty, or a refusal that says how to set it.
+    private func readSecret(_ name: String, egress: ResolvedEgress) throws(EgressRefusal) -> [UInt8] {
+        let secret: [UInt8]?
+        do {
+            secret = try secrets?.secret(provider: egress.providerID, name: name)
+        } catch {
+            throw EgressRefusal(code: .secretNotSet, message: "the secret '\(name)' could not be read: \(error)", field: nil)
+        }
+        guard let secret, !secret.isEmpty else {
+            throw EgressRefusal(
+                code: .secretNotSet, message: "the secret '\(name)' of \(egress.providerID) is not set", field: "settings.\(name)",
+                hint: "set it: context-host secrets set \(egress.providerID) \(name) (or secrets/set from the app)")
+        }
+        return secret
+    }
+
+    /// One hop sent through `transport` and logged; a transport error becomes the refusal that
+    /// names its limit (scrubbed of `usedSecrets`).
+    private func send(
+        _ request: BrokeredRequest, through transport: any HTTPTransport, origin: String, budget: Duration, usedSecrets: [[UInt8]]
+    ) async throws(EgressRefusal) -> BrokeredResponse {
+        let started = ContinuousClock.now
+        let response: BrokeredResponse
+        do {
+            response = try await transport.perform(request)
+        } catch {
+            let refusal: EgressRefusal
+            switch error {
+            case .tooLarge:
+                refusal = EgressRefusal(code: .tooLarge, message: "the response from \(origin) is larger than \(request.maximumResponseBytes) bytes", field: "network.maximumResponseBytes")
+            case .timeout:
+                refusal = EgressRefusal(code: .timeout, message: "\(origin) did not answer within \(budget.manifestText)", field: "network.timeout")
+            case .failed(let text):
+                refusal = EgressRefusal(code: .transport, message: "\(origin): \(Self.scrub(text, usedSecrets))", field: nil)
+            }
+            logger.info("fetch \(request.providerID) \(request.method) \(origin) failed: \(refusal.code.rawValue)")
+            throw refusal
+        }
+        let elapsed = ContinuousClock.now - started
+        logger.info("fetch \(request.providerID) \(request.method) \(origin) \(response.status) \(response.body.count) bytes \(elapsed.milliseconds) ms")
+        return response
     }
 
     // MARK: Helpers

@@ -15,7 +15,9 @@ package struct FileStamp: Sendable, Hashable {
     package var changedNanoseconds: Int64
     package var inode: UInt64
     package var device: UInt64
+}
 
+extension FileStamp {
     /// The stamp of the file at `path` (symlinks followed) and whether it is a regular file;
     /// nil if it cannot be stat'ed.
     static func of(_ path: String) -> (stamp: FileStamp, isRegularFile: Bool)? {
@@ -43,14 +45,6 @@ package struct FileStamp: Sendable, Hashable {
         changedNanoseconds = Int64(changed.tv_sec) * 1_000_000_000 + Int64(changed.tv_nsec)
         inode = UInt64(info.st_ino)
         device = UInt64(info.st_dev)
-    }
-
-    package init(size: Int64, modifiedNanoseconds: Int64, changedNanoseconds: Int64, inode: UInt64, device: UInt64) {
-        self.size = size
-        self.modifiedNanoseconds = modifiedNanoseconds
-        self.changedNanoseconds = changedNanoseconds
-        self.inode = inode
-        self.device = device
     }
 }
 

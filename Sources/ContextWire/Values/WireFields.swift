@@ -2,6 +2,12 @@
 // `WireFields` table (key, the property it fills, how it is read, written and described), and its
 // `init(json:path:)`, `json` and `schema` come from that table. The readers are JSONObjectReader's,
 // so errors (paths and wording) are the same as a hand-written conversion's.
+//
+// Size: every function a table calls is kept generic (`@inline(never)` and the
+// `optimize.sil.specialize.generic.never` semantics), so the codec exists once in a binary instead
+// of once per wire type. Every provider links this module whole (its types' metadata keep it), and
+// the per-type copies the optimiser made took Note's release library from 0.88 to 1.20 MB of text
+// (docs/sdk.md §1). The items/* hot path does not go through tables (hand-written codecs).
 
 /// A value whose JSON object form is described by one table of its members, `wireFields`.
 ///
@@ -14,14 +20,17 @@ public protocol WireObject: JSONConvertible {
 }
 
 extension WireObject {
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     public init(json: JSONValue, path: String) throws(JSONDecodeError) {
         self = try Self.wireFields.decode(json, path: path)
     }
 
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     public var json: JSONValue { Self.wireFields.encode(self) }
 }
 
 extension WireObject where Self: WireValue {
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     public static var schema: JSONValue { Self.wireFields.schema }
 }
 
@@ -41,6 +50,7 @@ public struct WireFields<Root: Sendable>: Sendable {
     /// defaults of absent optional members); `params` reads absent or `null` as `{}`; `required`
     /// overrides the schema's required list (default: the members the decoder requires, in order);
     /// `check` vets the decoded value (ranges across members).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package init(
         _ blank: Root, params: Bool = false, description: String? = nil, required: [String]? = nil, additional: Bool = true,
         _ fields: [WireField<Root>], check: (@Sendable (Root, JSONObjectReader) throws(JSONDecodeError) -> Void)? = nil
@@ -58,6 +68,7 @@ public struct WireFields<Root: Sendable>: Sendable {
 
     /// A table whose unknown members are kept in `extra` (read as they came, written after the
     /// known ones).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package init(
         _ blank: Root, extra: WireKeyPath<Root, JSONObject>, description: String? = nil, required: [String]? = nil,
         _ fields: [WireField<Root>]
@@ -67,12 +78,14 @@ public struct WireFields<Root: Sendable>: Sendable {
     }
 
     /// Reads `json` (an object) into a value, member by member in table order.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package func decode(_ json: JSONValue, path: String) throws(JSONDecodeError) -> Root {
         if readsNullAsEmpty { return try decode(try JSONObjectReader.params(json, path: path)) }
         return try decode(try JSONObjectReader(json, path: path))
     }
 
     /// Reads the members of `reader`'s object into a value.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package func decode(_ reader: JSONObjectReader) throws(JSONDecodeError) -> Root {
         var value = blank
         for field in fields { try field.read(&value, reader) }
@@ -82,9 +95,11 @@ public struct WireFields<Root: Sendable>: Sendable {
     }
 
     /// The object form of `value`: its members in table order, then its unknown ones.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package func encode(_ value: Root) -> JSONValue { .object(members(of: value)) }
 
     /// The members of `value`, appended to `object` (after any it has, e.g. a `type`).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package func members(of value: Root, into object: JSONObject = JSONObject()) -> JSONObject {
         var object = object
         for field in fields { field.write(value, &object) }
@@ -93,6 +108,7 @@ public struct WireFields<Root: Sendable>: Sendable {
     }
 
     /// The object schema: the members' schemas in table order.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package var schema: JSONValue {
         var object: JSONObject = ["type": "object"]
         if let description { object["description"] = .string(description) }
@@ -134,6 +150,7 @@ extension WireField {
     // MARK: Strings, numbers, Booleans
 
     /// A required string.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func string(_ key: String, _ keyPath: WireKeyPath<Root, String>, _ summary: String? = nil, schema: JSONValue? = nil) -> Self {
         Self(key, schema: schema ?? Schema.string(summary), required: true) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.string(key)
@@ -141,6 +158,7 @@ extension WireField {
     }
 
     /// An optional string.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func string(_ key: String, _ keyPath: WireKeyPath<Root, String?>, _ summary: String? = nil, schema: JSONValue? = nil) -> Self {
         Self(key, schema: schema ?? Schema.string(summary)) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalString(key)
@@ -148,6 +166,7 @@ extension WireField {
     }
 
     /// A required integer.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func int(_ key: String, _ keyPath: WireKeyPath<Root, Int>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.integer(summary), required: true) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.int(key)
@@ -155,6 +174,7 @@ extension WireField {
     }
 
     /// An optional integer.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func int(_ key: String, _ keyPath: WireKeyPath<Root, Int?>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.integer(summary)) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalInt(key)
@@ -162,6 +182,7 @@ extension WireField {
     }
 
     /// A required number.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func double(_ key: String, _ keyPath: WireKeyPath<Root, Double>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.number(summary), required: true) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.double(key)
@@ -169,6 +190,7 @@ extension WireField {
     }
 
     /// An optional number.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func double(_ key: String, _ keyPath: WireKeyPath<Root, Double?>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.number(summary)) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalDouble(key)
@@ -176,6 +198,7 @@ extension WireField {
     }
 
     /// A required Boolean.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func bool(_ key: String, _ keyPath: WireKeyPath<Root, Bool>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.boolean(summary), required: true) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.bool(key)
@@ -183,6 +206,7 @@ extension WireField {
     }
 
     /// An optional Boolean.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func bool(_ key: String, _ keyPath: WireKeyPath<Root, Bool?>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.boolean(summary)) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalBool(key)
@@ -190,6 +214,7 @@ extension WireField {
     }
 
     /// An optional string that must be one of `E`'s raw values.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func enumeration<E: RawRepresentable & CaseIterable & Sendable>(
         _ key: String, _ keyPath: WireKeyPath<Root, E?>, schema: JSONValue? = nil
     ) -> Self where E.RawValue == String {
@@ -199,6 +224,7 @@ extension WireField {
     }
 
     /// A required string that must be one of `E`'s raw values.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func enumeration<E: RawRepresentable & CaseIterable & Sendable>(
         _ key: String, _ keyPath: WireKeyPath<Root, E>, schema: JSONValue? = nil
     ) -> Self where E.RawValue == String {
@@ -208,6 +234,7 @@ extension WireField {
     }
 
     /// `"ctxui": 1`: written first by the ctxui documents; a reader checks the version when present.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static var ctxui: Self {
         Self("ctxui", schema: Schema.integer()) { (_, reader) throws(JSONDecodeError) in
             try reader.checkCtxuiVersion()
@@ -217,6 +244,7 @@ extension WireField {
     // MARK: Arrays
 
     /// An array of strings; with `whenAbsent`, optional on the wire and read as it when absent.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func strings(
         _ key: String, _ keyPath: WireKeyPath<Root, [String]>, _ summary: String? = nil, whenAbsent: [String]? = nil
     ) -> Self {
@@ -226,6 +254,7 @@ extension WireField {
     }
 
     /// An optional array of strings.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func strings(_ key: String, _ keyPath: WireKeyPath<Root, [String]?>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.array(Schema.string(), summary)) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalStrings(key)
@@ -233,6 +262,7 @@ extension WireField {
     }
 
     /// An optional array of integers.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func ints(_ key: String, _ keyPath: WireKeyPath<Root, [Int]?>, _ summary: String? = nil) -> Self {
         Self(key, schema: Schema.array(Schema.integer(), summary)) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalInts(key)
@@ -243,6 +273,7 @@ extension WireField {
 
     /// A required nested value (schema: `T.schema`, or `schema`); `expected` words the error
     /// when it is absent.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func value<T: WireValue>(
         _ key: String, _ keyPath: WireKeyPath<Root, T>, schema: JSONValue? = nil, expected: String = "an object"
     ) -> Self {
@@ -252,6 +283,7 @@ extension WireField {
     }
 
     /// An optional nested value (schema: `T.schema`, or `schema`).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func value<T: WireValue>(_ key: String, _ keyPath: WireKeyPath<Root, T?>, schema: JSONValue? = nil) -> Self {
         Self(key, schema: schema ?? T.schema) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalDecode(key)
@@ -259,6 +291,7 @@ extension WireField {
     }
 
     /// A nested value that is always written, as `null` when absent (schema: `schema` or null).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func nullable<T: WireValue>(_ key: String, _ keyPath: WireKeyPath<Root, T?>) -> Self {
         Self(key, schema: Schema.nullable(T.schema), required: true) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalDecode(key)
@@ -266,6 +299,7 @@ extension WireField {
     }
 
     /// An optional nested value whose schema is given.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func value<T: JSONConvertible>(_ key: String, _ keyPath: WireKeyPath<Root, T?>, schema: JSONValue) -> Self {
         Self(key, schema: schema) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalDecode(key)
@@ -273,6 +307,7 @@ extension WireField {
     }
 
     /// A required nested value whose schema is given.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func value<T: JSONConvertible>(_ key: String, _ keyPath: WireKeyPath<Root, T>, schema: JSONValue) -> Self {
         Self(key, schema: schema, required: true) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.decode(key)
@@ -281,6 +316,7 @@ extension WireField {
 
     /// An array of nested values; with `whenAbsent`, optional on the wire and read as it when
     /// absent; `omitEmpty` leaves an empty array out of the wire form.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func values<T: JSONConvertible>(
         _ key: String, _ keyPath: WireKeyPath<Root, [T]>, schema: JSONValue, whenAbsent: [T]? = nil, omitEmpty: Bool = false
     ) -> Self {
@@ -293,6 +329,7 @@ extension WireField {
     }
 
     /// An optional array of nested values.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func values<T: JSONConvertible>(_ key: String, _ keyPath: WireKeyPath<Root, [T]?>, schema: JSONValue) -> Self {
         Self(key, schema: schema) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalDecodeArray(key)
@@ -300,6 +337,7 @@ extension WireField {
     }
 
     /// A required object, kept as it is.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func object(_ key: String, _ keyPath: WireKeyPath<Root, JSONObject>, schema: JSONValue) -> Self {
         Self(key, schema: schema, required: true) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.object(key).object
@@ -307,6 +345,7 @@ extension WireField {
     }
 
     /// An optional object, kept as it is.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func object(_ key: String, _ keyPath: WireKeyPath<Root, JSONObject?>, schema: JSONValue) -> Self {
         Self(key, schema: schema) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalRawObject(key)
@@ -314,6 +353,7 @@ extension WireField {
     }
 
     /// An optional array of objects, kept as they are.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func objects(_ key: String, _ keyPath: WireKeyPath<Root, [JSONObject]?>, schema: JSONValue) -> Self {
         Self(key, schema: schema) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalRawObjects(key)
@@ -323,6 +363,7 @@ extension WireField {
     }
 
     /// An optional map of strings (written with its keys sorted).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     package static func stringMap(_ key: String, _ keyPath: WireKeyPath<Root, [String: String]?>, schema: JSONValue) -> Self {
         Self(key, schema: schema) { (value, reader) throws(JSONDecodeError) in
             value[keyPath: keyPath] = try reader.optionalStringMap(key)

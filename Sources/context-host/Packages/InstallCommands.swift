@@ -235,16 +235,12 @@ extension ContextHostCommand {
             let steps = InstallSteps(
                 locations: locations, sandbox: IsolationConfiguration.SandboxPolicy(rawValue: store.sandbox) ?? .bestEffort,
                 conformance: verify.conformance)
-            do throws(PackageError) {
-                let staged = try PackageStore(locations: locations).transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
-                    try steps.run(
-                        [file], verify: verify, operation: .upgrade(allowDowngrade: allowDowngrade), acceptNewKey: acceptNewKey,
-                        in: &transaction)
-                }
-                for each in staged { report("Upgraded", each) }
-            } catch {
-                throw fail(error)
+            let staged = try store.transaction(in: locations) { (transaction) throws(PackageError) in
+                try steps.run(
+                    [file], verify: verify, operation: .upgrade(allowDowngrade: allowDowngrade), acceptNewKey: acceptNewKey,
+                    in: &transaction)
             }
+            for each in staged { report("Upgraded", each) }
         }
     }
 
@@ -258,16 +254,10 @@ extension ContextHostCommand {
         @OptionGroup var store: StoreOptions
 
         func run() throws {
-            let locations = try store.locations()
-            let packageStore = PackageStore(locations: locations)
-            do throws(PackageError) {
-                let entry = try packageStore.transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
-                    try transaction.rollback(id: id)
-                }
-                print("Rolled back \(id) to \(entry.current.version) (from \(entry.previous?.version ?? "?")).")
-            } catch {
-                throw fail(error)
+            let entry = try store.transaction(in: try store.locations()) { (transaction) throws(PackageError) in
+                try transaction.rollback(id: id)
             }
+            print("Rolled back \(id) to \(entry.current.version) (from \(entry.previous?.version ?? "?")).")
         }
     }
 
@@ -283,15 +273,10 @@ extension ContextHostCommand {
 
         func run() throws {
             let locations = try store.locations()
-            let packageStore = PackageStore(locations: locations)
-            do throws(PackageError) {
-                let entry = try packageStore.transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
-                    try transaction.uninstall(id: id)
-                }
-                print("Uninstalled \(id) \(entry.current.version). Its files stay in \(locations.providerDirectory(id: id)) until `context-host gc`.")
-            } catch {
-                throw fail(error)
+            let entry = try store.transaction(in: locations) { (transaction) throws(PackageError) in
+                try transaction.uninstall(id: id)
             }
+            print("Uninstalled \(id) \(entry.current.version). Its files stay in \(locations.providerDirectory(id: id)) until `context-host gc`.")
         }
     }
 

@@ -79,17 +79,12 @@ extension ContextHostCommand {
         @OptionGroup var store: StoreOptions
 
         func run() throws {
-            let locations = try store.locations()
-            do throws(PackageError) {
-                try PackageStore(locations: locations).transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
-                    guard transaction.trustedKeys.remove(id: id.uppercased()) else {
-                        throw PackageError(.keyUnknown, "no trusted key has the id \(id)", fix: "`context-host keys list` shows the ids")
-                    }
+            try store.transaction(in: try store.locations()) { (transaction) throws(PackageError) in
+                guard transaction.trustedKeys.remove(id: id.uppercased()) else {
+                    throw PackageError(.keyUnknown, "no trusted key has the id \(id)", fix: "`context-host keys list` shows the ids")
                 }
-                print("Removed key \(id.uppercased()).")
-            } catch {
-                throw fail(error)
             }
+            print("Removed key \(id.uppercased()).")
         }
     }
 }

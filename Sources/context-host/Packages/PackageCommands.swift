@@ -30,6 +30,16 @@ struct StoreOptions: ParsableArguments {
         }
         return locations
     }
+
+    /// Runs `change` as one transaction of the store at `locations` (waiting, with a note, for
+    /// another command that holds it); a package error is printed and exits 1.
+    func transaction<T>(in locations: PackageLocations, _ change: (inout PackageStore.Transaction) throws(PackageError) -> T) throws -> T {
+        do throws(PackageError) {
+            return try PackageStore(locations: locations).transaction(waiting: waitingForStore, change)
+        } catch {
+            throw fail(error)
+        }
+    }
 }
 
 /// Options for checking a bundle before it is installed.

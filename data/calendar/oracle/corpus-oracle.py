@@ -62,15 +62,9 @@ import select
 import sys
 import time
 
+from oracle_render import render
+
 LARGE = 20000
-
-
-def render(value):
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is None:
-            return value.strftime("%Y-%m-%dT%H:%M:%S")
-        return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return value.strftime("%Y-%m-%d")
 
 
 def day(text):

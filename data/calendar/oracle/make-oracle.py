@@ -30,18 +30,12 @@ import pathlib
 import subprocess
 import sys
 
+from oracle_render import render
+
 WINDOW_START = datetime.datetime(2025, 2, 15, tzinfo=datetime.timezone.utc)
 WINDOW_END = datetime.datetime(2025, 5, 15, tzinfo=datetime.timezone.utc)
 HERE = pathlib.Path(__file__).resolve().parent
 SAMPLES = HERE.parent / "samples"
-
-
-def render(value):
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is None:
-            return value.strftime("%Y-%m-%dT%H:%M:%S")
-        return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return value.strftime("%Y-%m-%d")
 
 
 def expand(path):
