@@ -206,9 +206,9 @@ package enum MCPHTTPServer {
         }
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: options.maximumMessageBytes)
+            body = try await request.body.collect(upTo: options.listener.maximumMessageBytes)
         } catch {
-            return .answer(jsonError(.contentTooLarge, code: MCPHTTPCode.invalidRequest, "The body is larger than the limit (\(options.maximumMessageBytes) bytes, --max-message-bytes)."))
+            return .answer(jsonError(.contentTooLarge, code: MCPHTTPCode.invalidRequest, "The body is larger than the limit (\(options.listener.maximumMessageBytes) bytes, --max-message-bytes)."))
         }
         let bytes = Array(body.readableBytesView)
         guard let message = try? JSONReader.parse(bytes) else {
