@@ -20,16 +20,8 @@ struct EmbeddingTests {
     /// Note's and the fixture's manifests with a 10 s `preview` timeout (which also bounds the
     /// availability check), so a loaded machine running the other suites does not make them
     /// unavailable.
-    static let relaxedManifests: String = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ctxhost-embedding-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for source in [bundledManifests + "/note.yaml", fixtureManifests + "/fixture.yaml"] {
-            let text = (try? String(contentsOfFile: source, encoding: .utf8)) ?? ""
-            let relaxed = text.replacingOccurrences(of: "preview: 500ms", with: "preview: 10s")
-            try? relaxed.write(toFile: folder + "/" + (source as NSString).lastPathComponent, atomically: true, encoding: .utf8)
-        }
-        return folder
-    }()
+    static let relaxedManifests: String =
+        (try? RelaxedManifests.folder(copying: [bundledManifests + "/note.yaml", fixtureManifests + "/fixture.yaml"])) ?? ""
 
     static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [relaxedManifests]) throws -> InProcessHost {
         var configuration = HostConfiguration(

