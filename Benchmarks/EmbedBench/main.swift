@@ -4,7 +4,7 @@
 // loop (one in flight) and with W in flight, with the Note provider in-process.
 //
 //     swift build -c release --product embed-bench --product context-host --product NoteProvider
-//     .build/release/embed-bench [--n 20000] [--window 64] [--reps 3]
+//     .build/release/embed-bench [--n 20000] [--window 64] [--reps 3] [--rows in-process,client]
 //
 // Prints one `key=value` line per measure (medians over the reps), for compare.sh, whose stdio rows
 // in the same run are the baseline: the same requests through rpcload and the pipes.
@@ -21,6 +21,8 @@ struct Options {
     var n = 20000
     var window = 64
     var reps = 3
+    /// Which rows to run (`--rows in-process` alone, e.g. under `perf record`).
+    var rows: Set<String> = ["in-process", "client"]
 }
 
 var options = Options()
@@ -30,8 +32,9 @@ while let argument = arguments.next() {
     case "--n": options.n = Int(arguments.next() ?? "") ?? options.n
     case "--window": options.window = Int(arguments.next() ?? "") ?? options.window
     case "--reps": options.reps = Int(arguments.next() ?? "") ?? options.reps
+    case "--rows": options.rows = Set((arguments.next() ?? "").split(separator: ",").map(String.init))
     default:
-        FileHandle.standardError.write("usage: embed-bench [--n N] [--window W] [--reps R]\n".data(using: .utf8)!)
+        FileHandle.standardError.write("usage: embed-bench [--n N] [--window W] [--reps R] [--rows in-process,client]\n".data(using: .utf8)!)
         exit(2)
     }
 }
@@ -135,21 +138,25 @@ let item = try noteItem()
 var runs: [String: [String: [Double]]] = [:]
 for _ in 0..<options.reps {
     // In-process host.
-    var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [products])
-    configuration.isolation.policy = .inProcess
-    let inProcess = try InProcessHost(configuration: configuration)
-    for (key, value) in try await measure("in-process", session: inProcess, item: item) {
-        runs["in-process", default: [:]][key, default: []].append(value)
+    if options.rows.contains("in-process") {
+        var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [products])
+        configuration.isolation.policy = .inProcess
+        let inProcess = try InProcessHost(configuration: configuration)
+        for (key, value) in try await measure("in-process", session: inProcess, item: item) {
+            runs["in-process", default: [:]][key, default: []].append(value)
+        }
+        await inProcess.close()
     }
-    await inProcess.close()
     // Client of a spawned host.
-    let client = try ContextHostClient(
-        executable: products + "/context-host",
-        arguments: ["serve", "--manifests", manifests, "--isolation", "in-process", "--no-state", "--no-installed", "--no-watch"])
-    for (key, value) in try await measure("client", session: client, item: item) {
-        runs["client", default: [:]][key, default: []].append(value)
+    if options.rows.contains("client") {
+        let client = try ContextHostClient(
+            executable: products + "/context-host",
+            arguments: ["serve", "--manifests", manifests, "--isolation", "in-process", "--no-state", "--no-installed", "--no-watch"])
+        for (key, value) in try await measure("client", session: client, item: item) {
+            runs["client", default: [:]][key, default: []].append(value)
+        }
+        await client.close()
     }
-    await client.close()
 }
 for (row, measures) in runs.sorted(by: { $0.key < $1.key }) {
     let line = measures.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\(String(format: "%.1f", median($0.value)))" }.joined(separator: " ")

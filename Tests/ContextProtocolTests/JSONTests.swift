@@ -211,6 +211,43 @@ struct JSONTests {
         #expect(JSONValue.string("é😀").jsonString == "\"é😀\"")
     }
 
+    @Test("escapes anywhere relative to the 16- and 8-byte scan blocks, several per string, match a byte-by-byte writer")
+    func writesEscapesAtEveryOffset() throws {
+        // The reference: every byte looked at on its own.
+        func reference(_ text: String) -> [UInt8] {
+            var out: [UInt8] = [0x22]
+            for byte in text.utf8 {
+                switch byte {
+                case 0x22: out += Array(#"\""#.utf8)
+                case 0x5C: out += Array(#"\\"#.utf8)
+                case 0x0A: out += Array(#"\n"#.utf8)
+                case 0x0D: out += Array(#"\r"#.utf8)
+                case 0x09: out += Array(#"\t"#.utf8)
+                case 0x08: out += Array(#"\b"#.utf8)
+                case 0x0C: out += Array(#"\f"#.utf8)
+                case 0..<0x20: out += Array(#"\u00"#.utf8) + Array((byte < 16 ? "0" : "").utf8) + Array(String(byte, radix: 16).utf8)
+                default: out.append(byte)
+                }
+            }
+            return out + [0x22]
+        }
+        let specials: [Character] = ["\"", "\\", "\n", "\r", "\t", "\u{08}", "\u{0C}", "\u{01}", "\u{1F}"]
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 70] {
+            let plain = String((0..<length).map { index in index % 5 == 4 ? "é" : Character(UnicodeScalar(UInt8(97 + index % 26))) })
+            for offset in 0...plain.count {
+                for special in specials {
+                    var text = plain
+                    text.insert(special, at: text.index(text.startIndex, offsetBy: offset))
+                    text.append(special)  // a second escape after a plain run
+                    var written: [UInt8] = []
+                    JSONWriter.appendString(text, to: &written)
+                    #expect(written == reference(text), "\(text.debugDescription)")
+                    #expect(try JSONReader.parse(written) == .string(text))
+                }
+            }
+        }
+    }
+
     @Test func writesNumbers() {
         #expect(JSONValue.number(1).jsonString == "1")
         #expect(JSONValue.number(-0.0).jsonString == "0")

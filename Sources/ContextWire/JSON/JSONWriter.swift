@@ -74,46 +74,52 @@ package enum JSONWriter {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// The index of the first byte at or after `index` that a JSON string must escape (`"`, `\\`
+    /// or below 0x20), or `bytes.count`.
+    @inline(__always)
+    static func nextSpecialByte(_ bytes: UnsafeRawBufferPointer, from index: Int) -> Int {
+        var index = JSONReader.skipPlainBlocks(bytes, from: index, stoppingAtNonASCII: false)
+        while index &+ 8 <= bytes.count, !JSONReader.hasSpecialByte(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+            index &+= 8
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { break }
+            index &+= 1
+        }
+        return index
+    }
+
+    /// Appends `string` as a JSON string literal: quoted, with `"`, `\\` and control characters
+    /// escaped (other characters as their UTF-8 bytes).
     package static func appendString(_ string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
-            // Most strings need no escapes: copy them whole.
-            var clean = JSONReader.skipPlainBlocks(UnsafeRawBufferPointer(utf8), from: 0, stoppingAtNonASCII: false)
-            while clean + 8 <= utf8.count,
-                  !JSONReader.hasSpecialByte(UnsafeRawBufferPointer(utf8).loadUnaligned(fromByteOffset: clean, as: UInt64.self)) {
-                clean += 8
-            }
-            while clean < utf8.count, utf8[clean] >= 0x20, utf8[clean] != 0x22, utf8[clean] != 0x5C { clean += 1 }
-            if clean == utf8.count {
-                output.append(contentsOf: utf8)
-                return
-            }
+            // Plain runs are found 16 (then 8) bytes at a time and copied whole; the scan resumes
+            // after each escape, so text with a line break now and then stays on the fast path.
+            let raw = UnsafeRawBufferPointer(utf8)
             var runStart = 0
-            for index in clean..<utf8.count {
+            var index = nextSpecialByte(raw, from: 0)
+            while index < utf8.count {
                 let byte = utf8[index]
-                let escape: UInt8?
-                switch byte {
-                case 0x22: escape = UInt8(ascii: "\"")
-                case 0x5C: escape = UInt8(ascii: "\\")
-                case 0x0A: escape = UInt8(ascii: "n")
-                case 0x0D: escape = UInt8(ascii: "r")
-                case 0x09: escape = UInt8(ascii: "t")
-                case 0x08: escape = UInt8(ascii: "b")
-                case 0x0C: escape = UInt8(ascii: "f")
-                case 0..<0x20: escape = 0
-                default: continue
-                }
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                runStart = index + 1
                 output.append(UInt8(ascii: "\\"))
-                if let escape, escape != 0 {
-                    output.append(escape)
-                } else {
+                switch byte {
+                case 0x22: output.append(UInt8(ascii: "\""))
+                case 0x5C: output.append(UInt8(ascii: "\\"))
+                case 0x0A: output.append(UInt8(ascii: "n"))
+                case 0x0D: output.append(UInt8(ascii: "r"))
+                case 0x09: output.append(UInt8(ascii: "t"))
+                case 0x08: output.append(UInt8(ascii: "b"))
+                case 0x0C: output.append(UInt8(ascii: "f"))
+                default:
                     output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
                     output.append(hexDigits[Int(byte >> 4)])
                     output.append(hexDigits[Int(byte & 0xF)])
                 }
+                runStart = index + 1
+                index = nextSpecialByte(raw, from: runStart)
             }
             output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         }
