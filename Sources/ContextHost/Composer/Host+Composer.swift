@@ -37,7 +37,7 @@ extension Host {
     /// Checks, before a collection starts, that an item of `providerID` could still be attached.
     package func checkCanStartCollection(providerID: String, composerID: String) throws(RPCError) {
         let composer = try composers.get(composerID)
-        let limit = registry.withEntry(id: providerID) { $0.pointee.manifest?.maximumAttachmentCount ?? 1 } ?? 1
+        let limit = registry.withEntry(id: providerID) { $0.pointee.route.maximumAttachmentCount } ?? 1
         try ComposerPolicy.checkCanAttach(to: composer, providerID: providerID, providerLimit: limit, encodedBytes: 0)
     }
 

@@ -214,13 +214,15 @@ package final class Host: Sendable {
     package func provider(_ id: String, for use: Use) throws(RPCError) -> LiveProvider {
         let cap = configuration.isolation.maximumCallTimeout
         let live = try registry.withEntry(id: id) { (entry: UnsafePointer<ProviderEntry>) throws(RPCError) -> LiveProvider in
-            if entry.pointee.status == .quarantined {
+            // `route`, not `manifest`: this runs per request (see `ProviderEntry.route`).
+            let route = entry.pointee.route
+            if route.status == .quarantined {
                 let reason = entry.pointee.unavailability ?? Unavailability(code: "quarantined", message: "It is quarantined; call providers/retry.")
                 throw RPCError(
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
-            if entry.pointee.status == .failed, let error = entry.pointee.loadError {
+            if route.status == .failed, let error = entry.pointee.loadError {
                 throw RPCError(
                     .providerLoadFailed, "Provider '\(id)' could not be loaded: \(error.message)",
                     data: ["providerId": .string(id), "code": .string(error.code), "hint": .string(error.hint)])
@@ -230,13 +232,13 @@ package final class Host: Sendable {
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
-            guard case .loaded(let manifest, let connection) = entry.pointee.state else {
+            guard let connection = route.connection else {
                 let reason = entry.pointee.unavailability ?? .provider("It is not loaded.")
                 throw RPCError(
                     .providerUnavailable, "Provider '\(id)' is unavailable: \(reason.message)",
                     data: ["providerId": .string(id), "reason": reason.json])
             }
-            switch (use, manifest.collection) {
+            switch (use, route.collection) {
             case (.form, .programmatic):
                 throw RPCError(.collectionNotSupported, "Provider '\(id)' has no collector form; use collect/make.", data: ["providerId": .string(id), "collection": "programmatic"])
             case (.programmatic, .form):
@@ -245,8 +247,8 @@ package final class Host: Sendable {
                 break
             }
             return LiveProvider(
-                id: manifest.id, timeouts: Self.capping(manifest.timeouts, at: cap),
-                maximumAttachmentCount: manifest.maximumAttachmentCount, connection: connection)
+                id: route.id ?? id, timeouts: Self.capping(route.timeouts, at: cap),
+                maximumAttachmentCount: route.maximumAttachmentCount, connection: connection)
         }
         guard let live else {
             throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])

@@ -46,7 +46,13 @@ package struct ProviderEntry: Sendable {
     }
 
     package var manifestPath: String
-    package var state: State
+    package var state: State {
+        didSet { route = Route(state) }
+    }
+    /// What a request routed to this provider reads, copied out of `state` when it changes:
+    /// reading `manifest` copies the whole manifest (every member retained and released), which
+    /// was a tenth of an in-process `items/preview` when done per request.
+    package private(set) var route: Route
     package var libraryPath: String?
     package var unavailability: Unavailability?
     /// How the provider actually runs, once loaded (host policy may differ from the manifest).
@@ -66,6 +72,46 @@ package struct ProviderEntry: Sendable {
     package init(manifestPath: String, state: State) {
         self.manifestPath = manifestPath
         self.state = state
+        self.route = Route(state)
+    }
+
+    /// The members of a provider's state and manifest that routing a request needs.
+    package struct Route: Sendable {
+        /// The manifest's id (nil when the manifest was rejected).
+        package let id: String?
+        package let status: Status
+        /// The connection of a loaded provider (not of a quarantined one).
+        package let connection: (any ProviderConnection)?
+        package let timeouts: Timeouts
+        package let maximumAttachmentCount: Int
+        package let collection: CollectionMode
+
+        init(_ state: State) {
+            var connection: (any ProviderConnection)?
+            if case .loaded(_, let live) = state { connection = live }
+            self.connection = connection
+            switch state {
+            case .rejected: status = .rejected
+            case .discovered: status = .discovered
+            case .disabled: status = .disabled
+            case .failed: status = .failed
+            case .loaded: status = .loaded
+            case .quarantined: status = .quarantined
+            }
+            switch state {
+            case .rejected:
+                id = nil
+                timeouts = Timeouts()
+                maximumAttachmentCount = 1
+                collection = .form
+            case .discovered(let manifest), .disabled(let manifest), .failed(let manifest, _, _), .loaded(let manifest, _),
+                .quarantined(let manifest, _, _):
+                id = manifest.id
+                timeouts = manifest.timeouts
+                maximumAttachmentCount = manifest.maximumAttachmentCount
+                collection = manifest.collection
+            }
+        }
     }
 
     /// The manifest, unless it was rejected.
@@ -100,18 +146,9 @@ package struct ProviderEntry: Sendable {
         }
     }
 
-    package var status: Status {
-        switch state {
-        case .rejected: .rejected
-        case .discovered: .discovered
-        case .disabled: .disabled
-        case .failed: .failed
-        case .loaded: .loaded
-        case .quarantined: .quarantined
-        }
-    }
+    package var status: Status { route.status }
 
-    package var id: String? { manifest?.id }
+    package var id: String? { route.id }
     package var isAvailable: Bool { status == .loaded && unavailability == nil }
 }
 
@@ -277,7 +314,7 @@ package final class ProviderRegistry: Sendable {
                 guard let base = buffer.baseAddress else { return nil }
                 for index in 0..<buffer.count {
                     let entry = base + index
-                    if entry.pointee.manifest?.id.utf8.count == length, entry.pointee.manifest?.id == id {
+                    if entry.pointee.route.id?.utf8.count == length, entry.pointee.route.id == id {
                         return try body(entry)
                     }
                 }
