@@ -210,7 +210,11 @@ package final class RPCServer: Sendable {
     package func dispatch<Params: RequestType>(typed request: Params, reply: Reply) {
         var params: [UInt8] = []
         params.reserveCapacity(256)
-        JSONWriter.append(request.json, to: &params)
+        if let itemRequest = request as? any PlainItemRequest {
+            itemRequest.appendJSON(to: &params)  // the hot path: no JSON tree built
+        } else {
+            JSONWriter.append(request.json, to: &params)
+        }
         do throws(RPCError) {
             // In the wire's order: the input limits, the method, the lifecycle.
             let location = try checkInput(params: params, method: Params.method)

@@ -52,6 +52,26 @@ public struct ContextItem: JSONConvertible, Hashable {
         object.set("createdAt", createdAt)
         return .object(object)
     }
+
+    /// Appends the text of `json` (the same bytes) without building its tree: an embedded host
+    /// writes an item per `items/*` request.
+    package func appendJSON(to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.appendString(id, to: &output)
+        output.append(contentsOf: #","providerId":"#.utf8)
+        JSONWriter.appendString(providerId, to: &output)
+        output.append(contentsOf: #","type":"#.utf8)
+        JSONWriter.appendString(type, to: &output)
+        output.append(contentsOf: #","displayName":"#.utf8)
+        JSONWriter.appendString(displayName, to: &output)
+        output.append(contentsOf: #","content":"#.utf8)
+        JSONWriter.append(content, to: &output)
+        if let createdAt {
+            output.append(contentsOf: #","createdAt":"#.utf8)
+            JSONWriter.appendString(createdAt, to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
 }
 
 /// The visual tone of a chip or fact.

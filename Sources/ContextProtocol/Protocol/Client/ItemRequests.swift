@@ -39,6 +39,18 @@ extension PlainItemRequest {
     }
 
     public static var schema: JSONValue { itemSchema() }
+
+    /// Appends the text of `json` (the same bytes) without building its tree (`InProcessHost`
+    /// writes the params of each typed request once).
+    package func appendJSON(to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"item":"#.utf8)
+        item.appendJSON(to: &output)
+        if let progressToken {
+            output.append(contentsOf: #","progressToken":"#.utf8)
+            JSONWriter.append(progressToken.json, to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
 }
 
 /// `items/preview`: the item's chip (its provider's `item/preview`).
