@@ -150,6 +150,12 @@ public final class InProcessHost: ContextHostSession {
         case .json(let value):
             json = value
         case .raw(let bytes):
+            // A chip (the hot path) straight from the text; the tree decides anything unusual.
+            if Request.Response.self == ContextChip.self,
+                let chip = bytes.withUnsafeBytes(ContextChip.init(text:)), let typed = chip as? Request.Response
+            {
+                return .success(typed)
+            }
             do throws(JSONParseError) {
                 json = try JSONReader.parse(bytes)
             } catch {

@@ -73,6 +73,66 @@ public struct ContextChip: JSONConvertible, Hashable {
         ContextChip(icon: icon, title: item.displayName)
     }
 
+    /// Reads a chip straight from its JSON text, without building the tree (an embedded host's
+    /// typed `items/preview` answer), as `init(json:)` would read it. Nil for text it does not
+    /// vouch for — a member of an unexpected type, a `ctxui` other than 1, anything after the
+    /// object — and the caller decodes the tree, which also names what is wrong.
+    package init?(text: UnsafeRawBufferPointer) {
+        var reader = JSONReader(text)
+        var icon: String?, title: String?, subtitle: String?, tone = Tone.neutral, thumbnail: String?
+        var accessory: ChipAccessory?, accessibilityLabel: String?, fallbackText: String?
+        var unusual = false
+        /// An optional string member: `null` reads as absent.
+        func optionalString(_ reader: inout JSONReader) throws(JSONParseError) -> String? {
+            if !reader.atEnd, reader.current == UInt8(ascii: "n") {
+                _ = try reader.readValue()
+                return nil
+            }
+            let string = try reader.readIfString()
+            if string == nil { unusual = true }
+            return string
+        }
+        do throws(JSONParseError) {
+            reader.skipWhitespace()
+            try reader.readMembers { key, reader throws(JSONParseError) in
+                switch key {
+                case "ctxui":
+                    if case .number(let version) = try reader.readValue(), version == Double(ctxuiVersion) { break }
+                    unusual = true
+                case "icon": icon = try reader.readIfString()
+                case "title": title = try reader.readIfString()
+                case "fallbackText": fallbackText = try reader.readIfString()
+                case "subtitle": subtitle = try optionalString(&reader)
+                case "thumbnail": thumbnail = try optionalString(&reader)
+                case "accessibilityLabel": accessibilityLabel = try optionalString(&reader)
+                case "tone":
+                    if let name = try optionalString(&reader) {
+                        if let known = Tone(rawValue: name) { tone = known } else { unusual = true }
+                    } else {
+                        tone = .neutral
+                    }
+                case "accessory":
+                    let value = try reader.readValue()
+                    if value.isNull {
+                        accessory = nil
+                    } else if let decoded = try? ChipAccessory(json: value, path: "accessory") {
+                        accessory = decoded
+                    } else {
+                        unusual = true
+                    }
+                default: try reader.skipValue()
+                }
+            }
+            reader.skipWhitespace()
+        } catch {
+            return nil
+        }
+        guard !unusual, reader.position == text.count, let icon, let title, let fallbackText else { return nil }
+        self.init(icon: icon, title: title, subtitle: subtitle, tone: tone, thumbnail: thumbnail, accessory: accessory)
+        self.accessibilityLabel = accessibilityLabel ?? title
+        self.fallbackText = fallbackText
+    }
+
     /// Converts the wire form.
     public init(json: JSONValue, path: String) throws(JSONDecodeError) {
         let reader = try JSONObjectReader(json, path: path)
