@@ -220,7 +220,7 @@ package final class RPCServer: Sendable {
             let location = try checkInput(params: params, method: Params.method)
             guard let handler = handlers[Params.method], !handler.isNotification else { throw Self.methodNotFound(Params.method) }
             if let refusal = admission(of: handler, method: Params.method) { throw refusal }
-            if let typed = handler as? any RequestHandler.Type, !handler.forwardsRawParams {
+            if !handler.forwardsRawParams, let typed = handler as? any RequestHandler.Type {
                 try typed.handle(typed: request, server: self, reply: reply)
             } else {
                 var envelope = Envelope()
