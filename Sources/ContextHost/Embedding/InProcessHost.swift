@@ -113,10 +113,15 @@ public final class InProcessHost: ContextHostSession {
 
     public func send<Request: RequestType>(_ request: Request) async throws(ResponseError) -> Request.Response {
         // `~`: no JSON id looks like this, so a direct key never meets a wire id in the table.
-        let key = Array("~\(nextKey.add(1, ordering: .relaxed).oldValue)".utf8)
+        var keyBytes: [UInt8] = [UInt8(ascii: "~")]
+        keyBytes.reserveCapacity(21)
+        JSONWriter.appendInteger(Int64(truncatingIfNeeded: nextKey.add(1, ordering: .relaxed).oldValue), to: &keyBytes)
+        let key = keyBytes
         let server = server
         let outcome: Result<Request.Response, ResponseError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            // Unchecked: `Reply` resumes exactly once (its own guarantee), so the checked form's
+            // per-call canary object would only cost an allocation.
+            await withUnsafeContinuation { continuation in
                 let inline = InlineCalls()
                 let reply = Reply(key: key, inlineCalls: inline) { answer in
                     continuation.resume(returning: Self.decode(answer, as: Request.self))

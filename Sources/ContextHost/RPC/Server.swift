@@ -209,10 +209,11 @@ package final class RPCServer: Sendable {
     /// handler then gets the app's value itself, and a raw one (the `items/*` pass-through) those bytes.
     package func dispatch<Params: RequestType>(typed request: Params, reply: Reply) {
         var params: [UInt8] = []
-        params.reserveCapacity(256)
         if let itemRequest = request as? any PlainItemRequest {
+            params.reserveCapacity(4096)  // an item is often a few KB: no regrowing on the way
             itemRequest.appendJSON(to: &params)  // the hot path: no JSON tree built
         } else {
+            params.reserveCapacity(256)
             JSONWriter.append(request.json, to: &params)
         }
         do throws(RPCError) {
