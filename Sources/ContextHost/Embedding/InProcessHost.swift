@@ -122,13 +122,15 @@ public final class InProcessHost: ContextHostSession {
             // Unchecked: `Reply` resumes exactly once (its own guarantee), so the checked form's
             // per-call canary object would only cost an allocation.
             await withUnsafeContinuation { continuation in
+                // Written and checked before the lock: that part reads no host state.
+                let params = server.prepare(request)
                 let inline = InlineCalls()
                 let reply = Reply(key: key, inlineCalls: inline) { answer in
                     continuation.resume(returning: Self.decode(answer, as: Request.self))
                 }
                 let refused = gate.closed.withLock { closed -> Bool in
                     if closed { return true }
-                    server.dispatch(typed: request, reply: reply)
+                    server.dispatch(typed: request, params: params, reply: reply)
                     return false
                 }
                 if refused { reply.sendError(ResponseError(code: .connectionClosed, message: "The in-process host was closed.")) }

@@ -202,12 +202,16 @@ package final class RPCServer: Sendable {
 
     // MARK: Typed requests (InProcessHost)
 
-    /// Handles a typed request from the embedding API, answered on `reply` (a direct reply: the
-    /// answer reaches the caller as a value). The same lifecycle, limits and handlers as a message
-    /// from the wire: the params are written as JSON once, to apply `serve`'s input limits to the
-    /// same bytes (and, for the `items/*` methods, because the provider reads them); a typed
-    /// handler then gets the app's value itself, and a raw one (the `items/*` pass-through) those bytes.
-    package func dispatch<Params: RequestType>(typed request: Params, reply: Reply) {
+    /// A typed request's params written as JSON and checked against `serve`'s input limits: work
+    /// that reads no host state, so `InProcessHost` does it before taking its lock.
+    package struct TypedParams {
+        let bytes: [UInt8]
+        let checked: Result<ItemLocation, RPCError>
+    }
+
+    /// Writes a typed request's params as JSON once, to apply `serve`'s input limits to the same
+    /// bytes (and, for the `items/*` methods, because the provider reads them).
+    package func prepare<Params: RequestType>(_ request: Params) -> TypedParams {
         var params: [UInt8] = []
         if let itemRequest = request as? any PlainItemRequest {
             params.reserveCapacity(4096)  // an item is often a few KB: no regrowing on the way
@@ -216,9 +220,23 @@ package final class RPCServer: Sendable {
             params.reserveCapacity(256)
             JSONWriter.append(request.json, to: &params)
         }
+        let checked: Result<ItemLocation, RPCError>
+        do throws(RPCError) {
+            checked = .success(try checkInput(params: params, method: Params.method))
+        } catch {
+            checked = .failure(error)
+        }
+        return TypedParams(bytes: params, checked: checked)
+    }
+
+    /// Handles a typed request from the embedding API, answered on `reply` (a direct reply: the
+    /// answer reaches the caller as a value), with its params from `prepare`. The same lifecycle,
+    /// limits and handlers as a message from the wire: a typed handler gets the app's value
+    /// itself, and a raw one (the `items/*` pass-through) the params' bytes.
+    package func dispatch<Params: RequestType>(typed request: Params, params: TypedParams, reply: Reply) {
         do throws(RPCError) {
             // In the wire's order: the input limits, the method, the lifecycle.
-            let location = try checkInput(params: params, method: Params.method)
+            let location = try params.checked.get()
             guard let handler = handlers[Params.method], !handler.isNotification else { throw Self.methodNotFound(Params.method) }
             if let refusal = admission(of: handler, method: Params.method) { throw refusal }
             if !handler.forwardsRawParams, let typed = handler as? any RequestHandler.Type {
@@ -228,8 +246,8 @@ package final class RPCServer: Sendable {
                 envelope.isObject = true
                 envelope.jsonrpc = "2.0"
                 envelope.method = Params.method
-                envelope.params = 0..<params.count
-                var raw = Request(message: params, envelope: envelope, reply: reply)
+                envelope.params = 0..<params.bytes.count
+                var raw = Request(message: params.bytes, envelope: envelope, reply: reply)
                 raw.itemLocation = location
                 try handler.handle(raw, server: self)
             }
