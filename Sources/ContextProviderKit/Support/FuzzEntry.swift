@@ -49,7 +49,20 @@ package enum SDKFuzzEntry {
     /// decodes encodes again, and the encoding decodes to an equal value. The request scanner's
     /// direct item decoding agrees with the general decoder.
     package static func ctxui(_ bytes: UnsafeRawBufferPointer) {
+        // A chip read straight from the text (`InProcessHost`'s answers) must be the tree's chip.
+        if let direct = ContextChip(text: bytes) {
+            guard let tree = try? JSONReader.parse(bytes), let general = try? ContextChip(json: tree) else {
+                preconditionFailure("the direct chip reader accepts a chip the general decoder refuses")
+            }
+            precondition(general == direct, "the direct chip reading differs from the general one")
+        }
         guard let value = try? JSONReader.parse(bytes) else { return }
+        // An item written straight to text (`InProcessHost`'s params) must be the tree's text.
+        if let item = try? ContextItem(json: value) {
+            var text: [UInt8] = []
+            item.appendJSON(to: &text)
+            precondition(text == item.json.jsonBytes, "ContextItem.appendJSON differs from its JSON tree's text")
+        }
         roundTrip(value, as: ContextChip.self)
         roundTrip(value, as: ContextDetail.self)
         roundTrip(value, as: DetailBlock.self)

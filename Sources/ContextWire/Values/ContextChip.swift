@@ -79,6 +79,7 @@ public struct ContextChip: JSONConvertible, Hashable {
     /// object — and the caller decodes the tree, which also names what is wrong.
     package init?(text: UnsafeRawBufferPointer) {
         var reader = JSONReader(text)
+        reader.checksSurrogates = true  // skipped members: refuse what parsing the tree refuses
         var icon: String?, title: String?, subtitle: String?, tone = Tone.neutral, thumbnail: String?
         var accessory: ChipAccessory?, accessibilityLabel: String?, fallbackText: String?
         var unusual = false
