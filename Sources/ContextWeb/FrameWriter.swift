@@ -137,3 +137,56 @@ extension ByteBuffer {
         writeBytes(payload)
     }
 }
+
+/// Unmasks each client frame as it is decoded, eight bytes at a time, into a buffer of its own,
+/// and clears its masking key, so the WebSocket library's `unmaskedData` has nothing left to do
+/// (NIO's `webSocketMask` goes byte by byte: 6% of the listener's CPU under a preview load).
+/// Sits right after the frame decoder. A frame with extension data is left as it is.
+final class FrameUnmasker: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias InboundOut = WebSocketFrame
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var frame = unwrapInboundIn(data)
+        if let key = frame.maskKey, frame.extensionData == nil {
+            frame.data = Self.unmasked(frame.data, key: key, allocator: context.channel.allocator)
+            frame.maskKey = nil
+        }
+        context.fireChannelRead(wrapInboundOut(frame))
+    }
+
+    static func unmasked(_ data: ByteBuffer, key: WebSocketMaskingKey, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let count = data.readableBytes
+        var result = allocator.buffer(capacity: count)
+        let keyBytes = Array(key)
+        data.withUnsafeReadableBytes { source in
+            _ = result.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { target in
+                unmask(source, key: keyBytes, into: target)
+                return count
+            }
+        }
+        return result
+    }
+
+    /// Writes `source` XOR the four-byte `key` (byte i with `key[i % 4]`) to the start of
+    /// `target`, which holds at least as many bytes.
+    static func unmask(_ source: UnsafeRawBufferPointer, key: [UInt8], into target: UnsafeMutableRawBufferPointer) {
+        precondition(key.count == 4 && target.count >= source.count)
+        let count = source.count
+        // The key twice over, as one 64-bit word.
+        var wide: UInt64 = 0
+        withUnsafeMutableBytes(of: &wide) { word in
+            for index in 0..<8 { word[index] = key[index % 4] }
+        }
+        var index = 0
+        while index + 8 <= count {
+            let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ wide
+            target.storeBytes(of: word, toByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            target[index] = source[index] ^ key[index % 4]
+            index += 1
+        }
+    }
+}

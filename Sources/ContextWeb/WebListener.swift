@@ -130,6 +130,12 @@ package enum WebListener {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
         options: WebListenerOptions, factory: WebSessionFactory, logger: Logger
     ) async throws {
+        // Frames decoded from now on come unmasked (`FrameUnmasker`); any before were unmasked by
+        // the library, as they would be without it.
+        try? await channel.eventLoop.submit {
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(FrameUnmasker(), position: .after(decoder))
+        }.get()
         let writer = FrameWriter(channel: channel, limit: options.maximumQueuedBytes)
         let session = factory.makeSession(
             send: { messages in
