@@ -88,7 +88,7 @@ package enum WebListener {
                         http1: .init(idleTimeout: .seconds(30)),
                         ws: .init(
                             maxFrameSize: options.maximumMessageBytes, autoPing: .enabled(timePeriod: .seconds(30)),
-                            closeTimeout: .seconds(5), validateUTF8: true)),
+                            closeTimeout: .seconds(5), validateUTF8: true)),  // (close frames; messages: `InboundMessage`)
                     shouldUpgrade: shouldUpgrade),
                 gate: gate)
         }
@@ -123,104 +123,111 @@ package enum WebListener {
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// One WebSocket connection: its session, the reader (rate-limited) and the writer.
+    /// One WebSocket connection: its session, the reader (rate-limited) and the writer
+    /// (`FrameWriter`, which writes the session's answers from whichever thread made them: no
+    /// task of its own).
     static func serveConnection(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
         options: WebListenerOptions, factory: WebSessionFactory, logger: Logger
     ) async throws {
-        let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
-        let queue = OutboundQueue(limit: options.maximumQueuedBytes)
+        // Frames decoded from now on come unmasked (`FrameUnmasker`); any before were unmasked by
+        // the library, as they would be without it.
+        try? await channel.eventLoop.submit {
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(FrameUnmasker(), position: .after(decoder))
+        }.get()
+        let writer = FrameWriter(channel: channel, limit: options.maximumQueuedBytes)
         let session = factory.makeSession(
-            send: { message in
-                guard queue.reserve(message.count) else {
-                    if queue.end(.slowReader) {
+            send: { messages in
+                guard writer.send(messages) else {
+                    if writer.end(.slowReader) {
                         logger.notice("Dropping a WebSocket connection whose client does not read its answers (over \(options.maximumQueuedBytes) bytes waiting).")
+                        // It does not read, so a close frame would wait behind the rest: drop the connection.
+                        channel.close(promise: nil)
                     }
-                    continuation.finish()
-                    // It does not read, so a close frame would wait behind the rest: drop the connection.
-                    channel.close(promise: nil)
                     return false
                 }
-                continuation.yield(ByteBuffer(bytes: message))
                 return true
             },
-            exit: {
-                queue.end(.exit)
-                continuation.finish()
-            })
-        defer {
-            session.close()
-            continuation.finish()
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await buffer in stream {
-                    queue.release(buffer.readableBytes)
-                    do {
-                        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: buffer)))
-                    } catch {
-                        break
-                    }
-                }
-                switch queue.ending {
-                case .exit:
-                    try? await outbound.close(.normalClosure, reason: "exit")
-                case .slowReader, nil:
-                    break
-                }
+            exit: { writer.end(.exit) })
+        defer { session.close() }
+        var limiter = RateLimiter(perSecond: options.messagesPerSecond, burst: options.messageBurst)
+        var frames = inbound.makeAsyncIterator()
+        var message = InboundMessage()
+        var closing = false
+        while let frame = try await frames.next() {
+            // After `exit` or a slow reader, the rest is read and dropped until the connection closes.
+            guard writer.ending == nil else { continue }
+            switch message.add(frame, maximumBytes: options.maximumMessageBytes) {
+            case .partial:
+                continue
+            case .text(let bytes):
+                if let wait = limiter.take(now: .now) { try await Task.sleep(for: wait) }
+                session.receive(bytes)
+            case .refused(let code, let reason):
+                // The close handshake (the library waits a few seconds for the client's close).
+                try? await outbound.close(code, reason: reason)
+                if case .unacceptableData = code { channel.close(promise: nil) }
+                return
             }
-            var limiter = RateLimiter(perSecond: options.messagesPerSecond, burst: options.messageBurst)
-            var iterator = inbound.messages(maxSize: options.maximumMessageBytes).makeAsyncIterator()
-            while let message = try await iterator.next() {
-                guard queue.ending == nil else { continue }
-                switch message {
-                case .text(let text):
-                    if let wait = limiter.take(now: .now) { try await Task.sleep(for: wait) }
-                    session.receive(Array(text.utf8))
-                case .binary:
-                    try? await outbound.close(.unacceptableData, reason: "send JSON-RPC messages as text frames")
-                    channel.close(promise: nil)
-                }
+            if writer.ending == .exit, !closing {
+                // The answers written so far go out, then the close frame.
+                closing = true
+                await writer.drain()
+                try? await outbound.close(.normalClosure, reason: "exit")
             }
-            session.close()
-            continuation.finish()
-            try await group.waitForAll()
         }
     }
 }
 
-/// The bytes waiting for the writer of one connection, capped.
-private final class OutboundQueue: Sendable {
-    private struct State {
-        var bytes = 0
-        var ending: WebListener.OutputEndReason?
+/// Gathers one WebSocket message from its frames (the library's `messages(maxSize:)` does the
+/// same, but makes a `String` of each text message, which the session would turn back into
+/// bytes): the text's bytes as they came, checked to be UTF-8 (RFC 6455 §8.1).
+struct InboundMessage {
+    /// The fragments of a message so far.
+    private var fragments: [UInt8]?
+
+    enum Outcome {
+        /// A fragment: the message goes on in the next frame.
+        case partial
+        /// A whole text message, valid UTF-8.
+        case text([UInt8])
+        /// The connection is to be closed with this code.
+        case refused(WebSocketErrorCode, String)
     }
-    private let state = Mutex(State())
-    let limit: Int
 
-    init(limit: Int) { self.limit = limit }
-
-    func reserve(_ count: Int) -> Bool {
-        state.withLock { state in
-            guard state.ending == nil, state.bytes <= limit - count else { return false }
-            state.bytes += count
-            return true
+    mutating func add(_ frame: WebSocketDataFrame, maximumBytes: Int) -> Outcome {
+        switch frame.opcode {
+        case .binary:
+            return .refused(.unacceptableData, "send JSON-RPC messages as text frames")
+        case .text:
+            guard fragments == nil else { return .refused(.protocolError, "a new message inside a fragmented one") }
+            guard frame.data.readableBytes <= maximumBytes else { return .refused(.messageTooLarge, "message too large") }
+            guard !frame.fin else { return Self.checked(Array(frame.data.readableBytesView)) }
+            fragments = Array(frame.data.readableBytesView)
+            return .partial
+        case .continuation:
+            guard var bytes = fragments.take() else { return .refused(.protocolError, "a continuation frame outside a message") }
+            guard frame.data.readableBytes <= maximumBytes - bytes.count else {
+                return .refused(.messageTooLarge, "message too large")
+            }
+            bytes.append(contentsOf: frame.data.readableBytesView)
+            guard frame.fin else {
+                fragments = bytes
+                return .partial
+            }
+            return Self.checked(bytes)
         }
     }
 
-    func release(_ count: Int) { state.withLock { $0.bytes -= count } }
-
-    /// Records why the output ended; true the first time.
-    @discardableResult
-    func end(_ reason: WebListener.OutputEndReason) -> Bool {
-        state.withLock { state in
-            guard state.ending == nil else { return false }
-            state.ending = reason
-            return true
+    private static func checked(_ bytes: [UInt8]) -> Outcome {
+        do {
+            _ = try UTF8Span(validating: bytes.span)
+        } catch {
+            return .refused(.dataInconsistentWithMessage, "a text message that is not UTF-8")
         }
+        return .text(bytes)
     }
-
-    var ending: WebListener.OutputEndReason? { state.withLock { $0.ending } }
 }
 
 extension WebListener {

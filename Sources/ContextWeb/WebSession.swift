@@ -63,37 +63,32 @@ package struct WebSessionFactory: Sendable {
     /// A new session.
     ///
     /// - Parameters:
-    ///   - send: takes one outgoing message (a JSON-RPC object, no framing); returns false when
-    ///     the connection cannot take more (gone, or not reading), which ends the output.
+    ///   - send: takes outgoing messages, each a JSON-RPC object ended by a newline (JSON text
+    ///     has no raw newline), as many as the session wrote at once; returns false when the
+    ///     connection cannot take more (gone, or not reading), which ends the output.
     ///   - exit: called once when the client sends `exit` (after the session is closed).
     package func makeSession(
-        send: @escaping @Sendable ([UInt8]) -> Bool, exit: @escaping @Sendable () -> Void
+        send: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool, exit: @escaping @Sendable () -> Void
     ) -> WebSession {
         let host = Host(core: core)
-        // Messages are newline-delimited on the channel (JSON text has no raw newline); a write
-        // holds whole messages, but a partial one is kept until its end arrives.
-        let pending = Mutex<[UInt8]>([])
+        // `OutputChannel` writes whole messages; should a write ever end inside one, the part is
+        // kept until its end arrives.
+        let partial = Mutex<[UInt8]>([])
         let output = OutputChannel(lateFlushMilliseconds: 1) { bytes in
-            var messages: [[UInt8]] = []
-            pending.withLock { pending in
-                var start = 0
-                if pending.isEmpty {
-                    while let newline = bytes[start...].firstIndex(of: 0x0A) {
-                        if newline > start { messages.append(Array(bytes[start..<newline])) }
-                        start = newline + 1
+            partial.withLock { partial in
+                if partial.isEmpty {
+                    guard let last = bytes.lastIndex(of: 0x0A) else {
+                        partial.append(contentsOf: bytes)
+                        return true
                     }
-                    if start < bytes.count { pending.append(contentsOf: bytes[start...]) }
-                } else {
-                    pending.append(contentsOf: bytes)
-                    while let newline = pending[start...].firstIndex(of: 0x0A) {
-                        if newline > start { messages.append(Array(pending[start..<newline])) }
-                        start = newline + 1
-                    }
-                    pending.removeFirst(start)
+                    defer { partial.append(contentsOf: bytes[(last + 1)...]) }
+                    return send(UnsafeRawBufferPointer(rebasing: bytes[...last]))
                 }
+                partial.append(contentsOf: bytes)
+                guard let last = partial.lastIndex(of: 0x0A) else { return true }
+                defer { partial.removeFirst(last + 1) }
+                return partial.withUnsafeBytes { send(UnsafeRawBufferPointer(rebasing: $0[...last])) }
             }
-            for message in messages where !send(message) { return false }
-            return true
         }
         let state = SessionState(host: host)
         let server = RPCServer(host: host, output: output, logger: logger) { _ in

@@ -27,11 +27,19 @@ struct MCPBridgeTests {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mcp-\(mode)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch + "/extra", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
+        // Copies with a 10 s preview timeout: an availability check (Location's) on a loaded debug
+        // build can pass the 500 ms default, and that must not decide these functional checks.
+        let manifests = try RelaxedManifests.folder(copying: RelaxedManifests.bundled)
+        let fixture = try RelaxedManifests.folder(copying: [Self.root + "/Tests/Fixtures/manifests/fixture.yaml"])
+        defer {
+            try? FileManager.default.removeItem(atPath: manifests)
+            try? FileManager.default.removeItem(atPath: fixture)
+        }
         let arguments = [
             mode, BuildProducts.hostExecutable,
-            "--manifests", Self.root + "/manifests", "--extra-manifests", scratch + "/extra",
+            "--manifests", manifests, "--extra-manifests", scratch + "/extra",
             "--library-path", BuildProducts.directory, "--state-dir", scratch + "/state",
-            "--fixture-manifest", Self.root + "/Tests/Fixtures/manifests/fixture.yaml",
+            "--fixture-manifest", fixture + "/fixture.yaml",
         ] + (http ? ["--http"] : [])
         let outcome = try CheckScript.run("Tests/Fixtures/mcp/mcp_check.py", arguments, in: scratch, timeout: 300)
         #expect(outcome.failed.isEmpty, "\(outcome.failed.joined(separator: "\n"))")

@@ -17,7 +17,7 @@ struct WebListenerTests {
         ("origin", 7),  // foreign Origin → 403
         ("rebinding", 7),  // rebinding Host → 403
         ("token", 12),  // non-loopback bind: no or wrong token → 401; --token-file
-        ("oversize", 5),  // oversized frame → 1009, peers unaffected
+        ("oversize", 8),  // oversized frame → 1009, not UTF-8 → 1007, binary → 1003, peers unaffected
         ("many", 5),  // 500 connections past the cap → 503
         ("vanish", 6),  // a client that vanishes mid-collection: the shared worker serves the other; none left after both
         ("rate", 2),  // the per-connection rate limit

@@ -390,6 +390,11 @@ async def oversize(binary):
             ping = await sp.call("ping")
             check("the peer connection is unaffected", "result" in ping, json.dumps(ping))
         async with ws_connect(host.url) as a:
+            # Control: a fragmented message under the limit is put together and answered.
+            await a.send(iter(["{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",", "\"params\":{\"pad\":\"é\"}}"]))
+            answer = json.loads(await asyncio.wait_for(a.recv(), 30))
+            check("control: a fragmented message under the limit is answered", answer.get("id") == 4, json.dumps(answer)[:200])
+        async with ws_connect(host.url) as a:
             # Fragmented: frames under the limit that add up to more.
             chunks = ["{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"pad\":\"", "x" * (limit // 2), "x" * (limit // 2), "\"}}"]
             await a.send(iter(chunks))
@@ -399,6 +404,16 @@ async def oversize(binary):
             except ConnectionClosed as closed:
                 check("an oversized fragmented message closes the connection with 1009",
                       closed.rcvd is not None and closed.rcvd.code == 1009, str(closed))
+        # A text message that is not UTF-8 (RFC 6455 §8.1: close with 1007); the same message
+        # with valid UTF-8 in its place is answered.
+        raw = RawWebSocket(host.port)
+        raw.sock.sendall(raw.frame_bytes('{"jsonrpc":"2.0","id":5,"method":"ping","params":{"s":"é"}}'.encode()))
+        n, eof = raw.read_messages(1, 30)
+        check("control: a text message with valid UTF-8 is answered", n == 1 and not eof, f"{n} {eof}")
+        raw.sock.sendall(raw.frame_bytes(b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"s":"\xc3\x28\xff"}}'))
+        n, eof = raw.read_messages(1, 30)
+        check("a text message that is not UTF-8 closes the connection with 1007", n == 0 and eof and raw.close_code == 1007,
+              f"{n} answers, eof={eof}, close code {raw.close_code}")
         async with ws_connect(host.url) as b:
             await b.send(b"\x00binary")
             try:
@@ -529,9 +544,12 @@ class RawWebSocket:
         if not head.startswith(b"HTTP/1.1 101"):
             raise RuntimeError("handshake refused: " + head.decode())
         self.buffer = b""
+        self.close_code = None
 
     def frame(self, text):
-        data = text.encode()
+        return self.frame_bytes(text.encode())
+
+    def frame_bytes(self, data):
         mask = os.urandom(4)
         n = len(data)
         header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big") if n < 65536
@@ -556,10 +574,12 @@ class RawWebSocket:
                             n = None
                         if n is not None and len(self.buffer) >= offset + n:
                             opcode = self.buffer[0] & 0x0F
+                            body = self.buffer[offset:offset + n]
                             self.buffer = self.buffer[offset + n:]
                             if opcode == 0x1:
                                 count += 1
                             if opcode == 0x8:
+                                self.close_code = int.from_bytes(body[:2], "big") if len(body) >= 2 else None
                                 return count, True
                             break
                     chunk = self.sock.recv(1 << 20)
