@@ -194,7 +194,7 @@ let package = Package(
         .executableTarget(name: "discovery-bench", dependencies: ["ContextHost"], path: "Benchmarks/DiscoveryBench"),
         .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport", "ProviderSupport"], path: "Benchmarks/LocationBench"),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
-        .executableTarget(name: "caldav-bench", dependencies: ["CalendarProvider"], path: "Benchmarks/CalDAVBench"),
+        .executableTarget(name: "caldav-bench", dependencies: ["CalendarProvider", "ContextHostTestSupport"], path: "Benchmarks/CalDAVBench"),
         .executableTarget(name: "egress-bench", dependencies: ["ContextHost", "ContextNetwork", "ContextHostTestSupport"], path: "Benchmarks/EgressBench"),
         .executableTarget(name: "health-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/HealthBench"),
         .executableTarget(name: "embed-bench", dependencies: ["ContextHost", "ContextHostClient"], path: "Benchmarks/EmbedBench"),
@@ -251,6 +251,6 @@ let package = Package(
         .testTarget(name: "ProviderSupportTests", dependencies: ["ProviderSupport"]),
         // The Calendar provider's CalDAV client against a real Radicale server, and its XML reader
         // (the provider module itself: its network transport is injected, a tiny test-only HTTP client here).
-        .testTarget(name: "CalDAVTests", dependencies: ["CalendarProvider"]),
+        .testTarget(name: "CalDAVTests", dependencies: ["CalendarProvider", "ContextHostTestSupport"]),
     ]
 )

@@ -11,6 +11,7 @@
 // Then the same requests are sent again by a plain client that does nothing with the answers
 // (replay), as a second reading of the server's time.
 import CalendarProvider
+import ContextHostTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -77,18 +78,6 @@ final class TimedTransport: NSObject, CalDAVTransport, @unchecked Sendable {
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 func event(_ index: Int, version: Int) -> String {
     let day = 1 + index % 28
     let hour = 8 + index % 10
@@ -118,23 +107,9 @@ enum CalDAVBench {
         let folder = NSTemporaryDirectory() + "caldav-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder + "/collections", withIntermediateDirectories: true)
         try "bench:secret\n".write(toFile: folder + "/users", atomically: true, encoding: .utf8)
-        let port = freePort()
-        try """
-        [server]
-        hosts = 127.0.0.1:\(port)
-        max_content_length = 500000000
-        [auth]
-        type = htpasswd
-        htpasswd_filename = \(folder)/users
-        htpasswd_encryption = plain
-        delay = 0
-        [storage]
-        filesystem_folder = \(folder)/collections
-        [rights]
-        type = owner_only
-        [logging]
-        level = warning
-        """.write(toFile: folder + "/config", atomically: true, encoding: .utf8)
+        let port = try Radicale.freePort()
+        try Radicale.config(port: port, folder: folder, server: ["max_content_length = 500000000"])
+            .write(toFile: folder + "/config", atomically: true, encoding: .utf8)
         let server = Process()
         server.executableURL = URL(fileURLWithPath: python)
         server.arguments = ["-m", "radicale", "--config", folder + "/config"]

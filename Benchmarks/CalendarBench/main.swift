@@ -117,15 +117,12 @@ func milliseconds(since start: UInt64) -> Double { Double(nowNanoseconds() - sta
 
 struct Stats {
     var samples: [Double]
-    func percentile(_ p: Double) -> Double {
-        let sorted = samples.sorted()
-        return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
-    }
+    func percentile(_ p: Double) -> Double { BenchSamples(samples).percentile(p) }
     func row(_ name: String) -> String {
         let mean = samples.reduce(0, +) / Double(samples.count)
         return String(
             format: "| %@ | %d | %.2f | %.2f | %.2f | %.2f |", name, samples.count, percentile(0.5), mean,
-            percentile(0.99), samples.max() ?? 0)
+            percentile(0.99), BenchSamples(samples).maximum)
     }
 }
 

@@ -35,12 +35,9 @@ func since(_ start: UInt64) -> Double { Double(now() - start) / 1000 }
 
 struct Stats {
     var samples: [Double]
-    func percentile(_ p: Double) -> Double {
-        let sorted = samples.sorted()
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
-    }
     var row: String {
-        String(format: "%d | %.1f | %.1f | %.1f", samples.count, percentile(0.5), percentile(0.99), samples.max() ?? 0)
+        let stats = BenchSamples(samples)
+        return String(format: "%d | %.1f | %.1f | %.1f", samples.count, stats.percentile(0.5), stats.percentile(0.99), stats.maximum)
     }
 }
 

@@ -30,27 +30,28 @@ enum Civil {
     }
 
     /// `YYYY-MM-DD`.
-    static func isoDate(days: Int) -> String {
-        let d = date(days: days)
-        return "\(pad(d.year, 4))-\(pad(d.month))-\(pad(d.day))"
-    }
+    static func isoDate(days: Int) -> String { dateText(days: days, separator: "-") }
 
     /// `YYYY-MM-DDTHH:MM:SS` of local seconds.
-    static func isoDateTime(_ seconds: Int) -> String {
-        let (days, second) = split(seconds)
-        return "\(isoDate(days: days))T\(pad(second / 3600)):\(pad(second / 60 % 60)):\(pad(second % 60))"
-    }
+    static func isoDateTime(_ seconds: Int) -> String { dateTimeText(seconds, dateSeparator: "-", timeSeparator: ":") }
 
     /// `YYYYMMDD` (iCalendar DATE).
-    static func icsDate(days: Int) -> String {
-        let d = date(days: days)
-        return "\(pad(d.year, 4))\(pad(d.month))\(pad(d.day))"
-    }
+    static func icsDate(days: Int) -> String { dateText(days: days, separator: "") }
 
     /// `YYYYMMDDTHHMMSS` (iCalendar DATE-TIME without the `Z`).
-    static func icsDateTime(_ seconds: Int) -> String {
+    static func icsDateTime(_ seconds: Int) -> String { dateTimeText(seconds, dateSeparator: "", timeSeparator: "") }
+
+    /// The year, month and day of a day number, zero-padded, with `separator` between them.
+    private static func dateText(days: Int, separator: String) -> String {
+        let d = date(days: days)
+        return pad(d.year, 4) + separator + pad(d.month) + separator + pad(d.day)
+    }
+
+    /// `dateText`, `T`, then hours, minutes and seconds with `timeSeparator` between them.
+    private static func dateTimeText(_ seconds: Int, dateSeparator: String, timeSeparator: String) -> String {
         let (days, second) = split(seconds)
-        return "\(icsDate(days: days))T\(pad(second / 3600))\(pad(second / 60 % 60))\(pad(second % 60))"
+        return dateText(days: days, separator: dateSeparator) + "T" + pad(second / 3600) + timeSeparator + pad(second / 60 % 60)
+            + timeSeparator + pad(second % 60)
     }
 
     /// Zero-padded decimal.

@@ -48,12 +48,7 @@ final class ZoneRules: Sendable {
         if let last = transitions.last, t >= last, let tail { return tail.offsetSeconds(at: Int64(t)) }
         if transitions.isEmpty { return tail?.offsetSeconds(at: Int64(t)) ?? initialOffset }
         // Last transition <= t.
-        var low = 0
-        var high = transitions.count
-        while low < high {
-            let mid = (low + high) / 2
-            if transitions[mid] <= t { low = mid + 1 } else { high = mid }
-        }
+        let low = countAtOrBefore(t, in: transitions)
         return low == 0 ? initialOffset : offsets[low - 1]
     }
 
@@ -108,12 +103,7 @@ struct RecurringZone: Sendable {
         /// The last change at or before the UTC instant `t`, or `nil` when the part has none yet.
         func lastChange(atOrBefore t: Int) -> Int? {
             // The last fixed change <= t (binary search).
-            var low = 0
-            var high = fixed.count
-            while low < high {
-                let mid = (low + high) / 2
-                if fixed[mid] <= t { low = mid + 1 } else { high = mid }
-            }
+            let low = countAtOrBefore(t, in: fixed)
             var best = low == 0 ? nil : fixed[low - 1]
             guard let rule else { return best }
             let (local, overflow) = t.addingReportingOverflow(from)
@@ -121,7 +111,7 @@ struct RecurringZone: Sendable {
             // This year's changes, else last year's: each year expanded once and kept, so the
             // instants of a long series (every one of which asks) cost a lookup, not an expansion.
             let thisYear = Civil.date(days: Civil.floorDiv(local, 86_400)).year
-            if abs(thisYear) <= YearChanges.yearLimit {
+            if abs(thisYear) <= RecurringZone.yearLimit {
                 for year in [thisYear, thisYear - 1] {
                     if let last = changes(in: year, rule: rule).last(where: { $0 <= local }) {
                         return max(best ?? Int.min, last - from)
@@ -145,7 +135,7 @@ struct RecurringZone: Sendable {
         }
 
         /// The changes (UTC seconds) from `first` through `last`, a span inside UTC years
-        /// `year - 1` and `year`; `year` is within `YearChanges.yearLimit`.
+        /// `year - 1` and `year`; `year` is within `RecurringZone.yearLimit`.
         func changes(from first: Int, through last: Int, aroundYear year: Int) -> [Int] {
             var found: [Int] = []
             var index = 0
@@ -171,7 +161,7 @@ struct RecurringZone: Sendable {
 
         /// The rule's changes in `year` (wall-clock seconds in `from`, ascending).
         private func changes(in year: Int, rule: RecurrenceRule) -> [Int] {
-            years.changes(in: year) {
+            years.value(for: year) {
                 let first = Civil.days(year: year, month: 1, day: 1) * 86_400
                 let last = Civil.days(year: year + 1, month: 1, day: 1) * 86_400 - 1
                 guard last >= start else { return [] }
@@ -183,25 +173,33 @@ struct RecurringZone: Sendable {
         }
     }
 
-    /// Each year's changes of one part's rule, found once. At most `capacity` years are kept
-    /// (then it starts again), so a zone asked about every year there is stays small.
-    final class YearChanges: Sendable {
-        /// Years further from 0 are answered by the plain expansion (no calendar arithmetic near
-        /// `Int`'s limits).
-        static let yearLimit = 1_000_000
-        static let capacity = 512
-        private let known = Mutex<[Int: [Int]]>([:])
+    /// Years further from 0 are answered by the plain expansion (no calendar arithmetic near
+    /// `Int`'s limits).
+    static let yearLimit = 1_000_000
+    /// The most years a `YearCache` keeps.
+    static let yearCapacity = 512
 
-        func changes(in year: Int, _ compute: () -> [Int]) -> [Int] {
+    /// Values computed once per year: each part's rule changes (`YearChanges`), the zone's year
+    /// tables (`YearTables`). At most `yearCapacity` years are kept (then it starts again), so a
+    /// zone asked about every year there is stays small.
+    final class YearCache<Value: Sendable>: Sendable {
+        private let known = Mutex<[Int: Value]>([:])
+
+        func value(for year: Int, _ compute: () -> Value) -> Value {
             if let found = known.withLock({ $0[year] }) { return found }
             let computed = compute()
             known.withLock { table in
-                if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
+                if table.count >= RecurringZone.yearCapacity { table.removeAll(keepingCapacity: true) }
                 table[year] = computed
             }
             return computed
         }
     }
+
+    /// Each year's changes of one part's rule, found once.
+    typealias YearChanges = YearCache<[Int]>
+    /// The year tables asked for.
+    typealias YearTables = YearCache<YearTable>
 
     var parts: [Part]
     /// The UTC instants the zone's transition table answers for; outside them, `offset(atUTC:)`.
@@ -222,8 +220,8 @@ struct RecurringZone: Sendable {
     /// instant with no change in those two years (or at the far ends of time) asks each part.
     func offset(atUTC t: Int, initialOffset: Int) -> Int {
         let year = Civil.date(days: Civil.floorDiv(t, 86_400)).year
-        if abs(year) < YearChanges.yearLimit,
-            let offset = years.table(for: year, { yearTable(year) }).offset(atUTC: t)
+        if abs(year) < RecurringZone.yearLimit,
+            let offset = years.value(for: year, { yearTable(year) }).offset(atUTC: t)
         {
             return offset
         }
@@ -264,28 +262,8 @@ struct RecurringZone: Sendable {
 
         /// The offset of the last change at or before `t`, or `nil` when the table has none.
         func offset(atUTC t: Int) -> Int? {
-            var low = 0
-            var high = instants.count
-            while low < high {
-                let mid = (low + high) / 2
-                if instants[mid] <= t { low = mid + 1 } else { high = mid }
-            }
+            let low = countAtOrBefore(t, in: instants)
             return low == 0 ? nil : offsets[low - 1]
-        }
-    }
-
-    /// The year tables asked for, at most `YearChanges.capacity` of them (then it starts again).
-    final class YearTables: Sendable {
-        private let known = Mutex<[Int: YearTable]>([:])
-
-        func table(for year: Int, _ compute: () -> YearTable) -> YearTable {
-            if let found = known.withLock({ $0[year] }) { return found }
-            let computed = compute()
-            known.withLock { table in
-                if table.count >= YearChanges.capacity { table.removeAll(keepingCapacity: true) }
-                table[year] = computed
-            }
-            return computed
         }
     }
 }
@@ -402,4 +380,16 @@ final class SystemZones: Sendable {
         cache.withLock { $0[name] = .some(loaded) }
         return loaded
     }
+}
+
+/// How many of the ascending `sorted` are at or before `t` (binary search): the index after the
+/// last one `<= t`, 0 when none is.
+func countAtOrBefore(_ t: Int, in sorted: [Int]) -> Int {
+    var low = 0
+    var high = sorted.count
+    while low < high {
+        let mid = low + (high - low) / 2
+        if sorted[mid] <= t { low = mid + 1 } else { high = mid }
+    }
+    return low
 }

@@ -157,19 +157,16 @@ struct ByteReader {
         return bytes[offset]
     }
 
-    mutating func u32() -> UInt32? {
-        guard remaining >= 4 else { return nil }
-        var value: UInt32 = 0
-        for index in 0..<4 { value |= UInt32(bytes[offset + index]) << (8 * index) }
-        offset += 4
-        return value
-    }
+    mutating func u32() -> UInt32? { littleEndian() }
+    mutating func u64() -> UInt64? { littleEndian() }
 
-    mutating func u64() -> UInt64? {
-        guard remaining >= 8 else { return nil }
-        var value: UInt64 = 0
-        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * index) }
-        offset += 8
+    /// The next `T.bitWidth / 8` bytes as a little-endian `T`.
+    private mutating func littleEndian<T: FixedWidthInteger & UnsignedInteger>() -> T? {
+        let size = T.bitWidth / 8
+        guard remaining >= size else { return nil }
+        var value: T = 0
+        for index in 0..<size { value |= T(bytes[offset + index]) << (8 * index) }
+        offset += size
         return value
     }
 

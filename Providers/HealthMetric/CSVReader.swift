@@ -15,35 +15,13 @@ import ContextProviderKit
 /// `km`, `mi`, `kcal`, `kJ`, `kg`, `lb`, `count/min` or `h` (empty means the metric's base unit).
 /// Rows of the same metric and day are added up (sums, sleep) or averaged. Fields may be quoted.
 struct CSVReader {
-    let path: String
-    let chunkSize: Int
-
-    init(path: String, chunkSize: Int = 1 << 20) {
-        self.path = path
-        self.chunkSize = max(chunkSize, 64)
-    }
-
-    /// Reads the whole file; bad rows are reported in the result, never thrown. `onRead` hears
-    /// each read's byte count.
-    func read(onRead: (Int) -> Void = { _ in }) throws(ProviderError) -> HealthData {
-        let fd = try FileSystem.openForReading(path)
-        defer { close(fd) }
-        let path = self.path
-        return try Self.read(fileName: FileSystem.fileName(path), chunkSize: chunkSize) {
-            (pointer, count) throws(ProviderError) -> Int in
-            let read = try FileSystem.read(fd, into: pointer, count: count, path: path)
-            onRead(read)
-            return read
-        }
-    }
-
     /// Reads what `read` delivers (up to `count` bytes at the pointer; 0 at the end). A line
     /// longer than `Limits.maximumCSVLine` is reported and skipped without being kept.
     package static func read(
         fileName: String, chunkSize requestedChunkSize: Int,
-        read: (UnsafeMutablePointer<UInt8>, Int) throws(ProviderError) -> Int
+        read: ChunkSource
     ) throws(ProviderError) -> HealthData {
-        let chunkSize = min(max(requestedChunkSize, 64), 64 << 20)
+        let chunkSize = FileSystem.chunkSize(requestedChunkSize)
         var ingest = CSVIngest(fileName: fileName)
         var pendingLine: [UInt8] = []
         /// The current line passed the length limit: its bytes are dropped up to the newline.

@@ -20,27 +20,6 @@ struct ExportScanner {
     /// No single element may be longer than this.
     static let maximumElementLength = 16 << 20
 
-    let path: String
-    let chunkSize: Int
-
-    init(path: String, chunkSize: Int = ExportScanner.defaultChunkSize) {
-        self.path = path
-        self.chunkSize = max(chunkSize, 64)
-    }
-
-    /// Reads the whole file; `onRead` hears each read's byte count.
-    func scan(onRead: (Int) -> Void = { _ in }) throws(ProviderError) -> HealthData {
-        let fd = try FileSystem.openForReading(path)
-        defer { close(fd) }
-        let path = self.path
-        return try Self.scan(fileName: FileSystem.fileName(path), chunkSize: chunkSize) {
-            (pointer, count) throws(ProviderError) -> Int in
-            let read = try FileSystem.read(fd, into: pointer, count: count, path: path)
-            onRead(read)
-            return read
-        }
-    }
-
     /// Scans what `read` delivers (it fills up to `count` bytes at the pointer and answers how
     /// many, 0 at the end).
     ///
@@ -50,9 +29,9 @@ struct ExportScanner {
     /// times, not once per chunk.
     package static func scan(
         fileName: String, chunkSize requestedChunkSize: Int,
-        read: (UnsafeMutablePointer<UInt8>, Int) throws(ProviderError) -> Int
+        read: ChunkSource
     ) throws(ProviderError) -> HealthData {
-        let chunkSize = min(max(requestedChunkSize, 64), 64 << 20)
+        let chunkSize = FileSystem.chunkSize(requestedChunkSize)
         var state = ScanState(fileName: fileName)
         var capacity = chunkSize * 2
         var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)

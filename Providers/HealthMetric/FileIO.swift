@@ -29,6 +29,10 @@ struct FileStamp: Sendable, Hashable {
     }
 }
 
+/// What the health file readers read from: it fills up to `count` bytes at the pointer and answers
+/// how many, 0 at the end (a file, or a fuzzer's bytes).
+package typealias ChunkSource = (_ pointer: UnsafeMutablePointer<UInt8>, _ count: Int) throws(ProviderError) -> Int
+
 /// Small file-system helpers over the C library (no Foundation).
 enum FileSystem {
     /// The last path component.
@@ -63,6 +67,25 @@ enum FileSystem {
             throw ProviderError("Cannot read \(path): \(errorText())")
         }
     }
+
+    /// Opens `path` and runs `body` with the file's name and a reader that fills up to `count`
+    /// bytes at the pointer and answers how many (0 at the end), telling `onRead` each read's
+    /// byte count; closes the file after.
+    static func streaming(
+        _ path: String, onRead: @escaping (Int) -> Void,
+        _ body: (_ fileName: String, _ read: ChunkSource) throws(ProviderError) -> HealthData
+    ) throws(ProviderError) -> HealthData {
+        let fd = try openForReading(path)
+        defer { close(fd) }
+        return try body(fileName(path)) { (pointer, count) throws(ProviderError) -> Int in
+            let got = try FileSystem.read(fd, into: pointer, count: count, path: path)
+            onRead(got)
+            return got
+        }
+    }
+
+    /// The bytes per read the readers use for a requested chunk size: at least 64, at most 64 MiB.
+    static func chunkSize(_ requested: Int) -> Int { min(max(requested, 64), 64 << 20) }
 
     /// The whole (small) file, or `nil` when it cannot be read.
     static func readAll(_ path: String, limit: Int = 1 << 28) -> [UInt8]? {

@@ -123,9 +123,11 @@ final class HealthStore: @unchecked Sendable {
             return Loaded(located: located, data: data)
         }
         let onRead: (Int) -> Void = { progress?.advance(by: $0) }
-        let data = located.isCSV
-            ? try CSVReader(path: located.path, chunkSize: chunkSize).read(onRead: onRead)
-            : try ExportScanner(path: located.path, chunkSize: chunkSize).scan(onRead: onRead)
+        let data = try FileSystem.streaming(located.path, onRead: onRead) { (fileName, read) throws(ProviderError) -> HealthData in
+            located.isCSV
+                ? try CSVReader.read(fileName: fileName, chunkSize: chunkSize, read: read)
+                : try ExportScanner.scan(fileName: fileName, chunkSize: chunkSize, read: read)
+        }
         progress?.finish()
         if let cache, let problem = cache.store(data, dataPath: located.path, stamp: located.stamp) {
             FileSystem.log("could not write the aggregate cache (\(problem)); the next open will read the file again")

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ContextWire
 
 #if canImport(Glibc)
 import Glibc
@@ -18,22 +19,11 @@ package enum HTMLRender {
     // MARK: Escaping and URLs
 
     /// `text` safe inside HTML text and in double- or single-quoted attribute values.
-    package static func escape(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            case "\u{0}": result += "\u{FFFD}"
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    package static func escape(_ text: String) -> String { TextEscaping.escape(text, htmlEscapes) }
+
+    private static let htmlEscapes: [Unicode.Scalar: String] = [
+        "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;", "\u{0}": "\u{FFFD}",
+    ]
 
     /// Whether a URL may be a link target: `http:`, `https:`, `mailto:` or `geo:` (case-insensitive),
     /// with no control characters or white space that browsers strip.

@@ -1,5 +1,6 @@
 import ContextHost
 import ContextProviderKit
+import ContextWire
 
 /// Report formats: readable text (optionally coloured), TAP 13, JUnit XML and JSON.
 public enum ConformanceFormat: String, Sendable, CaseIterable {
@@ -119,25 +120,18 @@ public enum ConformanceFormatter {
     /// `\xNN`, and `:` becomes `\x3a`: TAP::Parser's YAMLish reader (behind `prove`) reads a list
     /// item containing `: ` as a mapping, and every YAML parser decodes the escape.
     static func yamlString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case ":": result += "\\x3a"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7f {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+        let escaped = TextEscaping.escape(text, yamlEscapes) { scalar, result in
+            if TextEscaping.isControl(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                result += "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
+            } else {
+                result.unicodeScalars.append(scalar)
             }
         }
-        return result + "\""
+        return "\"" + escaped + "\""
     }
+
+    private static let yamlEscapes: [Unicode.Scalar: String] = ["\"": "\\\"", "\\": "\\\\", "\n": "\\n", "\t": "\\t", ":": "\\x3a"]
 
     // MARK: JUnit
 
@@ -209,24 +203,16 @@ public enum ConformanceFormatter {
 
     /// Text escaped for XML content and attributes; characters XML 1.0 forbids are dropped.
     static func xml(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            case "\n": result += "&#10;"
-            case "\t": result += "&#9;"
-            default:
-                let value = scalar.value
-                if value < 0x20 || (0xFFFE...0xFFFF).contains(value) { continue }
-                result.unicodeScalars.append(scalar)
-            }
+        TextEscaping.escape(text, xmlEscapes) { scalar, result in
+            let value = scalar.value
+            if value < 0x20 || (0xFFFE...0xFFFF).contains(value) { return }
+            result.unicodeScalars.append(scalar)
         }
-        return result
     }
+
+    private static let xmlEscapes: [Unicode.Scalar: String] = [
+        "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;", "\n": "&#10;", "\t": "&#9;",
+    ]
 
     // MARK: JSON
 

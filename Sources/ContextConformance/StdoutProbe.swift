@@ -1,6 +1,7 @@
 import CHostSupport
 import ContextHost
 import ContextProviderKit
+import ContextWire
 import Dispatch
 import Synchronization
 
@@ -160,17 +161,10 @@ public enum StdoutProbe {
 extension String {
     /// Control characters shown as `\n`, `\u{1}`…
     func replacingControlCharacters(quotes: Bool = true) -> String {
-        var result = ""
-        for scalar in unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\"" where quotes: result += "\\\""
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7f { result += "\\u{\(String(scalar.value, radix: 16))}" } else { result.unicodeScalars.append(scalar) }
-            }
+        var table: [Unicode.Scalar: String] = ["\n": "\\n", "\r": "\\r", "\t": "\\t"]
+        if quotes { table["\""] = "\\\"" }
+        return TextEscaping.escape(self, table) { scalar, result in
+            if TextEscaping.isControl(scalar) { result += "\\u{\(String(scalar.value, radix: 16))}" } else { result.unicodeScalars.append(scalar) }
         }
-        return result
     }
 }

@@ -1,3 +1,4 @@
+import ContextHostTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -46,55 +47,20 @@ final class RadicaleServer: @unchecked Sendable {
         return python
     }
 
-    /// A port the kernel says is free now.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw TestFailure("bind: \(errno)") }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw TestFailure("getsockname: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     init(user: String = "alice", password: String) async throws {
         self.user = user
         self.password = password
         folder = NSTemporaryDirectory() + "caldav-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder + "/collections", withIntermediateDirectories: true)
         try "\(user):\(password)\n".write(toFile: folder + "/users", atomically: true, encoding: .utf8)
-        port = try Self.freePort()
+        port = try Radicale.freePort()
         logPath = folder + "/radicale.log"
         try await start()
     }
 
     /// Starts (or restarts) the server on the same port and storage.
     func start() async throws {
-        let config = """
-            [server]
-            hosts = 127.0.0.1:\(port)
-            [auth]
-            type = htpasswd
-            htpasswd_filename = \(folder)/users
-            htpasswd_encryption = plain
-            delay = 0
-            [storage]
-            filesystem_folder = \(folder)/collections
-            [rights]
-            type = owner_only
-            [logging]
-            level = warning
-            """
+        let config = Radicale.config(port: port, folder: folder)
         try config.write(toFile: folder + "/config", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.python())

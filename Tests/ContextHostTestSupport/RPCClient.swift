@@ -134,6 +134,19 @@ public final class RPCClient: @unchecked Sendable {
         return result
     }
 
+    /// `providers/list`'s entry for `id`, which must be listed, loaded and available (else this
+    /// throws, saying what was listed).
+    public func availableProvider(_ id: String) throws -> JSONValue {
+        let providers = try call("providers/list")["providers"]?.arrayValue ?? []
+        guard let entry = providers.first(where: { $0["id"] == .string(id) }) else {
+            throw Failure(description: "providers/list has no \(id): \(JSONValue.array(providers))")
+        }
+        guard entry["status"] == "loaded", entry["available"] == true else {
+            throw Failure(description: "\(id) is not loaded and available: \(entry)")
+        }
+        return entry
+    }
+
     /// Sends a request and returns its `error`, failing on success.
     public func callExpectingError(_ method: String, _ params: JSONValue? = nil) throws -> JSONValue {
         let id = send(method, params)

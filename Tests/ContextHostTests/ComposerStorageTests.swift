@@ -61,13 +61,18 @@ struct ComposerStorageTests {
         #expect(try JSONValue(parsing: attached.itemJSON.withUnsafeBytes { Array($0) }) == .object(item))
     }
 
-    @Test("a draft written from stored bytes reads back as the same composer")
-    func draftRoundTrip() throws {
-        let items = (0..<3).map { index -> AttachedItem in
+    /// `count` copies of the sample item, `item-0`…, each encoded as the text `data N`.
+    func numberedItems(_ count: Int) -> [AttachedItem] {
+        (0..<count).map { index -> AttachedItem in
             var item = item
             item["id"] = .string("item-\(index)")
             return AttachedItem(item: item, encoding: encoding(data: .string(Base64.encode(Array("data \(index)".utf8)))))
         }
+    }
+
+    @Test("a draft written from stored bytes reads back as the same composer")
+    func draftRoundTrip() throws {
+        let items = numberedItems(3)
         let composer = Composer(id: "c1", maximumItems: 10, byteBudget: 1 << 20, items: items, createdAt: 1_763_750_000.25)
         let bytes = composer.draftBytes
         let restored = try #require(Composer(json: try JSONValue(parsing: bytes)))
@@ -77,11 +82,7 @@ struct ComposerStorageTests {
 
     @Test("the summary written as text is the summary")
     func summaryText() throws {
-        let items = (0..<2).map { index -> AttachedItem in
-            var item = item
-            item["id"] = .string("item-\(index)")
-            return AttachedItem(item: item, encoding: encoding(data: .string(Base64.encode(Array("data \(index)".utf8)))))
-        }
+        let items = numberedItems(2)
         let composer = Composer(id: "c\"1", maximumItems: 7, byteBudget: 4096, items: items, createdAt: 1)
         var bytes: [UInt8] = []
         composer.appendSummary(to: &bytes)

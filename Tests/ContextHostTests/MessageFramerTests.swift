@@ -7,6 +7,14 @@ struct MessageFramerTests {
     /// Feeds `input` in chunks of `size` bytes and collects the events.
     private func events(_ input: [UInt8], chunk size: Int, limit: Int = 1024, finish: Bool = true) -> [FramedEvent] {
         var framer = MessageFramer(maximumMessageBytes: limit)
+        var events = feed(&framer, input, chunk: size)
+        if finish { events += framer.finish() }
+        return events
+    }
+
+    /// Feeds `input` to `framer` in chunks of `size` bytes and collects the events (without
+    /// finishing).
+    private func feed(_ framer: inout MessageFramer, _ input: [UInt8], chunk size: Int) -> [FramedEvent] {
         var events: [FramedEvent] = []
         var offset = 0
         while offset < input.count {
@@ -14,7 +22,6 @@ struct MessageFramerTests {
             input[offset..<end].withUnsafeBytes { events += framer.consume($0) }
             offset = end
         }
-        if finish { events += framer.finish() }
         return events
     }
 
@@ -48,13 +55,7 @@ struct MessageFramerTests {
             input += Array(body.utf8)
         }
         var framer = MessageFramer(maximumMessageBytes: 1024)
-        var collected: [FramedEvent] = []
-        var offset = 0
-        while offset < input.count {
-            let end = min(offset + chunk, input.count)
-            input[offset..<end].withUnsafeBytes { collected += framer.consume($0) }
-            offset = end
-        }
+        let collected = feed(&framer, input, chunk: chunk)
         #expect(framer.framing == .contentLength)
         #expect(collected == bodies.map(message))
     }

@@ -25,26 +25,12 @@ final class TLSRadicale: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: folder.path + "/collections", withIntermediateDirectories: true)
         _ = try folder.write("users", "\(user):\(password)\n")
         _ = try folder.write("password", password)
-        port = try Self.freePort()
-        _ = try folder.write("config", """
-            [server]
-            hosts = 127.0.0.1:\(port)
-            ssl = True
-            certificate = \(folder.path)/ca/server.pem
-            key = \(folder.path)/ca/server.key
-            [auth]
-            type = htpasswd
-            htpasswd_filename = \(folder.path)/users
-            htpasswd_encryption = plain
-            delay = 0
-            [storage]
-            filesystem_folder = \(folder.path)/collections
-            [rights]
-            type = owner_only
-            [logging]
-            level = warning
-
-            """)
+        port = try Radicale.freePort()
+        _ = try folder.write(
+            "config",
+            Radicale.config(
+                port: port, folder: folder.path,
+                server: ["ssl = True", "certificate = \(folder.path)/ca/server.pem", "key = \(folder.path)/ca/server.key"]))
         let log = folder.path + "/radicale.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
@@ -100,21 +86,6 @@ final class TLSRadicale: @unchecked Sendable {
 
     static func deleteEvent(_ user: String, _ calendar: String, uid: String) -> JSONValue {
         ["method": "DELETE", "path": .string("/\(user)/\(calendar)/\(uid).ics"), "expect": [200, 204]]
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SetupFailure(description: "socket: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else { throw SetupFailure(description: "bind: errno \(errno)") }
-        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        guard named == 0 else { throw SetupFailure(description: "getsockname: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func accepts(_ port: Int) -> Bool {

@@ -27,10 +27,7 @@ struct CalendarFlowTests {
         defer { client.host.terminate() }
         try client.initialize(["clientInfo": ["name": "tests"], "locale": "de-DE"])
 
-        let list = try client.call("providers/list")
-        let calendar = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.calendar" })
-        #expect(calendar["status"] == "loaded")
-        #expect(calendar["available"] == true)
+        let calendar = try client.availableProvider("com.contexthost.calendar")
         #expect(calendar["collection"] == "both")
 
         // collect/start: a search-backed choice of upcoming events.

@@ -13,10 +13,7 @@ struct DeviceInfoFlowTests {
         defer { client.host.terminate() }
         try client.initialize()
 
-        let list = try client.call("providers/list")
-        let provider = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.device-info" })
-        #expect(provider["status"] == "loaded")
-        #expect(provider["available"] == true)
+        let provider = try client.availableProvider("com.contexthost.device-info")
         #expect(provider["title"] == "Device Information")
 
         let made = try client.call("collect/make", ["providerId": "com.contexthost.device-info"])

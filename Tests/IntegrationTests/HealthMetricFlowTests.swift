@@ -17,10 +17,7 @@ struct HealthMetricFlowTests {
         defer { client.host.terminate() }
         _ = try client.initialize(["clientInfo": ["name": "tests"], "locale": "en-US"])
 
-        let list = try client.call("providers/list")
-        let health = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.health-metric" })
-        #expect(health["status"] == "loaded")
-        #expect(health["available"] == true)
+        let health = try client.availableProvider("com.contexthost.health-metric")
         #expect(health["title"] == "Health Metric")
 
         let start = try client.call("collect/start", ["providerId": "com.contexthost.health-metric"])

@@ -43,42 +43,17 @@ struct IntegrityTests {
 
     /// Runs `context-host worker` with these arguments, sends the init frame and returns the answer.
     private func workerAnswer(_ arguments: [String]) throws -> JSONValue {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.hostExecutable)
-        process.arguments = ["worker"] + arguments
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let worker = try DirectWorker(arguments)
         defer {
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
+            try? worker.closeInput()
+            worker.process.waitUntilExit()
         }
-        // Frame: 4-byte little-endian length (tag + payload), 8-byte tag (0 = init), payload.
-        let payload = Array(#"{"ctxpVersion":1,"providerId":"com.contexthost.fixture","hostVersion":"0.1.0","locale":"en-US","settings":{},"grantedPermissions":[]}"#.utf8)
-        var frame: [UInt8] = []
-        withUnsafeBytes(of: UInt32(payload.count + 8).littleEndian) { frame.append(contentsOf: $0) }
-        withUnsafeBytes(of: Int64(0).littleEndian) { frame.append(contentsOf: $0) }
-        frame += payload
-        input.fileHandleForWriting.write(Data(frame))
-        var received: [UInt8] = []
-        while true {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            received += chunk
-            if received.count >= 4 {
-                let length = Int(UInt32(received[0]) | UInt32(received[1]) << 8 | UInt32(received[2]) << 16 | UInt32(received[3]) << 24)
-                if received.count >= 4 + length { return try JSONValue(parsing: Array(received[12..<(4 + length)])) }
-            }
-        }
-        throw WorkerSilent(received: received.count)
+        worker.send(tag: 0, #"{"ctxpVersion":1,"providerId":"com.contexthost.fixture","hostVersion":"0.1.0","locale":"en-US","settings":{},"grantedPermissions":[]}"#)
+        guard let (_, answer) = worker.receive() else { throw WorkerSilent() }
+        return try JSONValue(parsing: Array(answer.utf8))
     }
 
-    struct WorkerSilent: Error {
-        var received: Int
-    }
+    struct WorkerSilent: Error {}
 
     @Test("context-host worker checks the pin itself and loads only matching bytes")
     func workerDirectly() throws {

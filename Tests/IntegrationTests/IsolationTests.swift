@@ -552,40 +552,18 @@ struct IsolationTests {
 
     @Test("a worker exits when its stdin closes")
     func workerExitsOnEOF() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.hostExecutable)
-        process.arguments = ["worker", "--library", BuildProducts.library("FixtureMisbehavingProvider")]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let worker = try DirectWorker(["--library", BuildProducts.library("FixtureMisbehavingProvider")])
+        let process = worker.process
         defer { if process.isRunning { process.terminate() } }
-        func frame(_ tag: Int64, _ text: String) -> Data {
-            var data = Data()
-            withUnsafeBytes(of: UInt32(text.utf8.count + 8).littleEndian) { data.append(contentsOf: $0) }
-            withUnsafeBytes(of: tag.littleEndian) { data.append(contentsOf: $0) }
-            data.append(contentsOf: Array(text.utf8))
-            return data
-        }
-        func readFrame() throws -> (Int64, String) {
-            let header = output.fileHandleForReading.readData(ofLength: 12)
-            try #require(header.count == 12)
-            let length = header.prefix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
-            let tag = header.suffix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }
-            let body = output.fileHandleForReading.readData(ofLength: Int(length) - 8)
-            return (tag, String(decoding: body, as: UTF8.self))
-        }
-        input.fileHandleForWriting.write(frame(0, #"{"ctxpVersion":1,"providerId":"com.contexthost.misbehaving","hostVersion":"0.1.0","locale":"en-US","settings":{},"grantedPermissions":[]}"#))
-        let (openTag, opened) = try readFrame()
+        worker.send(tag: 0, #"{"ctxpVersion":1,"providerId":"com.contexthost.misbehaving","hostVersion":"0.1.0","locale":"en-US","settings":{},"grantedPermissions":[]}"#)
+        let (openTag, opened) = try #require(worker.receive())
         #expect(openTag == 0)
         #expect(opened == #"{"ok":true}"#)
-        input.fileHandleForWriting.write(frame(7, #"{"jsonrpc":"2.0","id":7,"method":"item/describe","params":{}}"#))
-        let (tag, reply) = try readFrame()
+        worker.send(tag: 7, #"{"jsonrpc":"2.0","id":7,"method":"item/describe","params":{}}"#)
+        let (tag, reply) = try #require(worker.receive())
         #expect(tag == 7)
         #expect(reply == #"{"jsonrpc":"2.0","id":7,"result":{"text":"ok"}}"#)
-        try input.fileHandleForWriting.close()
+        try worker.closeInput()
         let deadline = Date().addingTimeInterval(5)
         while process.isRunning, Date() < deadline { usleep(5_000) }
         #expect(!process.isRunning)

@@ -18,10 +18,7 @@ struct LocationFlowTests {
         defer { client.host.terminate() }
         _ = try client.initialize()
 
-        let list = try client.call("providers/list")
-        let location = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.location" })
-        #expect(location["status"] == "loaded")
-        #expect(location["available"] == true)
+        _ = try client.availableProvider("com.contexthost.location")
 
         // collect/start → the form with a searchable place and a coordinates field.
         let start = try client.call("collect/start", ["providerId": "com.contexthost.location"])

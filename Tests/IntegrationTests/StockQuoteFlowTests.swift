@@ -21,10 +21,7 @@ struct StockQuoteFlowTests {
         defer { client.host.terminate() }
         try client.initialize()
 
-        let list = try client.call("providers/list")
-        let provider = try #require(list["providers"]?.arrayValue?.first { $0["id"] == "com.contexthost.stock-quote" })
-        #expect(provider["status"] == "loaded")
-        #expect(provider["available"] == true)
+        let provider = try client.availableProvider("com.contexthost.stock-quote")
         #expect(provider["title"] == "Stock Quote")
         #expect(provider["permissions"] == [])
 

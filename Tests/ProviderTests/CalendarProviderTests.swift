@@ -293,13 +293,9 @@ struct CalendarProviderTests {
             "id": "00000000-0000-0000-0000-000000000001", "providerId": "com.contexthost.calendar", "type": "event",
             "displayName": "Bad", "content": ["title": "Bad", "startDate": "tomorrow", "endDate": "2025-03-03"],
         ]
-        do {
-            _ = try await harness.call("item/preview", ["item": item])
-            Issue.record("expected an error")
-        } catch let error as ProviderHarness.CallError {
-            #expect(error.code == -32602)
-            #expect(error.message.contains("startDate"))
-        }
+        let error = try await harness.callError("item/preview", ["item": item])
+        #expect(error.code == -32602)
+        #expect(error.message.contains("startDate"))
         let noTitle: JSONValue = [
             "id": "00000000-0000-0000-0000-000000000002", "providerId": "com.contexthost.calendar", "type": "event",
             "displayName": "Bad", "content": ["startDate": "2025-03-03", "endDate": "2025-03-04"],

@@ -77,28 +77,16 @@ struct DeviceInfoProviderTests {
             object["content"] = .object(content)
             item = .object(object)
         }
-        do {
-            _ = try await provider.call("item/detail", ["item": item])
-            Issue.record("expected an error")
-        } catch let error as ProviderHarness.CallError {
-            #expect(error.code == -32602)
-            #expect(error.message == "params.item.content.cpuCount: expected a number, got a string")
-        }
+        let error = try await provider.callError("item/detail", ["item": item])
+        #expect(error.code == -32602)
+        #expect(error.message == "params.item.content.cpuCount: expected a number, got a string")
         let good = try await makeItem()
-        do {
-            _ = try await provider.call("item/encode", ["item": good, "representation": "pdf"])
-            Issue.record("expected an error")
-        } catch let error as ProviderHarness.CallError {
-            #expect(error.code == -32602)
-            #expect(error.message.contains("unknown representation \"pdf\""))
-        }
+        let encodeError = try await provider.callError("item/encode", ["item": good, "representation": "pdf"])
+        #expect(encodeError.code == -32602)
+        #expect(encodeError.message.contains("unknown representation \"pdf\""))
         for method in ["collect/start", "no/such"] {
-            do {
-                _ = try await provider.call(method, ["sessionId": "s"])
-                Issue.record("expected an error")
-            } catch let error as ProviderHarness.CallError {
-                #expect(error.code == -32601)
-            }
+            let error = try await provider.callError(method, ["sessionId": "s"])
+            #expect(error.code == -32601)
         }
     }
 

@@ -84,23 +84,20 @@ struct HostileCalendarTests {
         }),
     ]
 
+    /// Writes `host.yaml` into `folder`: the Calendar provider reads the calendars in `folder` at
+    /// a fixed now, in UTC, with the `more` settings lines; answers its path.
+    static func config(_ folder: TemporaryDirectory, _ more: [String]) throws -> String {
+        let settings = [#"calendars: "\#(folder.path)""#, #"now: "2025-03-01T00:00:00Z""#, "timeZone: UTC"] + more
+        return try folder.write(
+            "host.yaml", "providers:\n  com.contexthost.calendar:\n    settings:\n" + settings.map { "      \($0)\n" }.joined() + "\n")
+    }
+
     @Test("every request answers, the host keeps answering ping, memory stays bounded", arguments: 0..<inputs.count)
     func hostile(index: Int) throws {
         let (name, contents) = Self.inputs[index]
         let folder = try TemporaryDirectory()
         try Data(contents()).write(to: URL(fileURLWithPath: folder.path + "/hostile.ics"))
-        let config = try folder.write(
-            "host.yaml",
-            """
-            providers:
-              com.contexthost.calendar:
-                settings:
-                  calendars: "\(folder.path)"
-                  now: "2025-03-01T00:00:00Z"
-                  timeZone: UTC
-                  windowDays: 3660
-
-            """)
+        let config = try Self.config(folder, ["windowDays: 3660"])
         // Reads of the file (IN_ACCESS): the provider must have read it, not skipped it.
         let reads = try FolderWatch(folder.path, events: UInt32(IN_ACCESS))
         let client = try RPCClient(arguments: ["serve", "--no-watch", "--no-state", "--isolation", "in-process", "--config", config])
@@ -140,18 +137,7 @@ struct HostileCalendarTests {
         let big = open(folder.path + "/big.ics", O_CREAT | O_WRONLY, 0o600)
         #expect(big >= 0 && ftruncate(big, 65 << 20) == 0)
         close(big)
-        let config = try folder.write(
-            "host.yaml",
-            """
-            providers:
-              com.contexthost.calendar:
-                settings:
-                  calendars: "\(folder.path)"
-                  moreCalendars: "/dev/zero"
-                  now: "2025-03-01T00:00:00Z"
-                  timeZone: UTC
-
-            """)
+        let config = try Self.config(folder, [#"moreCalendars: "/dev/zero""#])
         let client = try RPCClient(arguments: ["serve", "--no-watch", "--no-state", "--isolation", "in-process", "--config", config])
         defer { client.host.terminate() }
         try client.initialize()

@@ -38,22 +38,12 @@ struct HostileHealthMetricTests {
 
     /// collect/start + collect/submit: the item, or the outcome / error when there is none.
     static func submit(_ host: HostileHost, _ values: JSONValue) throws -> (item: JSONValue?, answer: JSONValue?) {
-        let (session, error) = try host.start()
-        guard let session else { return (nil, error) }
-        let (result, submitError) = try host.request("collect/submit", ["sessionId": session, "values": values], timeout: 60)
-        return (result?["item"], result ?? submitError)
+        try host.submit(values, timeout: 60)
     }
 
     /// preview, detail, describe and encode (json and csv) of an item: each a result or a documented error.
     static func views(_ host: HostileHost, _ item: JSONValue) throws -> [JSONValue] {
-        var answers: [JSONValue] = []
-        for (method, extra) in [("items/preview", nil), ("items/detail", nil), ("items/describe", nil), ("items/encode", nil), ("items/encode", "csv")] as [(String, String?)] {
-            var params: JSONObject = ["item": item]
-            if let extra { params["representation"] = .string(extra) }
-            let (result, error) = try host.request(method, .object(params), timeout: 10)
-            answers.append(result ?? error ?? .null)
-        }
-        return answers
+        try host.views(item, representation: "csv")
     }
 
     /// A forged item: the sample's shape with `content` changed by `edit`.

@@ -113,6 +113,28 @@ final class HostileHost: @unchecked Sendable {
         return (result?["sessionId"], error)
     }
 
+    /// `collect/start` then `collect/submit` of `values`: the item, or the answer (the outcome
+    /// or the documented error) when there is none.
+    func submit(_ values: JSONValue, timeout: Double) throws -> (item: JSONValue?, answer: JSONValue?) {
+        let (session, error) = try start()
+        guard let session else { return (nil, error) }
+        let (result, submitError) = try request("collect/submit", ["sessionId": session, "values": values], timeout: timeout)
+        return (result?["item"], result ?? submitError)
+    }
+
+    /// preview, detail, describe and encode (json, then `representation`) of an item: each a
+    /// result or a documented error (`null` when the answer had neither).
+    func views(_ item: JSONValue, representation: String) throws -> [JSONValue] {
+        var answers: [JSONValue] = []
+        for (method, extra) in [("items/preview", nil), ("items/detail", nil), ("items/describe", nil), ("items/encode", nil), ("items/encode", representation)] as [(String, String?)] {
+            var params: JSONObject = ["item": item]
+            if let extra { params["representation"] = .string(extra) }
+            let (result, error) = try request(method, .object(params), timeout: 10)
+            answers.append(result ?? error ?? .null)
+        }
+        return answers
+    }
+
     /// The `providers/list` entry of this provider.
     func listing() throws -> JSONValue {
         let list = try result("providers/list", [:])

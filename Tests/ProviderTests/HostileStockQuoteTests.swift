@@ -29,23 +29,12 @@ struct HostileStockQuoteTests {
 
     /// collect/start + collect/submit: the item, or the answer when there is none.
     static func submit(_ host: HostileHost, _ symbol: JSONValue, range: String = "1Y") throws -> (item: JSONValue?, answer: JSONValue?) {
-        let (session, error) = try host.start()
-        guard let session else { return (nil, error) }
-        let (result, submitError) = try host.request(
-            "collect/submit", ["sessionId": session, "values": ["symbol": symbol, "range": .string(range)]], timeout: 30)
-        return (result?["item"], result ?? submitError)
+        try host.submit(["symbol": symbol, "range": .string(range)], timeout: 30)
     }
 
     /// preview, detail, describe and encode (json and text) of an item.
     static func views(_ host: HostileHost, _ item: JSONValue) throws -> [JSONValue] {
-        var answers: [JSONValue] = []
-        for (method, representation) in [("items/preview", nil), ("items/detail", nil), ("items/describe", nil), ("items/encode", nil), ("items/encode", "text")] as [(String, String?)] {
-            var params: JSONObject = ["item": item]
-            if let representation { params["representation"] = .string(representation) }
-            let (result, error) = try host.request(method, .object(params), timeout: 10)
-            answers.append(result ?? error ?? .null)
-        }
-        return answers
+        try host.views(item, representation: "text")
     }
 
     /// Every number in a JSON value is finite and no value is `null`.

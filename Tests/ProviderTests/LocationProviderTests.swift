@@ -372,13 +372,9 @@ struct LocationProviderTests {
             "id": "00000000-0000-0000-0000-000000000000", "providerId": .string(Self.id), "type": "location",
             "displayName": "x", "content": ["latitude": 123, "longitude": 0],
         ]
-        do {
-            _ = try await location.call("item/preview", ["item": bad])
-            Issue.record("expected an error")
-        } catch let error as ProviderHarness.CallError {
-            #expect(error.code == -32602)
-            #expect(error.message.contains("latitude"))
-        }
+        let error = try await location.callError("item/preview", ["item": bad])
+        #expect(error.code == -32602)
+        #expect(error.message.contains("latitude"))
     }
 
     // MARK: Current location

@@ -46,16 +46,22 @@ package struct Composer: Sendable, Equatable {
     /// `itemCount`) as JSON text: `composer/list` without an id writes a thousand of them.
     package func appendSummary(to output: inout [UInt8]) {
         output.append(contentsOf: #"{"composerId":"#.utf8)
-        JSONWriter.appendString(id, to: &output)
-        output.append(contentsOf: #","maximumItems":"#.utf8)
-        JSONWriter.appendInteger(Int64(maximumItems), to: &output)
-        output.append(contentsOf: #","byteBudget":"#.utf8)
-        JSONWriter.appendInteger(Int64(byteBudget), to: &output)
+        appendIDAndLimits(to: &output)
         output.append(contentsOf: #","bytesUsed":"#.utf8)
         JSONWriter.appendInteger(Int64(bytesUsed), to: &output)
         output.append(contentsOf: #","itemCount":"#.utf8)
         JSONWriter.appendInteger(Int64(items.count), to: &output)
         output.append(UInt8(ascii: "}"))
+    }
+
+    /// The id as a JSON string, then `,"maximumItems":N,"byteBudget":N`: what the summary and
+    /// the draft file both write after their first key.
+    private func appendIDAndLimits(to output: inout [UInt8]) {
+        JSONWriter.appendString(id, to: &output)
+        output.append(contentsOf: #","maximumItems":"#.utf8)
+        JSONWriter.appendInteger(Int64(maximumItems), to: &output)
+        output.append(contentsOf: #","byteBudget":"#.utf8)
+        JSONWriter.appendInteger(Int64(byteBudget), to: &output)
     }
 
     /// How many items of one provider are attached.
@@ -238,24 +244,31 @@ extension Composer {
         var output: [UInt8] = []
         output.reserveCapacity(256 + items.reduce(0) { $0 + $1.itemJSON.count + $1.encodedBytes * 4 / 3 + 256 })
         output.append(contentsOf: #"{"draftVersion":1,"id":"#.utf8)
-        JSONWriter.appendString(id, to: &output)
-        output.append(contentsOf: #","maximumItems":"#.utf8)
-        JSONWriter.appendInteger(Int64(maximumItems), to: &output)
-        output.append(contentsOf: #","byteBudget":"#.utf8)
-        JSONWriter.appendInteger(Int64(byteBudget), to: &output)
+        appendIDAndLimits(to: &output)
         output.append(contentsOf: #","createdAt":"#.utf8)
         JSONWriter.appendNumber(createdAt, to: &output)
+        Self.appendItems(items, to: &output) { _, item, output in
+            output.append(contentsOf: #","encoding":"#.utf8)
+            item.appendEncodingJSON(to: &output)
+            output.append(UInt8(ascii: "}"))
+        }
+        return output
+    }
+
+    /// `,"items":[…]}` to end an object: for each item `{"item":` and its stored JSON, then what
+    /// `rest` appends for it (its other members and the closing brace). The draft file and the
+    /// listing both write their items so.
+    package static func appendItems(
+        _ items: [AttachedItem], to output: inout [UInt8], rest: (_ index: Int, AttachedItem, inout [UInt8]) -> Void
+    ) {
         output.append(contentsOf: #","items":["#.utf8)
         for (index, item) in items.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             output.append(contentsOf: #"{"item":"#.utf8)
             output.append(contentsOf: item.itemJSON)
-            output.append(contentsOf: #","encoding":"#.utf8)
-            item.appendEncodingJSON(to: &output)
-            output.append(UInt8(ascii: "}"))
+            rest(index, item, &output)
         }
         output.append(contentsOf: "]}".utf8)
-        return output
     }
 
     /// Reads a saved draft; nil if it is not one this host wrote.

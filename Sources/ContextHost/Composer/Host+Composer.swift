@@ -88,11 +88,7 @@ extension Host {
         let items = composer.items
         composer.appendSummary(to: &output)
         output.removeLast()  // the summary's closing brace
-        output.append(contentsOf: #","items":["#.utf8)
-        for (slot, attached) in items.enumerated() {
-            if slot > 0 { output.append(UInt8(ascii: ",")) }
-            output.append(contentsOf: #"{"item":"#.utf8)
-            output.append(contentsOf: attached.itemJSON)
+        Composer.appendItems(items, to: &output) { slot, attached, output in
             output.append(contentsOf: #","encodedBytes":"#.utf8)
             JSONWriter.appendInteger(Int64(attached.encodedBytes), to: &output)
             switch chips[slot] {
@@ -108,7 +104,6 @@ extension Host {
                 output.append(UInt8(ascii: "}"))
             }
         }
-        output.append(contentsOf: "]}".utf8)
     }
 
     /// A provider's `item/preview` answer, checked like `forward` checks it, as JSON text to copy

@@ -272,22 +272,25 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         }
     }
 
+    /// The events of the request `tag` that `worker` (this generation) is answering, if it
+    /// still waits.
+    private func events(of tag: Int64, from worker: WorkerProcess) -> RequestEvents? {
+        state.withLock { state in
+            guard let entry = state.inFlight[tag], entry.generation == worker.generation else { return nil }
+            return entry.events
+        }
+    }
+
     func handleReply(tag: Int64, payload: [UInt8], from worker: WorkerProcess) {
         // A notification before the response (`$/progress`, `$/log`), relayed with the request's tag.
         if payload.withUnsafeBytes({ RequestEvents.isNotification($0) }) {
-            let events = state.withLock { state -> RequestEvents? in
-                guard let entry = state.inFlight[tag], entry.generation == worker.generation else { return nil }
-                return entry.events
-            }
+            let events = self.events(of: tag, from: worker)
             payload.withUnsafeBytes { events?.receive($0) }
             return
         }
         // A request to the host (`host/fetch`), answered with a tag-0 frame (passed to `call`).
         if payload.withUnsafeBytes({ RequestEvents.isHostRequest($0) }) {
-            let events = state.withLock { state -> RequestEvents? in
-                guard let entry = state.inFlight[tag], entry.generation == worker.generation else { return nil }
-                return entry.events
-            }
+            let events = self.events(of: tag, from: worker)
             payload.withUnsafeBytes { events?.receiveHostRequest($0) }
             return
         }

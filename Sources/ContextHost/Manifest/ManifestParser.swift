@@ -555,6 +555,18 @@ package struct ManifestValidator {
         return text
     }
 
+    /// A mapping entry's key under `field` and its path (`field.key`), where its value is
+    /// recorded; `nil` (reported: `keyExpected` says what the key should be) when the key is not text.
+    mutating func entry(_ pair: YAMLNode.Pair, of field: String, keyExpected: String) -> (key: String, path: String)? {
+        guard let key = pair.key.scalarText else {
+            wrongType(pair.key, field, expected: keyExpected)
+            return nil
+        }
+        let path = "\(field).\(key)"
+        record(path, pair.value)
+        return (key, path)
+    }
+
     /// `libraries`: a mapping of platform → library path, each a known platform and a library file name.
     mutating func validateLibraries(_ node: YAMLNode) -> [PlatformLibrary] {
         guard let pairs = node.pairs else {
@@ -566,12 +578,7 @@ package struct ManifestValidator {
         var result: [PlatformLibrary] = []
         let known = PlatformID.allCases.map(\.rawValue)
         for pair in pairs {
-            guard let platform = pair.key.scalarText else {
-                wrongType(pair.key, "libraries", expected: "a platform name as the key")
-                continue
-            }
-            let path = "libraries.\(platform)"
-            record(path, pair.value)
+            guard let (platform, path) = entry(pair, of: "libraries", keyExpected: "a platform name as the key") else { continue }
             guard known.contains(platform) else {
                 var hint = "use one of: \(known.joined(separator: ", "))"
                 if let match = closestMatch(to: platform, in: known) { hint = "write '\(match)'" }
@@ -793,12 +800,7 @@ package struct ManifestValidator {
         }
         var settings: [ManifestSetting] = []
         for pair in pairs {
-            guard let name = pair.key.scalarText else {
-                wrongType(pair.key, "settings", expected: "a setting name as the key")
-                continue
-            }
-            let path = "settings.\(name)"
-            record(path, pair.value)
+            guard let (name, path) = entry(pair, of: "settings", keyExpected: "a setting name as the key") else { continue }
             if !Self.isValidSettingName(name) {
                 report(
                     .invalidValue, at: pair.key, path, "'\(name)' is not a valid setting name",

@@ -59,37 +59,7 @@ typedef struct {
     char data_directory[1024];
 } instance_t;
 
-static const char *find_value(const char *bytes, size_t length, const char *key) {
-    size_t key_length = strlen(key);
-    for (size_t i = 0; i + key_length + 2 <= length; i++) {
-        if (bytes[i] == '"' && memcmp(bytes + i + 1, key, key_length) == 0 && bytes[i + 1 + key_length] == '"') {
-            size_t j = i + key_length + 2;
-            while (j < length && (bytes[j] == ' ' || bytes[j] == ':')) j++;
-            if (j < length) return bytes + j;
-        }
-    }
-    return NULL;
-}
-
-static int string_value(const char *bytes, size_t length, const char *key, char *out, size_t out_size) {
-    const char *value = find_value(bytes, length, key);
-    if (!value || *value != '"') return 0;
-    value++;
-    size_t n = 0;
-    while (value < bytes + length && *value != '"' && n + 1 < out_size) out[n++] = *value++;
-    out[n] = 0;
-    return 1;
-}
-
-static long long integer_value(const char *bytes, size_t length, const char *key, long long fallback) {
-    const char *value = find_value(bytes, length, key);
-    if (!value) return fallback;
-    char buffer[32];
-    size_t n = 0;
-    while (value < bytes + length && n + 1 < sizeof buffer && ((*value >= '0' && *value <= '9') || *value == '-')) buffer[n++] = *value++;
-    buffer[n] = 0;
-    return n ? atoll(buffer) : fallback;
-}
+#include "../shared/fixture_json_scan.h"
 
 static void answer_chip(ctxp_reply_fn reply, void *context, long long id, const char *title, const char *subtitle) {
     char buffer[2048];

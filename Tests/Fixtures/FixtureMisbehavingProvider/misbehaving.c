@@ -51,39 +51,7 @@ typedef struct {
 
 static size_t total_leaked_mb = 0;
 
-/* Finds `"key"` then `:` and returns a pointer just after the colon and spaces, or NULL. */
-static const char *find_value(const char *bytes, size_t length, const char *key) {
-    size_t key_length = strlen(key);
-    for (size_t i = 0; i + key_length + 2 <= length; i++) {
-        if (bytes[i] == '"' && memcmp(bytes + i + 1, key, key_length) == 0 && bytes[i + 1 + key_length] == '"') {
-            size_t j = i + key_length + 2;
-            while (j < length && (bytes[j] == ' ' || bytes[j] == ':')) j++;
-            if (j < length) return bytes + j;
-        }
-    }
-    return NULL;
-}
-
-/* Copies a string value (after find_value) into `out`. */
-static int string_value(const char *bytes, size_t length, const char *key, char *out, size_t out_size) {
-    const char *value = find_value(bytes, length, key);
-    if (!value || *value != '"') return 0;
-    value++;
-    size_t n = 0;
-    while (value < bytes + length && *value != '"' && n + 1 < out_size) out[n++] = *value++;
-    out[n] = 0;
-    return 1;
-}
-
-static long long integer_value(const char *bytes, size_t length, const char *key, long long fallback) {
-    const char *value = find_value(bytes, length, key);
-    if (!value) return fallback;
-    char buffer[32];
-    size_t n = 0;
-    while (value < bytes + length && n + 1 < sizeof buffer && ((*value >= '0' && *value <= '9') || *value == '-')) buffer[n++] = *value++;
-    buffer[n] = 0;
-    return n ? atoll(buffer) : fallback;
-}
+#include "../shared/fixture_json_scan.h"
 
 static void send_text(ctxp_reply_fn reply, void *context, const char *text) {
     reply(context, (const uint8_t *)text, strlen(text));
@@ -142,6 +110,18 @@ static void answer_mode(ctxp_reply_fn reply, void *context, long long id, const 
                  "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"Method not found: %s\"}}", id, method);
     }
     send_text(reply, context, buffer);
+}
+
+/* Answers a ctxui value whose title is `size` bytes of 'x': `{"ctxui":1,"icon":"ant",FIELDS"title":"xx…"}`
+ * (FIELDS: members ending with a comma, a few dozen bytes at most). */
+static void answer_long_title(ctxp_reply_fn reply, void *context, long long id, const char *fields, size_t size) {
+    char *buffer = malloc(size + 256);
+    if (!buffer) abort();
+    int prefix = snprintf(buffer, 256, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",%s\"title\":\"", id, fields);
+    memset(buffer + prefix, 'x', size);
+    memcpy(buffer + prefix + size, "\"}}", 3);
+    reply(context, (const uint8_t *)buffer, (size_t)prefix + size + 3);
+    free(buffer);
 }
 
 static void answer(ctxp_reply_fn reply, void *context, long long id, const char *method, const char *subtitle) {
@@ -265,14 +245,8 @@ static void fixture_call(void *instance, const uint8_t *message, size_t length, 
     } else if (strcmp(mode, "huge") == 0) {
         long long kilobytes = integer_value(bytes, length, "hugeKB", 0);
         size_t size = kilobytes > 0 && kilobytes < (1 << 20) ? (size_t)kilobytes << 10 : (size_t)integer_value(bytes, length, "hugeMB", 20) << 20;
-        char *buffer = malloc(size + 256);
-        if (!buffer) abort();
         // Valid as a chip and as a detail (blocks), so only its size matters.
-        int prefix = snprintf(buffer, 256, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"fallbackText\":\"huge\",\"blocks\":[],\"title\":\"", id);
-        memset(buffer + prefix, 'x', size);
-        memcpy(buffer + prefix + size, "\"}}", 3);
-        reply(reply_context, (const uint8_t *)buffer, (size_t)prefix + size + 3);
-        free(buffer);
+        answer_long_title(reply, reply_context, id, "\"fallbackText\":\"huge\",\"blocks\":[],", size);
         return;
     } else if (strcmp(mode, "leak") == 0) {
         size_t megabytes = (size_t)integer_value(bytes, length, "leakMB", 64);
@@ -290,13 +264,7 @@ static void fixture_call(void *instance, const uint8_t *message, size_t length, 
         return;
     } else if (strcmp(mode, "big-chip") == 0) {
         size_t size = 100 << 10;
-        char *buffer = malloc(size + 256);
-        if (!buffer) abort();
-        int prefix = snprintf(buffer, 256, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"fallbackText\":\"big\",\"title\":\"", id);
-        memset(buffer + prefix, 'x', size);
-        memcpy(buffer + prefix + size, "\"}}", 3);
-        reply(reply_context, (const uint8_t *)buffer, (size_t)prefix + size + 3);
-        free(buffer);
+        answer_long_title(reply, reply_context, id, "\"fallbackText\":\"big\",", size);
         return;
     }
     answer_mode(reply, reply_context, id, method, mode[0] ? mode : "normal", mode, instance);

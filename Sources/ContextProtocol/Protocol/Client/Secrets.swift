@@ -45,19 +45,13 @@ public struct SecretsSetRequest: RequestType, Hashable {
 }
 
 /// `secrets/set`'s answer: whether the secret is now set.
-public struct SecretsSetResult: WireValue, Hashable {
+public struct SecretsSetResult: WireValue, WireObject, Hashable {
     /// Whether the secret is set after the call.
     public var isSet: Bool
 
     /// Creates a result.
     public init(isSet: Bool) { self.isSet = isSet }
 
-    public init(json: JSONValue, path: String) throws(JSONDecodeError) {
-        let reader = try JSONObjectReader(json, path: path)
-        isSet = try reader.bool("set")
-    }
-
-    public var json: JSONValue { ["set": .bool(isSet)] }
-
-    public static var schema: JSONValue { Schema.object(["set": Schema.boolean()], required: ["set"]) }
+    /// `{"set":Bool}`.
+    public static let wireFields = WireFields<Self>(Self(isSet: false), [.bool("set", \.isSet)])
 }
