@@ -201,6 +201,15 @@ struct ValueTypeTests {
         #expect(Base64.decode("Z===") == nil)
         #expect(Base64.decode("Zg==Zg==") == nil)
         #expect(Base64.decode("Zm!v") == nil)
+        // Padding only at the end of the last quantum, and never a digit after it.
+        for bad in ["Zg=a", "Z=g=", "=Zg=", "Zm9v=Zg=", "Zm9vZg=\u{0}", "Zm9v====", "Zm9vYmFy\u{FF}Zm9", "Zm8=Zm8="] {
+            #expect(Base64.decode(bad) == nil, "\(bad)")
+        }
+        // Every length around the 8-character blocks, and every byte value in every position.
+        for count in 0..<70 {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ count) }
+            #expect(Base64.decode(Base64.encode(bytes)) == bytes, "\(count) bytes")
+        }
     }
 
     @Test func availabilityMetadataAndContext() throws {

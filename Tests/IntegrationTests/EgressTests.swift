@@ -40,6 +40,7 @@ import Testing
                       apiKey:
                         type: secret
                         inject: { query: apikey, origin: "https://localhost:\(port)" }
+                      chipURL: { type: string, default: "https://localhost:\(port)/huge/321" }
                     network:
                       timeout: 2s
                       maximumResponseBytes: 1000000
@@ -60,10 +61,12 @@ import Testing
             #expect(status == 0, "secrets set: \(process.standardError)")
         }
 
-        func serve(_ extra: [String] = []) throws -> RPCClient {
+        func serve(_ extra: [String] = [], initialize: JSONObject = [:]) throws -> RPCClient {
             let client = try RPCClient(host: HostProcess(
                 arguments: ["serve", "--no-watch", "--no-installed", "--manifests", manifests, "--log-level", "info"] + extra, environment: environment))
-            try client.initialize(["clientInfo": ["name": "tests"], "locale": "en-US", "grantedPermissions": ["network"]])
+            var params: JSONObject = ["clientInfo": ["name": "tests"], "locale": "en-US", "grantedPermissions": ["network"]]
+            for (name, value) in initialize { params[name] = value }
+            try client.initialize(.object(params))
             return client
         }
     }
@@ -167,6 +170,42 @@ import Testing
             #expect(!stderr.contains(canary))
             #expect(Self.filesContaining(canary, under: setup.root.path).isEmpty)
         }
+    }
+
+    /// A chip listing's provider calls carry the host as their events client: the fetch fixture's
+    /// preview of a `url` item logs a line (`$/log`) and fetches through the host (`host/fetch`)
+    /// while `composer/list` waits. Without the host behind the listing's calls the fetch is
+    /// answered "method not found" (the chip then says `fetch failed`, the server sees nothing)
+    /// and the line never reaches the client.
+    @Test(arguments: ["process", "in-process"])
+    func aFetchDuringAChipListingIsAnswered(isolation: String) throws {
+        let setup = try Setup()
+        // (The origin injects the provider's secret: the host refuses the fetch while it is not set.)
+        try setup.setSecret("com.contexthost.fetch-fixture", Self.canaryA)
+        let client = try setup.serve(isolation == "in-process" ? ["--isolation", "in-process"] : [], initialize: ["logLevel": "info"])
+        defer { client.host.terminate() }
+        let composer = try #require(try client.call("composer/open")["composerId"])
+        let made = try client.call("collect/make", ["providerId": "com.contexthost.fetch-fixture", "composerId": composer])
+        #expect(made["item"]?["content"]?["url"]?.stringValue == "https://localhost:\(setup.server.port)/huge/321", "\(made)")
+        let fetched = { setup.server.requests.filter { $0["path"]?.stringValue?.hasPrefix("/huge/321?") == true }.count }
+        let before = fetched()
+
+        let id = client.send("composer/list", ["composerId": composer])
+        var lines: [String] = []
+        var listing = JSONValue.null
+        while listing.isNull {
+            let message = try client.nextMessage(timeout: 60)
+            if message["id"] == id, message["method"] == nil {
+                listing = message
+            } else if message["method"] == "log/message", message["params"]?["providerId"] == "com.contexthost.fetch-fixture" {
+                lines.append(message["params"]?["message"]?.stringValue ?? "")
+            }
+        }
+        let chip = listing["result"]?["items"]?.arrayValue?.first?["chip"]
+        #expect(chip?["title"] == "fetched 200", "\(listing)")
+        #expect(chip?["subtitle"] == "321 bytes", "\(listing)")
+        #expect(fetched() == before + 1, "the listing's fetch reached the server through the host")
+        #expect(lines == ["chip of Fetched chip: fetching"], "the listing's $/log line reached the client")
     }
 
     @Test func rawSocketNeedsTheNetworkPermission() throws {

@@ -4,12 +4,6 @@ public enum Base64 {
     /// threads encoding side by side would otherwise contend on.
     private static let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
-    private static let decodeTable: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for index in 0..<64 { table[Int(Self.alphabet.utf8Start[index])] = UInt8(index) }
-        return table
-    }()
-
     /// Encodes bytes as Base64 text.
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         // Contiguous bytes (arrays, native strings' UTF-8) take the fast path; this generic
@@ -123,35 +117,69 @@ public enum Base64 {
         }
     }
 
+    /// The value of every byte as a Base64 digit, 0xFF for bytes that are not one (`=` included).
+    /// A pointer, not an array: decoding reads it once per call instead of through a lazy
+    /// global's check per character (which made a brokered 10 KB body cost ~80 µs to decode in a
+    /// provider; Benchmarks/results/egress.md). Filled once, then only read.
+    private nonisolated(unsafe) static let digits: UnsafePointer<UInt8> = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        table.initialize(repeating: 0xFF, count: 256)
+        for index in 0..<64 { table[Int(Self.alphabet.utf8Start[index])] = UInt8(index) }
+        return UnsafePointer(table)
+    }()
+
     /// Decodes Base64 text; `nil` if it is not valid padded Base64.
     public static func decode(_ text: String) -> [UInt8]? {
-        let input = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Decodes Base64 text given as bytes; `nil` if it is not valid padded Base64 (`=` only as
+    /// the last one or two characters).
+    public static func decode(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
         guard input.count % 4 == 0 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(input.count / 4 * 3)
-        var index = 0
-        while index < input.count {
-            var value: UInt32 = 0
-            var padding = 0
-            for offset in 0..<4 {
-                let byte = input[index + offset]
-                if byte == UInt8(ascii: "=") {
-                    // Padding only at the very end, in the last two positions.
-                    guard index + 4 == input.count, offset >= 2 else { return nil }
-                    padding += 1
-                    value <<= 6
-                    continue
+        guard input.count > 0 else { return [] }
+        let padding = input[input.count - 1] != UInt8(ascii: "=") ? 0 : input[input.count - 2] == UInt8(ascii: "=") ? 2 : 1
+        let count = input.count / 4 * 3 - padding
+        let table = Self.digits
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var index = 0
+            var written = 0
+            // Every quantum but a padded last one: four digits, three bytes.
+            let whole = input.count - (padding > 0 ? 4 : 0)
+            while index < whole {
+                let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                let c = table[Int(input[index + 2])], d = table[Int(input[index + 3])]
+                guard (a | b | c | d) & 0x80 == 0 else {
+                    valid = false
+                    break
                 }
-                guard padding == 0 else { return nil }
-                let digit = decodeTable[Int(byte)]
-                guard digit != 0xFF else { return nil }
-                value = value << 6 | UInt32(digit)
+                let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                buffer[written] = UInt8(truncatingIfNeeded: value >> 16)
+                buffer[written + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                buffer[written + 2] = UInt8(truncatingIfNeeded: value)
+                index += 4
+                written += 3
             }
-            output.append(UInt8(truncatingIfNeeded: value >> 16))
-            if padding < 2 { output.append(UInt8(truncatingIfNeeded: value >> 8)) }
-            if padding < 1 { output.append(UInt8(truncatingIfNeeded: value)) }
-            index += 4
+            if valid, padding > 0 {
+                // `xy==` is one byte, `xyz=` two.
+                let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                let c = padding == 1 ? table[Int(input[index + 2])] : 0
+                if (a | b | c) & 0x80 != 0 {
+                    valid = false
+                } else {
+                    let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                    buffer[written] = UInt8(truncatingIfNeeded: value >> 16)
+                    written += 1
+                    if padding == 1 {
+                        buffer[written] = UInt8(truncatingIfNeeded: value >> 8)
+                        written += 1
+                    }
+                }
+            }
+            initialized = written
         }
-        return output
+        return valid ? output : nil
     }
 }
