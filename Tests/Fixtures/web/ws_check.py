@@ -38,6 +38,17 @@ def check(name, ok, why=""):
         print(f"FAIL {name}: {why}", flush=True)
 
 
+def stop_child(proc):
+    """SIGTERM, then SIGKILL after 10 s; returns once `proc` has exited."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Host:
     """A `context-host serve --listen` process (or `mcp --http`, with command="mcp" and
     scheme="http"; Tests/Fixtures/mcp/mcp_http_check.py); `url` and `port` once it listens."""
@@ -93,13 +104,7 @@ class Host:
         return pids
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_child(self.proc)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
@@ -664,6 +669,7 @@ class Nginx:
             self._start(nginx, upstream_port)
             if not self._wait_listening(20):
                 log = self.log()
+                stop_child(self.proc)
                 if "Address already in use" in log:
                     raise Nginx.PortTaken(log[-500:])
                 raise RuntimeError("nginx did not start listening within 20 s; its error log:\n" + log[-1500:])
@@ -737,17 +743,9 @@ http {{
                 pass
         return text
 
-    def stop_process(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
     def stop(self):
-        self.stop_process()
+        if self.proc is not None:
+            stop_child(self.proc)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
