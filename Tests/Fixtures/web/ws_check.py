@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,17 @@ def check(name, ok, why=""):
     else:
         failures += 1
         print(f"FAIL {name}: {why}", flush=True)
+
+
+def stop_child(proc):
+    """SIGTERM, then SIGKILL after 10 s; returns once `proc` has exited."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 class Host:
@@ -92,13 +104,7 @@ class Host:
         return pids
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_child(self.proc)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
@@ -143,10 +149,12 @@ def ws_connect(url, **kwargs):
     return connect(url, **kwargs)
 
 
-def raw_request(port, lines, upgrade=True, path="/rpc"):
+def raw_request(port, lines, upgrade=True, path="/rpc", tls=None):
     """Sends one HTTP request by hand (so any Host, Origin or token can be sent) and returns
-    (status, response head). `lines` are header lines; an upgrade adds the WebSocket ones."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+    (status, response head). `lines` are header lines; an upgrade adds the WebSocket ones.
+    `tls`: an `ssl.SSLContext` to speak TLS (server name `localhost`) instead of plain TCP."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as plain, \
+            (tls.wrap_socket(plain, server_hostname="localhost") if tls else plain) as s:
         head = [f"GET {path} HTTP/1.1", *lines]
         if upgrade:
             key = base64.b64encode(os.urandom(16)).decode()
@@ -628,7 +636,203 @@ async def slow(binary):
         host.stop()
 
 
-SCENARIOS = {f.__name__: f for f in [flow, composers, origin, rebinding, token, oversize, many, vanish, rate, slow]}
+def free_port():
+    """A loopback port nothing listens on right now (for a child that cannot bind port 0 and say
+    which port it got)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    """nginx as the TLS-terminating reverse proxy of docs/web.md ("TLS"), in front of a listener
+    on loopback: a throwaway test CA (Tests/Fixtures/https/make-test-ca.sh) signs its certificate
+    for localhost and 127.0.0.1; config, pid, logs and temp files in a temporary folder; one
+    foreground process (`daemon off`, `master_process off`) that `stop()` ends."""
+
+    class PortTaken(Exception):
+        """The chosen port was taken before nginx could bind it (pick another and retry)."""
+
+    def __init__(self, upstream_port, port):
+        self.port = port
+        nginx = shutil.which("nginx") or next((p for p in ["/usr/sbin/nginx", "/usr/local/sbin/nginx"] if os.access(p, os.X_OK)), None)
+        if nginx is None:
+            raise RuntimeError("nginx not found: the TLS reverse-proxy test needs it (Debian/Ubuntu: apt-get install nginx; .ci/run installs it)")
+        self.dir = tempfile.mkdtemp(prefix="ws-tlsproxy-")
+        self.proc = None
+        try:
+            made = subprocess.run(["/bin/bash", os.path.join(ROOT, "Tests/Fixtures/https/make-test-ca.sh"), self.dir + "/ca"],
+                                  capture_output=True, timeout=60)
+            if made.returncode != 0:
+                raise RuntimeError(f"make-test-ca.sh failed ({made.returncode}; is openssl installed?): {made.stderr.decode()[-500:]}")
+            self.ca = self.dir + "/ca/ca.pem"
+            self._start(nginx, upstream_port)
+            if not self._wait_listening(20):
+                log = self.log()
+                stop_child(self.proc)
+                if "Address already in use" in log:
+                    raise Nginx.PortTaken(log[-500:])
+                raise RuntimeError("nginx did not start listening within 20 s; its error log:\n" + log[-1500:])
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, nginx, upstream_port):
+        d = self.dir
+        for sub in ["body", "proxy", "fastcgi", "uwsgi", "scgi"]:
+            os.makedirs(f"{d}/tmp/{sub}", exist_ok=True)
+        user = ""
+        if os.geteuid() == 0:
+            # As root nginx would switch to its default unprivileged user, which cannot read the
+            # key or write the temp folders here: stay the current user.
+            import grp
+            import pwd
+            user = f"user {pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name};"
+        conf = f"""{user}
+daemon off;
+master_process off;
+worker_processes 1;
+pid {d}/nginx.pid;
+error_log {d}/error.log info;
+events {{ worker_connections 256; }}
+http {{
+    access_log {d}/access.log;
+    client_body_temp_path {d}/tmp/body;
+    proxy_temp_path {d}/tmp/proxy;
+    fastcgi_temp_path {d}/tmp/fastcgi;
+    uwsgi_temp_path {d}/tmp/uwsgi;
+    scgi_temp_path {d}/tmp/scgi;
+    server {{
+        listen 127.0.0.1:{self.port} ssl;
+        server_name localhost;
+        ssl_certificate     {d}/ca/server.pem;
+        ssl_certificate_key {d}/ca/server.key;
+        location /rpc {{
+            proxy_pass http://127.0.0.1:{upstream_port};
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection "upgrade";
+            proxy_set_header Host $host;
+            proxy_read_timeout 120s;
+        }}
+    }}
+}}
+"""
+        with open(d + "/nginx.conf", "w") as f:
+            f.write(conf)
+        self.proc = subprocess.Popen([nginx, "-c", d + "/nginx.conf", "-p", d + "/", "-e", d + "/error.log"],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(d + "/stderr.log", "wb"))
+
+    def _wait_listening(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            except OSError:
+                time.sleep(0.05)
+        return False
+
+    def log(self):
+        text = ""
+        for name in ["error.log", "stderr.log"]:
+            try:
+                with open(f"{self.dir}/{name}", errors="replace") as f:
+                    text += f.read()
+            except FileNotFoundError:
+                pass
+        return text
+
+    def stop(self):
+        if self.proc is not None:
+            stop_child(self.proc)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+async def tlsproxy(binary):
+    """docs/web.md "TLS": wss:// through nginx in front of a loopback listener, set up as the
+    page documents (Host $host checked against --allow-host, the page's https origin allowed)."""
+    host = proxy = None
+    try:
+        # The listener needs the proxy's port (the page's origin, --allow-origin) and nginx the
+        # listener's: the proxy's port is chosen first; if something takes it meanwhile, again.
+        for attempt in range(3):
+            port = free_port()
+            host = Host(binary, ["--listen", "127.0.0.1:0", "--no-watch", "--allow-host", "localhost",
+                                 "--allow-origin", f"https://localhost:{port}"])
+            try:
+                proxy = Nginx(host.port, port)
+                break
+            except Nginx.PortTaken:
+                host.stop()
+                host = None
+                if attempt == 2:
+                    raise
+        page = f"https://localhost:{proxy.port}"
+        url = f"wss://localhost:{proxy.port}/rpc"
+        # Trusts the test CA only (with a cafile, create_default_context loads no system roots).
+        trusted = ssl.create_default_context(cafile=proxy.ca)
+
+        async with ws_connect(url, ssl=trusted) as ws:
+            s = Session(ws)
+            init = await s.initialize()
+            check("through nginx (wss://, the test CA trusted): initialize",
+                  init.get("result", {}).get("protocolVersion") == 2, json.dumps(init)[:300])
+            listed = await s.call("providers/list")
+            note = [p for p in listed.get("result", {}).get("providers", []) if p["id"] == "com.contexthost.note"]
+            check("through nginx: providers/list has the Note provider", len(note) == 1, json.dumps(listed)[:300])
+            check("the TLS session is verified TLS 1.2+ against the test CA",
+                  ws.transport.get_extra_info("ssl_object").version() in ("TLSv1.2", "TLSv1.3"),
+                  str(ws.transport.get_extra_info("ssl_object").version()))
+        status = await refused_status(url, ssl=trusted, origin=page)
+        check("control: the page's origin (--allow-origin https://localhost:PORT) connects through nginx (101)", status == 101, str(status))
+        try:
+            async with ws_connect(url, ssl=trusted, origin="https://evil.example"):
+                status, body = 101, b""
+        except InvalidStatus as error:
+            status, body = error.response.status_code, error.response.body or b""
+        check("a foreign Origin through nginx refused with 403 (by the listener)",
+              status == 403 and b"is not allowed" in body, f"{status} {body[:200]!r}")
+        status, text = raw_request(proxy.port, ["Host: localhost"], tls=trusted)
+        check("control: a raw upgrade through nginx with Host localhost (--allow-host) upgrades (101)", status == 101, text[:200])
+        status, text = raw_request(proxy.port, ["Host: evil.example"], tls=trusted)
+        check("a Host not in --allow-host through nginx refused with 403 (DNS rebinding)",
+              status == 403 and "rebinding" in text, text[:300])
+
+        # Control: the same wss:// connection trusting the system's roots only fails verification.
+        try:
+            async with ws_connect(url, ssl=ssl.create_default_context()):
+                outcome = "connected"
+        except ssl.SSLCertVerificationError as error:
+            outcome = f"verify_code {error.verify_code}: {error.verify_message}"
+        print(f"INFO wss:// with the system's CAs: {outcome}", flush=True)
+        check("control: wss:// with the system's CAs fails certificate verification (unable to get local issuer certificate)",
+              outcome.startswith("verify_code 20:"), outcome)
+        # Control: without the proxy the listener speaks plain ws:// and works; TLS to it fails.
+        async with ws_connect(host.url) as ws:
+            init = await Session(ws).initialize()
+            check("control: a direct ws:// connection to the listener (no proxy) initializes",
+                  host.url.startswith("ws://127.0.0.1:") and init.get("result", {}).get("protocolVersion") == 2,
+                  f"{host.url} {json.dumps(init)[:200]}")
+        try:
+            raw_request(host.port, [f"Host: 127.0.0.1:{host.port}"], tls=trusted)
+            outcome = "TLS handshake succeeded"
+        except ssl.SSLError as error:
+            outcome = f"SSLError {error.reason}"
+        except OSError as error:
+            outcome = repr(error)
+        print(f"INFO TLS straight to the listener: {outcome}", flush=True)
+        check("control: TLS straight to the listener's port fails (the listener speaks no TLS; nginx adds it)",
+              outcome in ("SSLError UNEXPECTED_EOF_WHILE_READING", "SSLError WRONG_VERSION_NUMBER"), outcome)
+    finally:
+        if proxy is not None:
+            proxy.stop()
+            check("nginx stopped", proxy.proc is None or proxy.proc.poll() is not None, "")
+        if host is not None:
+            host.stop()
+
+
+SCENARIOS = {f.__name__: f for f in [flow, composers, origin, rebinding, token, oversize, many, vanish, rate, slow, tlsproxy]}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in SCENARIOS:
