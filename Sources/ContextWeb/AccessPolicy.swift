@@ -21,6 +21,10 @@ package struct AccessPolicy: Sendable {
     package var allowedOrigins: Set<String>
     /// The bearer token, when one is required.
     package var token: BearerToken?
+    /// Whether the listener's own origin (`http://` + `Host`) passes without being listed. Off
+    /// behind a TLS proxy (`--no-own-origin`): there the own origin is a plain-HTTP page on the
+    /// proxy's name, which only `--allow-origin https://…` should let in.
+    package var acceptsOwnOrigin = true
 
     package init(port: Int, allowedHosts: Set<String>, acceptsAnyAddressHost: Bool, allowedOrigins: Set<String>, token: BearerToken?) {
         self.port = port
@@ -32,7 +36,9 @@ package struct AccessPolicy: Sendable {
 
     /// The policy of a listener bound to `address` on `port`, with the extra hosts and origins
     /// the user allowed.
-    package init(address: ListenAddress, port: Int, extraHosts: [String], extraOrigins: [String], token: BearerToken?) {
+    package init(
+        address: ListenAddress, port: Int, extraHosts: [String], extraOrigins: [String], token: BearerToken?, acceptsOwnOrigin: Bool = true
+    ) {
         var hosts: Set<String> = ["\(address.urlHost):\(port)"]
         // `localhost` cannot be rebound (browsers resolve it to loopback themselves).
         if address.isLoopback { hosts.insert("localhost:\(port)") }
@@ -44,6 +50,7 @@ package struct AccessPolicy: Sendable {
         if address.isWildcard { hosts = [] }
         hosts.formUnion(extraHosts)
         self.init(port: port, allowedHosts: hosts, acceptsAnyAddressHost: address.isWildcard, allowedOrigins: Set(extraOrigins), token: token)
+        self.acceptsOwnOrigin = acceptsOwnOrigin
     }
 
     /// What to do with a request.
@@ -70,7 +77,7 @@ package struct AccessPolicy: Sendable {
                 return .refuse(status: 403, reason: "The request has more than one Origin header.")
             }
             let normalized = Self.normalizedOrigin(originValue)
-            guard normalized == "http://" + hostValue || allowedOrigins.contains(normalized) else {
+            guard (acceptsOwnOrigin && normalized == "http://" + hostValue) || allowedOrigins.contains(normalized) else {
                 return .refuse(status: 403, reason: "Origin '\(Self.printable(originValue))' is not allowed; start the host with --allow-origin \(Self.printable(originValue)) to let that page connect (docs/web.md).")
             }
         }

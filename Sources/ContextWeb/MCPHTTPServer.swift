@@ -83,7 +83,7 @@ package enum MCPHTTPServer {
                 let port = channel.localAddress?.port ?? address.port
                 gate.setPolicy(AccessPolicy(
                     address: address, port: port, extraHosts: options.listener.extraHosts, extraOrigins: options.listener.extraOrigins,
-                    token: options.listener.token))
+                    token: options.listener.token, acceptsOwnOrigin: options.listener.acceptsOwnOrigin))
                 listening("http://\(address.namedLocalhost ? "localhost" : address.urlHost):\(port)\(endpointPath)")
             },
             logger: logger)

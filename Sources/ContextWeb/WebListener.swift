@@ -14,6 +14,8 @@ package struct WebListenerOptions: Sendable {
     package var extraHosts: [String] = []
     /// Origins accepted besides the listener's own (`--allow-origin`).
     package var extraOrigins: [String] = []
+    /// Whether the listener's own origin passes unlisted (`--no-own-origin` turns it off).
+    package var acceptsOwnOrigin = true
     /// The token clients must send; nil: none (loopback only).
     package var token: BearerToken?
     /// The most connections open at once; more are answered 503.
@@ -100,7 +102,7 @@ package enum WebListener {
                 let port = channel.localAddress?.port ?? address.port
                 gate.setPolicy(AccessPolicy(
                     address: address, port: port, extraHosts: options.extraHosts, extraOrigins: options.extraOrigins,
-                    token: options.token))
+                    token: options.token, acceptsOwnOrigin: options.acceptsOwnOrigin))
                 listening("ws://\(address.namedLocalhost ? "localhost" : address.urlHost):\(port)\(endpointPath)")
             },
             logger: logger)

@@ -10,6 +10,10 @@ struct WebAccessOptions: ParsableArguments {
         valueName: "origin"))
     var allowOrigins: [String] = []
 
+    @Flag(name: .customLong("no-own-origin"), help: ArgumentHelp(
+        "With --listen or --http: do not accept the listener's own origin (http:// + Host) unlisted. Behind a TLS reverse proxy, where that would be a plain-HTTP page on the proxy's name; list the https origin with --allow-origin."))
+    var noOwnOrigin = false
+
     @Option(name: .customLong("allow-host"), help: ArgumentHelp(
         "With --listen or --http: a Host header value accepted besides the listener's address (repeatable), as clients send it, e.g. chat.example.com behind a reverse proxy.",
         valueName: "host"))
@@ -36,6 +40,7 @@ struct WebAccessOptions: ParsableArguments {
             if !allowHosts.isEmpty { named.append("--allow-host") }
             if tokenFile != nil { named.append("--token-file") }
             if maxConnections != nil { named.append("--max-connections") }
+            if noOwnOrigin { named.append("--no-own-origin") }
             if let first = named.first { throw ValidationError("\(first) applies only with \(flag) ADDRESS.") }
             return
         }
@@ -77,6 +82,7 @@ struct WebAccessOptions: ParsableArguments {
         var options = WebListenerOptions(address: address)
         options.extraHosts = allowHosts
         options.extraOrigins = allowOrigins
+        options.acceptsOwnOrigin = !noOwnOrigin
         options.token = token
         options.maximumConnections = maxConnections ?? defaultConnections
         options.messagesPerSecond = maxMessagesPerSecond

@@ -68,6 +68,22 @@ struct AccessPolicyTests {
         #expect(p.decide(host: host, origin: ["http://127.0.0.1:8765", "http://evil.example"], authorization: [], webSocketProtocols: []).status == 403)
     }
 
+    @Test("behind a TLS proxy (--no-own-origin): the own http:// origin is refused, the listed https one passes")
+    func noOwnOrigin() throws {
+        let listen = try ListenAddress(parsing: "127.0.0.1:8765")
+        let behindProxy = AccessPolicy(
+            address: listen, port: 8765, extraHosts: ["chat.example.com"], extraOrigins: ["https://chat.example.com"], token: nil,
+            acceptsOwnOrigin: false)
+        let host = ["chat.example.com"]
+        #expect(behindProxy.decide(host: host, origin: ["http://chat.example.com"], authorization: [], webSocketProtocols: []).status == 403)
+        #expect(behindProxy.decide(host: host, origin: ["https://chat.example.com"], authorization: [], webSocketProtocols: []) == .allow)
+        #expect(behindProxy.decide(host: host, origin: [], authorization: [], webSocketProtocols: []) == .allow)
+        // Control: the same policy with the own-origin rule lets the plain-HTTP page in.
+        let ownOrigin = AccessPolicy(
+            address: listen, port: 8765, extraHosts: ["chat.example.com"], extraOrigins: ["https://chat.example.com"], token: nil)
+        #expect(ownOrigin.decide(host: host, origin: ["http://chat.example.com"], authorization: [], webSocketProtocols: []) == .allow)
+    }
+
     @Test("a token, when set, as a bearer header or a subprotocol entry")
     func token() throws {
         let token = try BearerToken(text: String(repeating: "a1", count: 20) + "\n")

@@ -22,7 +22,7 @@ struct WebListenerTests {
         ("vanish", 6),  // a client that vanishes mid-collection: the shared worker serves the other; none left after both
         ("rate", 2),  // the per-connection rate limit
         ("slow", 4),  // a client that does not read its answers: dropped, others unaffected
-        ("tlsproxy", 11),  // wss:// through nginx (docs/web.md "TLS"): test CA, Origin/Host 403 through it; controls
+        ("tlsproxy", 12),  // wss:// through nginx (docs/web.md "TLS"): test CA, Origin/Host 403 through it; controls
     ]
 
     @Test("scenario", arguments: scenarios.map(\.0))

@@ -759,7 +759,7 @@ async def tlsproxy(binary):
         for attempt in range(3):
             port = free_port()
             host = Host(binary, ["--listen", "127.0.0.1:0", "--no-watch", "--allow-host", "localhost",
-                                 "--allow-origin", f"https://localhost:{port}"])
+                                 "--allow-origin", f"https://localhost:{port}", "--no-own-origin"])
             try:
                 proxy = Nginx(host.port, port)
                 break
@@ -792,6 +792,15 @@ async def tlsproxy(binary):
         except InvalidStatus as error:
             status, body = error.response.status_code, error.response.body or b""
         check("a foreign Origin through nginx refused with 403 (by the listener)",
+              status == 403 and b"is not allowed" in body, f"{status} {body[:200]!r}")
+        # --no-own-origin: the listener's own origin (http:// + Host) would be a plain-HTTP page
+        # on the proxy's name. (The rule itself, on and off, is AccessPolicyTests'.)
+        try:
+            async with ws_connect(url, ssl=trusted, origin="http://localhost"):
+                status, body = 101, b""
+        except InvalidStatus as error:
+            status, body = error.response.status_code, error.response.body or b""
+        check("with --no-own-origin, Origin http://localhost (a plain-HTTP page on the proxy's name) refused with 403",
               status == 403 and b"is not allowed" in body, f"{status} {body[:200]!r}")
         status, text = raw_request(proxy.port, ["Host: localhost"], tls=trusted)
         check("control: a raw upgrade through nginx with Host localhost (--allow-host) upgrades (101)", status == 101, text[:200])
