@@ -171,13 +171,18 @@ def raw_request(port, lines, upgrade=True, path="/rpc", tls=None):
         return (int(match.group(1)) if match else None), text
 
 
-async def refused_status(url, **kwargs):
-    """The HTTP status a refused WebSocket handshake got, or 101 if it was accepted."""
+async def refused_response(url, **kwargs):
+    """The HTTP status and body a refused WebSocket handshake got, or (101, b"") if accepted."""
     try:
         async with ws_connect(url, **kwargs):
-            return 101
+            return 101, b""
     except InvalidStatus as error:
-        return error.response.status_code
+        return error.response.status_code, error.response.body or b""
+
+
+async def refused_status(url, **kwargs):
+    """The HTTP status a refused WebSocket handshake got, or 101 if it was accepted."""
+    return (await refused_response(url, **kwargs))[0]
 
 
 async def note_item(session, title, composer=None):
@@ -786,20 +791,12 @@ async def tlsproxy(binary):
                   str(ws.transport.get_extra_info("ssl_object").version()))
         status = await refused_status(url, ssl=trusted, origin=page)
         check("control: the page's origin (--allow-origin https://localhost:PORT) connects through nginx (101)", status == 101, str(status))
-        try:
-            async with ws_connect(url, ssl=trusted, origin="https://evil.example"):
-                status, body = 101, b""
-        except InvalidStatus as error:
-            status, body = error.response.status_code, error.response.body or b""
+        status, body = await refused_response(url, ssl=trusted, origin="https://evil.example")
         check("a foreign Origin through nginx refused with 403 (by the listener)",
               status == 403 and b"is not allowed" in body, f"{status} {body[:200]!r}")
         # --no-own-origin: the listener's own origin (http:// + Host) would be a plain-HTTP page
         # on the proxy's name. (The rule itself, on and off, is AccessPolicyTests'.)
-        try:
-            async with ws_connect(url, ssl=trusted, origin="http://localhost"):
-                status, body = 101, b""
-        except InvalidStatus as error:
-            status, body = error.response.status_code, error.response.body or b""
+        status, body = await refused_response(url, ssl=trusted, origin="http://localhost")
         check("with --no-own-origin, Origin http://localhost (a plain-HTTP page on the proxy's name) refused with 403",
               status == 403 and b"is not allowed" in body, f"{status} {body[:200]!r}")
         status, text = raw_request(proxy.port, ["Host: localhost"], tls=trusted)
