@@ -213,20 +213,49 @@ package final class RPCServer: Sendable {
     /// bytes (and, for the `items/*` methods, because the provider reads them).
     package func prepare<Params: RequestType>(_ request: Params) -> TypedParams {
         var params: [UInt8] = []
-        if let itemRequest = request as? any PlainItemRequest {
-            params.reserveCapacity(4096)  // an item is often a few KB: no regrowing on the way
-            itemRequest.appendJSON(to: &params)  // the hot path: no JSON tree built
-        } else {
-            params.reserveCapacity(256)
-            JSONWriter.append(request.json, to: &params)
-        }
         let checked: Result<ItemLocation, RPCError>
         do throws(RPCError) {
-            checked = .success(try checkInput(params: params, method: Params.method))
+            if let itemRequest = request as? any PlainItemRequest {
+                params.reserveCapacity(4096)  // an item is often a few KB: no regrowing on the way
+                let layout = itemRequest.appendJSON(to: &params)  // the hot path: no JSON tree built
+                // Its only string outside the item is the token, and a shallow item cannot pass the
+                // depth limit: checked from where they were written, without reading them back.
+                if itemRequest.item.content.nests(atMost: Self.shallowContentDepth) {
+                    checked = .success(try checkWritten(layout, params: params, method: Params.method))
+                } else {
+                    checked = .success(try checkInput(params: params, method: Params.method))
+                }
+            } else {
+                params.reserveCapacity(256)
+                JSONWriter.append(request.json, to: &params)
+                checked = .success(try checkInput(params: params, method: Params.method))
+            }
         } catch {
             checked = .failure(error)
         }
         return TypedParams(bytes: params, checked: checked)
+    }
+
+    /// How deep an item's content may nest for `checkWritten` (far below `JSONReader.maximumDepth`).
+    static let shallowContentDepth = 16
+
+    /// `checkInput` for params `PlainItemRequest.appendJSON` wrote, from where it wrote them: the
+    /// same checks in the same order (the message, the item whole, the token's string), with the
+    /// same errors, and the same location a scan would find.
+    package func checkWritten(_ layout: ItemParamsLayout, params: [UInt8], method: String) throws(RPCError) -> ItemLocation {
+        try checkMessageLength(params.count, method: method)
+        if layout.item.count > itemLimit {
+            throw InputLimits.exceeded(
+                "params.item", "an item of \(layout.item.count) bytes", length: layout.item.count, limit: itemLimit, unit: " bytes",
+                name: "maximumItemBytes")
+        }
+        // A string token's length in bytes of JSON text, without its quotes (a number has none).
+        if let token = layout.progressToken, params[token.lowerBound] == UInt8(ascii: "\""), token.count - 2 > inputLimits.maximumStringBytes {
+            throw InputLimits.exceeded(
+                "params.progressToken", "a string of \(token.count - 2) bytes", length: token.count - 2,
+                limit: inputLimits.maximumStringBytes, unit: " bytes", name: "maximumStringBytes")
+        }
+        return ItemLocation(scanned: true, item: layout.item, providerID: layout.providerID, progressToken: layout.progressToken)
     }
 
     /// Handles a typed request from the embedding API, answered on `reply` (a direct reply: the
@@ -258,16 +287,8 @@ package final class RPCServer: Sendable {
 
     /// `serve`'s input limits on a typed request's params: the message limit (as if the params
     /// were sent in a JSON-RPC envelope) and every string, array and item limit.
-    private func checkInput(params: [UInt8], method: String) throws(RPCError) -> ItemLocation {
-        // `{"jsonrpc":"2.0","id":1,"method":"…","params":…}`: 46 bytes besides the method and params.
-        let (length, overflow) = params.count.addingReportingOverflow(46 + method.utf8.count)
-        let limit = host.configuration.maximumMessageBytes
-        if overflow || length > limit {
-            throw RPCError(
-                .invalidRequest,
-                "The \(method) request is \(length) bytes, over the host's limit of \(limit) bytes (capabilities.maximumMessageBytes); it was not handled.",
-                data: ["length": .number(Double(length)), "limit": .number(Double(limit))])
-        }
+    package func checkInput(params: [UInt8], method: String) throws(RPCError) -> ItemLocation {
+        try checkMessageLength(params.count, method: method)
         let checked: Result<ItemLocation, RPCError> = params.withUnsafeBytes { bytes in
             do throws(RPCError) {
                 return .success(try inputLimits.checkParams(bytes, range: 0..<bytes.count, itemLimit: itemLimit))
@@ -276,6 +297,19 @@ package final class RPCServer: Sendable {
             }
         }
         return try checked.get()
+    }
+
+    /// The message limit on typed params of `count` bytes, as if sent in a JSON-RPC envelope.
+    private func checkMessageLength(_ count: Int, method: String) throws(RPCError) {
+        // `{"jsonrpc":"2.0","id":1,"method":"…","params":…}`: 46 bytes besides the method and params.
+        let (length, overflow) = count.addingReportingOverflow(46 + method.utf8.count)
+        let limit = host.configuration.maximumMessageBytes
+        if overflow || length > limit {
+            throw RPCError(
+                .invalidRequest,
+                "The \(method) request is \(length) bytes, over the host's limit of \(limit) bytes (capabilities.maximumMessageBytes); it was not handled.",
+                data: ["length": .number(Double(length)), "limit": .number(Double(limit))])
+        }
     }
 
     // MARK: Pending requests and cancellation

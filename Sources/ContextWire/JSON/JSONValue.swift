@@ -118,6 +118,23 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 }
 
 extension JSONValue {
+    /// Whether arrays and objects nest at most `limit` deep in this value (a scalar is 0 deep):
+    /// a check that stops at `limit`, so its recursion is bounded by it, whatever the value.
+    package func nests(atMost limit: Int) -> Bool {
+        switch self {
+        case .array(let elements):
+            guard limit > 0 else { return false }
+            return elements.allSatisfy { $0.nests(atMost: limit - 1) }
+        case .object(let object):
+            guard limit > 0 else { return false }
+            return object.values.allSatisfy { $0.nests(atMost: limit - 1) }
+        case .null, .bool, .number, .string:
+            return true
+        }
+    }
+}
+
+extension JSONValue {
     /// The member `key` of an object, or `nil` for a missing member or a non-object.
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }

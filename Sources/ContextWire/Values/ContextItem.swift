@@ -54,12 +54,16 @@ public struct ContextItem: JSONConvertible, Hashable {
     }
 
     /// Appends the text of `json` (the same bytes) without building its tree: an embedded host
-    /// writes an item per `items/*` request.
-    package func appendJSON(to output: inout [UInt8]) {
+    /// writes an item per `items/*` request. Returns where the `providerId` value (a string token,
+    /// quotes included) was written in `output`: the host routes by it without reading it back.
+    @discardableResult
+    package func appendJSON(to output: inout [UInt8]) -> Range<Int> {
         output.append(contentsOf: #"{"id":"#.utf8)
         JSONWriter.appendString(id, to: &output)
         output.append(contentsOf: #","providerId":"#.utf8)
+        let providerIDStart = output.count
         JSONWriter.appendString(providerId, to: &output)
+        let providerID = providerIDStart..<output.count
         output.append(contentsOf: #","type":"#.utf8)
         JSONWriter.appendString(type, to: &output)
         output.append(contentsOf: #","displayName":"#.utf8)
@@ -71,6 +75,7 @@ public struct ContextItem: JSONConvertible, Hashable {
             JSONWriter.appendString(createdAt, to: &output)
         }
         output.append(UInt8(ascii: "}"))
+        return providerID
     }
 }
 

@@ -41,16 +41,34 @@ extension PlainItemRequest {
     public static var schema: JSONValue { itemSchema() }
 
     /// Appends the text of `json` (the same bytes) without building its tree (`InProcessHost`
-    /// writes the params of each typed request once).
-    package func appendJSON(to output: inout [UInt8]) {
+    /// writes the params of each typed request once), and says where its members' values went.
+    @discardableResult
+    package func appendJSON(to output: inout [UInt8]) -> ItemParamsLayout {
         output.append(contentsOf: #"{"item":"#.utf8)
-        item.appendJSON(to: &output)
+        let itemStart = output.count
+        let providerID = item.appendJSON(to: &output)
+        let itemRange = itemStart..<output.count
+        var token: Range<Int>?
         if let progressToken {
             output.append(contentsOf: #","progressToken":"#.utf8)
+            let tokenStart = output.count
             JSONWriter.append(progressToken.json, to: &output)
+            token = tokenStart..<output.count
         }
         output.append(UInt8(ascii: "}"))
+        return ItemParamsLayout(item: itemRange, providerID: providerID, progressToken: token)
     }
+}
+
+/// Where `PlainItemRequest.appendJSON` wrote its members' values (token ranges in its output):
+/// the host checks and routes a typed request by them instead of scanning the text it just wrote.
+package struct ItemParamsLayout: Equatable, Sendable {
+    /// The `item` object.
+    package var item: Range<Int>
+    /// The item's `providerId` string, quotes included.
+    package var providerID: Range<Int>
+    /// The `progressToken` value, when there is one.
+    package var progressToken: Range<Int>?
 }
 
 /// `items/preview`: the item's chip (its provider's `item/preview`).
