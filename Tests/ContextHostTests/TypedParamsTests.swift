@@ -102,3 +102,29 @@ struct TypedParamsTests {
         #expect(!JSONValue.array([]).nests(atMost: 0))
     }
 }
+
+/// `RequestEvents`: how a provider's message met before its response is told apart. A response
+/// written the SDK's way is known by its first bytes; anything else is scanned.
+@Suite("A provider's message: response, notification or host request")
+struct ProviderMessageKindTests {
+    static func kind(_ text: String) -> String {
+        Array(text.utf8).withUnsafeBytes { bytes in
+            RequestEvents.isNotification(bytes) ? "notification" : RequestEvents.isHostRequest(bytes) ? "host request" : "response"
+        }
+    }
+
+    @Test("each form is told apart", arguments: [
+        (#"{"jsonrpc":"2.0","id":12,"result":{"title":"a"}}"#, "response", true),
+        (#"{"jsonrpc":"2.0","id":12,"error":{"code":-32000,"message":"m"}}"#, "response", true),
+        (#"{"jsonrpc":"2.0","id":3,"method":"host/fetch","params":{"url":"https://a.example"}}"#, "host request", false),
+        (#"{"jsonrpc":"2.0","id":"s","method":"host/fetch","params":{}}"#, "host request", false),
+        (#"{"id":4,"jsonrpc":"2.0","method":"host/fetch","params":{}}"#, "host request", false),
+        (#"{"jsonrpc":"2.0","method":"$/log","params":{"message":"m"}}"#, "notification", false),
+        (#"{"jsonrpc":"2.0","id":,"result":{}}"#, "response", false),
+        (#"{"jsonrpc":"2.0","id":12"#, "response", false),
+    ])
+    func kinds(text: String, expected: String, plain: Bool) {
+        #expect(Self.kind(text) == expected)
+        #expect(Array(text.utf8).withUnsafeBytes(RequestEvents.isPlainResponse) == plain)
+    }
+}
