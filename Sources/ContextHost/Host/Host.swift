@@ -32,7 +32,8 @@ package final class Host: Sendable {
     package let notificationSink = Mutex<LockedFunction<@Sendable (String, JSONValue) -> Void>?>(nil)
 
     /// The providers this session uses, and the sessions it shares them with.
-    package var group: ProviderGroup { joinedGroup.load() ?? ownGroup }
+    /// (A host of its own never joins one: it skips the atomic, read several times per request.)
+    package var group: ProviderGroup { core == nil ? ownGroup : joinedGroup.load() ?? ownGroup }
 
     /// The providers: this host's own, or its core group's once the client initialized.
     package var registry: ProviderRegistry { group.registry }
