@@ -314,13 +314,13 @@ if [[ "${EMBED:-1}" != 0 && -x "$BIN/embed-bench" ]]; then
         echo
         echo "Embedding API (issue 26), same run: typed Swift calls, \`ping\` and the same \`items/preview\` of the ~1 KB note; medians of ${embed_args[-1]} runs (\`embed-bench ${embed_args[*]} --window $THR_W\`). InProcessHost = the host inside the benchmark's process (Note in-process); ContextHostClient = a spawned \`context-host --isolation in-process\` over pipes. Baseline: the \`context-host (in-process)\` row above (rpcload, raw JSON over pipes)."
         echo
-        echo "| row | ping p50 µs, closed loop | ping req/s, $THR_W in flight | preview p50 µs, closed loop | preview req/s, $THR_W in flight |"
-        echo "|---|---:|---:|---:|---:|"
+        echo "| row | ping p50 µs, closed loop | ping req/s, $THR_W in flight | preview p50 µs, closed loop | preview req/s, $THR_W callers | preview req/s, a task per request, $THR_W in flight |"
+        echo "|---|---:|---:|---:|---:|---:|"
         echo "$embed" | while read -r line; do
             row=$(sed -n 's/.* row=\([^ ]*\).*/\1/p' <<< "$line")
             get() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<< "$line"; }
             label=$([[ "$row" == in-process ]] && echo InProcessHost || echo ContextHostClient)
-            printf '| %s | %s | %.0f | %s | %.0f |\n' "$label" "$(get ping_p50_us)" "$(get ping_rps)" "$(get preview_p50_us)" "$(get preview_rps)"
+            printf '| %s | %s | %.0f | %s | %.0f | %.0f |\n' "$label" "$(get ping_p50_us)" "$(get ping_rps)" "$(get preview_p50_us)" "$(get preview_rps)" "$(get preview_spawned_rps)"
         done
     } >> "$OUT"
 fi

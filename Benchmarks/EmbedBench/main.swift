@@ -1,9 +1,12 @@
 // The embedding API's cost (issue 26): `ping` and `items/preview` of the ~1 KB note
 // (Benchmarks/requests/preview-note.jsonl) through `InProcessHost` (the host in this process, over
 // the in-memory connection) and through `ContextHostClient` (a spawned `context-host`), closed
-// loop (one in flight) and with W in flight, with the Note provider in-process.
+// loop (one in flight) and with W in flight, with the Note provider in-process. W in flight is W
+// callers in a loop each (`preview_rps`, as rpcload keeps W outstanding) and, beside it, a task per
+// request (`preview_spawned_rps`).
 //
-//     swift build -c release --product embed-bench --product context-host --product NoteProvider
+//     swift build -c release --product embed-bench && swift build -c release --product context-host &&
+//       swift build -c release --product NoteProvider   (one --product per command: SwiftPM keeps the last)
 //     .build/release/embed-bench [--n 20000] [--window 64] [--reps 3] [--rows in-process,client]
 //
 // Prints one `key=value` line per measure (medians over the reps), for compare.sh, whose stdio rows
@@ -77,8 +80,29 @@ func closedLoop(_ n: Int, _ body: () async throws -> Void) async throws -> Doubl
     return percentile(samples, 0.5)
 }
 
-/// `window` requests in flight until `n` are answered: requests per second.
+/// `window` callers, each sending its next request as soon as its last is answered, until `n`
+/// are answered: requests per second. (As `rpcload` keeps `window` requests in flight: the host is
+/// measured, not the creation of a task per request, which `spawned` measures.)
 func pipelined(_ n: Int, window: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let callers = max(1, min(window, n))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for caller in 0..<callers {
+            // The first `n % callers` callers send one more.
+            let count = n / callers + (caller < n % callers ? 1 : 0)
+            group.addTask { for _ in 0..<count { try await body() } }
+        }
+        try await group.waitForAll()
+    }
+    let elapsed = clock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return Double(n) / seconds
+}
+
+/// `window` requests in flight, each in a task of its own, until `n` are answered: requests per
+/// second (what an app that spawns a task per request sees; the parent task starts each one).
+func spawned(_ n: Int, window: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
     let clock = ContinuousClock()
     let start = clock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -109,6 +133,7 @@ func measure(_ label: String, session: some ContextHostSession, item: ContextIte
     results["preview_p50_us"] = try await closedLoop(options.n) { _ = try await session.send(preview) }
     results["ping_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingBenchRequest()) }
     results["preview_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(preview) }
+    results["preview_spawned_rps"] = try await spawned(options.n * 5, window: options.window) { _ = try await session.send(preview) }
     return results
 }
 
