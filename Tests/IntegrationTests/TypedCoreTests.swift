@@ -141,4 +141,36 @@ struct TypedCoreTests {
         #expect(answer.count > 0)
         await host.close()
     }
+
+    @Test("a provider's chip reaches a typed caller checked as on the wire: invalid ones get the same error")
+    func chipsCheckedAsOnTheWire() async throws {
+        try BuildProducts.checkBuilt()
+        // In-process, so the typed preview reads the provider's chip in one pass
+        // (`OutputValidation.typedChip`) and the wire's goes through `ChipScan`.
+        let host = try Self.host { configuration in
+            configuration.manifestDirectories = [BuildProducts.packageRoot + "/Tests/Fixtures/manifests-isolated"]
+            configuration.isolation.policy = .inProcess
+        }
+        _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "typed-core-test")))
+        func item(_ providerID: String, _ content: JSONValue) -> ContextItem {
+            ContextItem(id: "8c4a9f4e-1d55-4b8e-9a0a-0c1f4b3f2a11", providerId: providerID, type: "fixture", displayName: "Fixture", content: content)
+        }
+        let misbehaving = "com.contexthost.misbehaving", fixture = "com.contexthost.fixture.isolated"
+        for (content, providerID, field) in [
+            (["misbehave": "bad-chip-tone"], misbehaving, "chip.tone"),
+            (["misbehave": "big-chip"], misbehaving, "chip"),
+            (["invalidView": true], fixture, "chip.thumbnail"),
+        ] as [(JSONValue, String, String)] {
+            let (typed, wire) = await Self.bothWays(host, ItemsPreviewRequest(item: item(providerID, content)))
+            #expect(typed == wire)
+            #expect(typed["error"]?["code"]?.intValue == ErrorCode.providerBadReply.rawValue, "\(typed)")
+            #expect(typed["error"]?["data"]?["field"] == .string(field), "\(typed)")
+        }
+        let valid = try await host.send(ItemsPreviewRequest(item: item(fixture, [:])))
+        #expect(valid.subtitle == "fixture")
+        let (typed, wire) = await Self.bothWays(host, ItemsPreviewRequest(item: item(misbehaving, [:])))
+        #expect(typed == wire)
+        #expect(typed["tone"] == "neutral")
+        await host.close()
+    }
 }

@@ -261,7 +261,13 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
             } catch {
                 fail(error)
             }
-        case .reply(_, let transform, _):
+        case .reply(let reply, let transform, _):
+            // A chip for a typed caller, located only: read and checked in one pass.
+            if kind == .chip, response.resultIsUnread, transform == nil, reply.isDirect,
+                let chip = OutputValidation.typedChip(bytes, limits: limits)
+            {
+                return reply.sendValue(chip)
+            }
             if let kind, !(kind == .chip && response.resultIsScannedChip && bytes.count <= limits.chipBytes) {
                 do throws(RPCError) {
                     try OutputValidation.validate(bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)

@@ -118,10 +118,15 @@ package enum ReplyRouter {
         /// An `item/previewMany` result: one written the SDK's way is only located (its reader
         /// checks it; `resultIsUnread`).
         case previews
+        /// A chip for a caller that reads it as a typed value (an `InProcessHost` request): one
+        /// written the SDK's way is only located, and checked as it is read (`resultIsUnread`;
+        /// `OutputValidation.typedChip`), not scanned first.
+        case chipForCaller
 
-        init(method: String) {
+        /// - Parameter forCaller: whether the answer goes to a caller as a typed value.
+        init(method: String, forCaller: Bool = false) {
             switch method {
-            case ItemPreviewRequest.method: self = .chip
+            case ItemPreviewRequest.method: self = forCaller ? .chipForCaller : .chip
             case ItemPreviewManyRequest.method: self = .previews
             default: self = .any
             }
@@ -192,7 +197,7 @@ package enum ReplyRouter {
             return
         }
         if expected != .any, let expectedID, let result = plainResultRange(bytes, id: expectedID) {
-            if expected == .previews {
+            if expected == .previews || expected == .chipForCaller {
                 completion(ProviderResponse(bytes: bytes, result: result, error: nil, resultIsUnread: true, requestID: expectedID))
                 return
             }
@@ -359,7 +364,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         let events = events ?? RequestEvents.withoutHostRequests(providerID: library.path)
         events.setResponder(self)
         let id = runtime.replies.register(ReplyTable.Waiting(
-            completion: completion, expected: ReplyRouter.Expected(method: method), owner: owner, events: events,
+            completion: completion, expected: ReplyRouter.Expected(method: method, forCaller: inline != nil), owner: owner, events: events,
             relay: runtime.relay, maximumBytes: runtime.maximumReplyBytes))
         var bytes = buffers.take()
         ProviderMessage.write(id: id, method: method, params: params, into: &bytes)

@@ -150,6 +150,16 @@ package enum OutputValidation {
         try check(bytes, as: kind, providerID: providerID, method: method, limits: limits, messageLimit: messageLimit)
     }
 
+    /// A chip read from `bytes` when it is certainly valid: within the size limit, read by
+    /// `ContextChip(text:)` (which declines anything unusual) and passing the checks `validate`
+    /// makes on the decoded chip. Nil: decide the usual way, which names the fault.
+    package static func typedChip(_ bytes: UnsafeRawBufferPointer, limits: OutputLimits) -> ContextChip? {
+        guard bytes.count <= limits.chipBytes, let chip = ContextChip(text: bytes), (try? checkChip(chip, root: "result")) != nil else {
+            return nil
+        }
+        return chip
+    }
+
     /// Checks a decoded result of `method` (no size cap: use the byte form where the bytes exist).
     package static func check(_ value: JSONValue, as kind: ProviderOutput, providerID: String, method: String) throws(RPCError) {
         do {
@@ -181,11 +191,7 @@ package enum OutputValidation {
         let root = kind.root
         switch kind {
         case .chip:
-            let chip = try ContextChip(json: value, path: root)
-            if let thumbnail = chip.thumbnail { try dataURI(thumbnail, at: root + ".thumbnail") }
-            if case .sparkline(let values)? = chip.accessory, values.count > maximumSeriesPoints {
-                throw JSONDecodeError(path: root + ".accessory.values", message: "more than \(maximumSeriesPoints) values")
-            }
+            try checkChip(try ContextChip(json: value, path: root), root: root)
         case .detail:
             let detail = try ContextDetail(json: value, path: root)
             try checkBlocks(detail.blocks, root: root)
@@ -207,6 +213,14 @@ package enum OutputValidation {
             _ = try JSONObjectReader(value, path: root).string("text")
         case .options:
             _ = try JSONObjectReader(value, path: root).decodeArray("options", of: FormOption.self)
+        }
+    }
+
+    /// What a decoded chip's type does not say: a `data:` thumbnail, a drawable sparkline.
+    private static func checkChip(_ chip: ContextChip, root: String) throws(JSONDecodeError) {
+        if let thumbnail = chip.thumbnail { try dataURI(thumbnail, at: root + ".thumbnail") }
+        if case .sparkline(let values)? = chip.accessory, values.count > maximumSeriesPoints {
+            throw JSONDecodeError(path: root + ".accessory.values", message: "more than \(maximumSeriesPoints) values")
         }
     }
 
