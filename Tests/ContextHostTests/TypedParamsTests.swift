@@ -24,7 +24,7 @@ struct TypedParamsTests {
         return [
             ContextItem(id: "n1", providerId: "com.example.note", type: "note", displayName: "Groceries", content: ["title": "Groceries", "body": "eggs\nmilk \"2%\"\t\u{1}"]),
             ContextItem(id: "é", providerId: "com.exa\"mple.\\quote", type: "t", displayName: "Ünïcode 🎉", content: .null, createdAt: "2026-11-28T19:00:00Z"),
-            ContextItem(id: "x", providerId: "", type: "t", displayName: "", content: [1.5, .nan, true, ["k": [.null, 1e300]]]),
+            ContextItem(id: "x", providerId: "", type: "t", displayName: "", content: [1.5, .number(.nan), true, ["k": [.null, 1e300]]]),
             ContextItem(id: "big", providerId: "p", type: "t", displayName: "d", content: .string(String(repeating: "a", count: 5000))),
             ContextItem(id: "nested", providerId: "p", type: "t", displayName: "d", content: nested),
             ContextItem(id: "too deep", providerId: "p", type: "t", displayName: "d", content: tooNested),
