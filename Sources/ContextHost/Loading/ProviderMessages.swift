@@ -1,3 +1,8 @@
+// The host's side of a request's messages with a provider (docs/provider-abi.md, "Messages"):
+// what it writes (`ProviderMessage`: the request, its cancellation), and what the provider sends
+// back before its response (`RequestEvents`: `$/progress`, `$/log`, host requests and their
+// answers). The response itself is read by `ReplyRouter` (ProviderConnection.swift).
+
 import ContextProviderKit
 import ContextProtocol
 import Logging
@@ -8,6 +13,37 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// The JSON-RPC messages the host sends to a provider for a request, built directly as bytes:
+/// the request and its cancellation (both `ProviderConnection`s write them).
+package enum ProviderMessage {
+    /// `{"jsonrpc":"2.0","id":ID,"method":METHOD,"params":…}`, with `params` written in place.
+    package static func request(id: Int64, method: String, params: ParamsWriter) -> [UInt8] {
+        var message: [UInt8] = []
+        message.reserveCapacity(256)
+        write(id: id, method: method, params: params, into: &message)
+        return message
+    }
+
+    /// Appends the request `request(id:method:params:)` makes to `message`.
+    package static func write(id: Int64, method: String, params: ParamsWriter, into message: inout [UInt8]) {
+        message.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        JSONWriter.appendInteger(id, to: &message)
+        message.append(contentsOf: #","method":"#.utf8)
+        JSONWriter.appendString(method, to: &message)
+        message.append(contentsOf: #","params":"#.utf8)
+        params(&message)
+        message.append(UInt8(ascii: "}"))
+    }
+
+    /// The `$/cancelRequest` notification for request `id`.
+    package static func cancel(id: Int64) -> [UInt8] {
+        var message: [UInt8] = Array(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"#.utf8)
+        JSONWriter.appendInteger(id, to: &message)
+        message.append(contentsOf: "}}".utf8)
+        return message
+    }
+}
 
 /// What a provider may send through a request's reply callback before the response: `$/progress`
 /// and `$/log` notifications (docs/provider-abi.md, "Messages"). One per provider request; the
