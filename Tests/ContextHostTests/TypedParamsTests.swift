@@ -15,7 +15,8 @@ struct TypedParamsTests {
         var message = 1 << 20
         var item = 4 << 20
         var string = 1 << 20
-        var description: String { "message \(message), item \(item), string \(string)" }
+        var elements = 10_000
+        var description: String { "message \(message), item \(item), string \(string), elements \(elements)" }
     }
 
     static let items: [ContextItem] = {
@@ -38,7 +39,10 @@ struct TypedParamsTests {
         Limits(message: 400),  // refuses the larger items' messages
         Limits(item: 150),  // refuses the larger items
         Limits(string: 100),  // refuses the long token
-        Limits(string: 0),  // refuses any string token; a number has no quotes to count
+        Limits(string: 0),  // refuses the member names ("item" is 4 bytes)
+        Limits(string: 5),  // refuses "progressToken" as a name, and any longer string token
+        Limits(elements: 1),  // refuses params with a token (two members)
+        Limits(elements: 0),  // refuses any params
     ]
 
     static func server(_ limits: Limits) -> RPCServer {
@@ -46,6 +50,7 @@ struct TypedParamsTests {
         configuration.maximumMessageBytes = limits.message
         configuration.outputLimits.itemBytes = limits.item
         configuration.inputLimits.maximumStringBytes = limits.string
+        configuration.inputLimits.maximumElements = limits.elements
         let logger = Logger(label: "test")
         let output = OutputChannel { _ in true }
         return RPCServer(host: Host(configuration: configuration, logger: logger), output: output, logger: logger) { _ in }
@@ -75,21 +80,22 @@ struct TypedParamsTests {
             }
         }
         // Each limit lets some through (the comparison is not only of errors).
-        #expect(written > 0)
+        #expect(written > 0 || limits.elements == 0)
     }
 
     @Test("a string token over the limit is refused, naming the field; a number token is not a string")
     func tokenLimit() {
-        let server = Self.server(Limits(string: 0))
+        // 13 bytes: "progressToken" passes as a name, a 14-byte token does not.
+        let server = Self.server(Limits(string: 13))
         let item = Self.items[0]
-        let refused = server.prepare(ItemsPreviewRequest(item: item, progressToken: .string("t")))
+        let refused = server.prepare(ItemsPreviewRequest(item: item, progressToken: .string(String(repeating: "t", count: 14))))
         guard case .failure(let error) = refused.checked else {
-            Issue.record("a 1-byte token passed a 0-byte string limit")
+            Issue.record("a 14-byte token passed a 13-byte string limit")
             return
         }
         #expect(error.code == .invalidParams)
-        #expect(error.message == "params.progressToken: a string of 1 bytes exceeds the limit of 0 bytes (maximumStringBytes).")
-        let number = server.prepare(ItemsPreviewRequest(item: item, progressToken: .number(12345)))
+        #expect(error.message == "params.progressToken: a string of 14 bytes exceeds the limit of 13 bytes (maximumStringBytes).")
+        let number = server.prepare(ItemsPreviewRequest(item: item, progressToken: .number(123_456_789_012_345)))
         #expect((try? number.checked.get())?.progressToken != nil)
     }
 

@@ -240,20 +240,35 @@ package final class RPCServer: Sendable {
     static let shallowContentDepth = 16
 
     /// `checkInput` for params `PlainItemRequest.appendJSON` wrote, from where it wrote them: the
-    /// same checks in the same order (the message, the item whole, the token's string), with the
-    /// same errors, and the same location a scan would find.
+    /// same checks in the same order (the message; per member its count and name, then the item
+    /// whole or the token's string), with the same errors, and the same location a scan finds.
     package func checkWritten(_ layout: ItemParamsLayout, params: [UInt8], method: String) throws(RPCError) -> ItemLocation {
         try checkMessageLength(params.count, method: method)
-        if layout.item.count > itemLimit {
-            throw InputLimits.exceeded(
-                "params.item", "an item of \(layout.item.count) bytes", length: layout.item.count, limit: itemLimit, unit: " bytes",
-                name: "maximumItemBytes")
-        }
-        // A string token's length in bytes of JSON text, without its quotes (a number has none).
-        if let token = layout.progressToken, params[token.lowerBound] == UInt8(ascii: "\""), token.count - 2 > inputLimits.maximumStringBytes {
-            throw InputLimits.exceeded(
-                "params.progressToken", "a string of \(token.count - 2) bytes", length: token.count - 2,
-                limit: inputLimits.maximumStringBytes, unit: " bytes", name: "maximumStringBytes")
+        let members: [(name: StaticString, value: Range<Int>)] = [("item", layout.item)] + (layout.progressToken.map { [("progressToken", $0)] } ?? [])
+        for (index, member) in members.enumerated() {
+            if index + 1 > inputLimits.maximumElements {
+                throw InputLimits.exceeded(
+                    "params", "an object with more than \(inputLimits.maximumElements) members", length: index + 1,
+                    limit: inputLimits.maximumElements, name: "maximumElements")
+            }
+            let nameLength = member.name.utf8CodeUnitCount
+            if nameLength > inputLimits.maximumStringBytes {
+                throw InputLimits.exceeded(
+                    "params", "a member name of \(nameLength) bytes", length: nameLength, limit: inputLimits.maximumStringBytes,
+                    unit: " bytes", name: "maximumStringBytes")
+            }
+            let value = member.value
+            if index == 0, value.count > itemLimit {
+                throw InputLimits.exceeded(
+                    "params.item", "an item of \(value.count) bytes", length: value.count, limit: itemLimit, unit: " bytes",
+                    name: "maximumItemBytes")
+            }
+            // A string token's length in bytes of JSON text, without its quotes (a number has none).
+            if index == 1, params[value.lowerBound] == UInt8(ascii: "\""), value.count - 2 > inputLimits.maximumStringBytes {
+                throw InputLimits.exceeded(
+                    "params.progressToken", "a string of \(value.count - 2) bytes", length: value.count - 2,
+                    limit: inputLimits.maximumStringBytes, unit: " bytes", name: "maximumStringBytes")
+            }
         }
         return ItemLocation(scanned: true, item: layout.item, providerID: layout.providerID, progressToken: layout.progressToken)
     }
