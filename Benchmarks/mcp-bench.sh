@@ -82,16 +82,27 @@ for id in "${ORDER[@]}"; do
     P50[$id]=$(printf '%s\n' "${p50[@]:-0}" | median)
 done
 
+# table TITLE RATE-HEADER BASE-ID LABELS RATES P50S IDS…: one result table in Markdown. LABELS, RATES
+# and P50S name associative arrays keyed by server id; the last column is BASE-ID's rate over each row's.
+table() {
+    local title=$1 rate_header=$2 base=$3
+    local -n labels=$4 rates=$5 p50s=$6
+    shift 6
+    echo
+    echo "$title $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)."
+    echo
+    echo "| server, tool | $rate_header | p50 µs, closed loop | bridge ÷ this (calls/s) |"
+    echo "|---|---:|---:|---:|"
+    local id ratio
+    for id in "$@"; do
+        ratio=$(awk -v a="${rates[$base]}" -v b="${rates[$id]}" 'BEGIN { printf (b > 0 ? "%.1f×" : "—"), (b > 0 ? a / b : 0) }')
+        printf '| %s | %.0f | %s | %s |\n' "${labels[$id]}" "${rates[$id]}" "${p50s[$id]}" "$ratio"
+    done
+}
+
 if [[ "$STDIO" == 1 ]]; then
-echo
-echo "MCP bridge (issue 29), same run: \`tools/call\` through each server, medians of $REPS runs (\`rpcload\`, $N calls with $W in flight; closed loop $LAT_N calls). $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)."
-echo
-echo "| server, tool | calls/s, $W in flight | p50 µs, closed loop | bridge ÷ this (calls/s) |"
-echo "|---|---:|---:|---:|"
-for id in "${ORDER[@]}"; do
-    ratio=$(awk -v a="${RPS[bridge]}" -v b="${RPS[$id]}" 'BEGIN { printf (b > 0 ? "%.1f×" : "—"), (b > 0 ? a / b : 0) }')
-    printf '| %s | %.0f | %s | %s |\n' "${LABEL[$id]}" "${RPS[$id]}" "${P50[$id]}" "$ratio"
-done
+    table "MCP bridge (issue 29), same run: \`tools/call\` through each server, medians of $REPS runs (\`rpcload\`, $N calls with $W in flight; closed loop $LAT_N calls)." \
+        "calls/s, $W in flight" bridge LABEL RPS P50 "${ORDER[@]}"
 fi
 
 [[ "$HTTP" == 1 ]] || exit 0
@@ -136,12 +147,5 @@ for id in "${HORDER[@]}"; do
     HP50[$id]=$(printf '%s\n' "${p50[@]:-0}" | median)
 done
 
-echo
-echo "MCP over Streamable HTTP (issue 38), same run: \`tools/call\` through each server, medians of $REPS runs (\`httpload\`, $N calls on $W keep-alive connections, one call in flight on each; closed loop $LAT_N calls on one). $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)."
-echo
-echo "| server, tool | calls/s, $W connections | p50 µs, closed loop | bridge ÷ this (calls/s) |"
-echo "|---|---:|---:|---:|"
-for id in "${HORDER[@]}"; do
-    ratio=$(awk -v a="${HRPS[bridge-http]}" -v b="${HRPS[$id]}" 'BEGIN { printf (b > 0 ? "%.1f×" : "—"), (b > 0 ? a / b : 0) }')
-    printf '| %s | %.0f | %s | %s |\n' "${HLABEL[$id]}" "${HRPS[$id]}" "${HP50[$id]}" "$ratio"
-done
+table "MCP over Streamable HTTP (issue 38), same run: \`tools/call\` through each server, medians of $REPS runs (\`httpload\`, $N calls on $W keep-alive connections, one call in flight on each; closed loop $LAT_N calls on one)." \
+    "calls/s, $W connections" bridge-http HLABEL HRPS HP50 "${HORDER[@]}"

@@ -324,21 +324,21 @@ struct CalDAVClient: Sendable {
 
     /// Text escaped for XML character data.
     static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
+        text.replacing(characters: ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"])
     }
 }
 
 extension String {
+    /// This text with each character `replacements` names written as its replacement, the
+    /// others as they are: the escaping of XML character data and of iCalendar TEXT values.
+    func replacing(characters replacements: [Character: String]) -> String {
+        var result = ""
+        for character in self {
+            if let replacement = replacements[character] { result += replacement } else { result.append(character) }
+        }
+        return result
+    }
+
     /// `%20` → space (invalid escapes kept as written; the result is for display only).
     var percentDecoded: String {
         var bytes: [UInt8] = []

@@ -263,19 +263,9 @@ enum ICSText {
         return true
     }
 
+    /// A TEXT value escaped (RFC 5545 §3.3.11); a lone CR is dropped.
     static func escape(_ value: String) -> String {
-        var result = ""
-        for character in value {
-            switch character {
-            case "\\": result += "\\\\"
-            case ";": result += "\\;"
-            case ",": result += "\\,"
-            case "\n": result += "\\n"
-            case "\r": break
-            default: result.append(character)
-            }
-        }
-        return result
+        value.replacing(characters: ["\\": "\\\\", ";": "\\;", ",": "\\,", "\n": "\\n", "\r": ""])
     }
 
     /// Folds a content line at 75 octets (never inside a UTF-8 sequence), CRLF-terminated.

@@ -50,13 +50,8 @@ enum CurrentLocationSource: Sendable, Equatable {
             } catch {
                 throw Self.failure("currentLocationFile \(path): \(error.message)")
             }
-            guard let line = Self.firstLine(bytes) else {
-                throw Self.failure("currentLocationFile \(path) holds no coordinates; write one line such as 47.37, 8.54")
-            }
-            do {
-                return try CoordinateParser.parse(line)
-            } catch {
-                throw Self.failure("currentLocationFile \(path): \(Quote.short(line)) is not a coordinate: \(error.message)")
+            return try Self.firstCoordinate(bytes, none: "currentLocationFile \(path) holds no coordinates; write one line such as 47.37, 8.54") {
+                "currentLocationFile \(path): \($0) is not a coordinate: \($1)"
             }
         case .command(let command):
             let output: [UInt8]
@@ -65,14 +60,23 @@ enum CurrentLocationSource: Sendable, Equatable {
             } catch {
                 throw Self.failure("currentLocationCommand `\(Quote.prefix(command))` \(error.message)")
             }
-            guard let line = Self.firstLine(output) else {
-                throw Self.failure("currentLocationCommand `\(Quote.prefix(command))` printed no coordinates; it must print a line such as 47.37, 8.54")
+            let none = "currentLocationCommand `\(Quote.prefix(command))` printed no coordinates; it must print a line such as 47.37, 8.54"
+            return try Self.firstCoordinate(output, none: none) {
+                "currentLocationCommand `\(Quote.prefix(command))` printed \($0), which is not a coordinate: \($1)"
             }
-            do {
-                return try CoordinateParser.parse(line)
-            } catch {
-                throw Self.failure("currentLocationCommand `\(Quote.prefix(command))` printed \(Quote.short(line)), which is not a coordinate: \(error.message)")
-            }
+        }
+    }
+
+    /// The coordinate on the first line of `bytes` (the file, the command's output); else a
+    /// failure saying `none` when there is no line, `invalid(line, reason)` when it does not parse.
+    private static func firstCoordinate(
+        _ bytes: [UInt8], none: String, invalid: (String, String) -> String
+    ) throws(ProviderError) -> Coordinate {
+        guard let line = firstLine(bytes) else { throw failure(none) }
+        do {
+            return try CoordinateParser.parse(line)
+        } catch {
+            throw failure(invalid(Quote.short(line), error.message))
         }
     }
 

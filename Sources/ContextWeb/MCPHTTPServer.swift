@@ -75,17 +75,9 @@ package enum MCPHTTPServer {
         let server = HTTPServerBuilder { responder in
             GatedChannel(inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: .seconds(30))), gate: gate)
         }
-        let address = options.listener.address
         let app = Application(
-            router: router, server: server,
-            configuration: .init(address: .hostname(address.bindHost, port: address.port), serverName: nil),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? address.port
-                gate.setPolicy(AccessPolicy(
-                    address: address, port: port, extraHosts: options.listener.extraHosts, extraOrigins: options.listener.extraOrigins,
-                    token: options.listener.token, acceptsOwnOrigin: options.listener.acceptsOwnOrigin))
-                listening("http://\(address.namedLocalhost ? "localhost" : address.urlHost):\(port)\(endpointPath)")
-            },
+            router: router, server: server, configuration: options.listener.applicationConfiguration,
+            onServerRunning: options.listener.onServerRunning(gate: gate, scheme: "http", path: endpointPath, listening: listening),
             logger: logger)
         let sweeper = Task {
             while !Task.isCancelled {

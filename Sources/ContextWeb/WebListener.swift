@@ -35,6 +35,26 @@ package struct WebListenerOptions: Sendable {
     package init(address: ListenAddress) {
         self.address = address
     }
+
+    /// Where the application binds: `address`, the port 0 of `[::1]:0` left to the system.
+    var applicationConfiguration: ApplicationConfiguration {
+        .init(address: .hostname(address.bindHost, port: address.port), serverName: nil)
+    }
+
+    /// What a listener does once bound: sets `gate`'s access policy (these options, with the real
+    /// port) and tells `listening` the endpoint's URL, `scheme://host:port` + `path`. Shared by
+    /// `serve --listen` (WebSocket) and `mcp --http` (Streamable HTTP), so both gate alike.
+    func onServerRunning(
+        gate: ListenerGate, scheme: String, path: String, listening: @escaping @Sendable (String) -> Void
+    ) -> @Sendable (any Channel) async -> Void {
+        { [self] channel in
+            let port = channel.localAddress?.port ?? address.port
+            gate.setPolicy(AccessPolicy(
+                address: address, port: port, extraHosts: extraHosts, extraOrigins: extraOrigins, token: token,
+                acceptsOwnOrigin: acceptsOwnOrigin))
+            listening("\(scheme)://\(address.namedLocalhost ? "localhost" : address.urlHost):\(port)\(path)")
+        }
+    }
 }
 
 /// The WebSocket listener of `serve --listen`: JSON-RPC, one message per text frame, at `/rpc`;
@@ -94,17 +114,9 @@ package enum WebListener {
                     shouldUpgrade: shouldUpgrade),
                 gate: gate)
         }
-        let address = options.address
         let app = Application(
-            router: router, server: server,
-            configuration: .init(address: .hostname(address.bindHost, port: address.port), serverName: nil),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? address.port
-                gate.setPolicy(AccessPolicy(
-                    address: address, port: port, extraHosts: options.extraHosts, extraOrigins: options.extraOrigins,
-                    token: options.token, acceptsOwnOrigin: options.acceptsOwnOrigin))
-                listening("ws://\(address.namedLocalhost ? "localhost" : address.urlHost):\(port)\(endpointPath)")
-            },
+            router: router, server: server, configuration: options.applicationConfiguration,
+            onServerRunning: options.onServerRunning(gate: gate, scheme: "ws", path: endpointPath, listening: listening),
             logger: logger)
         try await app.runService()
     }

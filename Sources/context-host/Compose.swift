@@ -26,10 +26,7 @@ extension ContextHostCommand {
 
         @OptionGroup var options: HostOptions
 
-        @Option(name: .customLong("grant"), help: ArgumentHelp(
-            "A permission to grant the providers, as a chat app would (repeatable): network, location, health, calendar, files, contacts. Default: none; providers that need one are listed unavailable with the reason.",
-            valueName: "permission"))
-        var grantedPermissions: [String] = []
+        @OptionGroup var grants: GrantOptions
 
         @Option(help: ArgumentHelp("Columns to draw in when stdin is not a terminal. Default: $COLUMNS, else 80.", valueName: "n"))
         var width: Int?
@@ -44,17 +41,13 @@ extension ContextHostCommand {
             }
             // On a terminal the host's logs would garble the screen: they go to /dev/null.
             let nullFD = open("/dev/null", O_WRONLY)
-            let host: BlockingHost
-            do {
-                host = try BlockingHost(
+            let host = try exitingOnError("context-host compose") {
+                try BlockingHost(
                     executable: executable, arguments: ["serve", "--no-state", "--no-watch"] + options.serveArguments(),
                     standardError: .fileDescriptor(interactive ? nullFD : STDERR_FILENO))
-            } catch {
-                writeStandardError("context-host compose: \(error)")
-                throw ExitCode(1)
             }
             if nullFD >= 0 { close(nullFD) }
-            let grants = grantedPermissions
+            let permissions = grants.permissions
             let terminal: ComposeTerminal
             if interactive, let raw = RawTerminal(color: color) {
                 terminal = raw
@@ -64,7 +57,7 @@ extension ContextHostCommand {
             }
             let envelope: JSONValue?
             do {
-                envelope = try ComposeApp(host: host, terminal: terminal, grantedPermissions: grants).run()
+                envelope = try ComposeApp(host: host, terminal: terminal, grantedPermissions: permissions).run()
             } catch {
                 terminal.finish(printing: "")
                 writeStandardError("context-host compose: \(error.message)")
@@ -86,8 +79,7 @@ extension HostOptions {
     func serveArguments() -> [String] {
         var arguments: [String] = []
         for directory in manifestDirectories { arguments += ["--manifests", directory] }
-        for directory in libraryDirectories { arguments += ["--library-path", directory] }
-        if allowOutsideLibraryPaths { arguments.append("--allow-outside-library-paths") }
+        arguments += libraries.serveArguments
         arguments += ["--max-message-bytes", String(maxMessageBytes), "--log-level", logLevel]
         if let configFile { arguments += ["--config", configFile] }
         if let registryCache { arguments += ["--registry-cache", registryCache] }
@@ -99,7 +91,7 @@ extension HostOptions {
             "--max-crashes", String(isolation.maxCrashes),
             "--crash-window", String(isolation.crashWindow),
             "--worker-memory-limit", String(isolation.workerMemoryLimit),
-            "--sandbox", isolation.sandbox,
+            "--sandbox", isolation.sandbox.rawValue,
             "--worker-idle-cpu", String(isolation.workerIdleCpu),
             "--worker-idle-timeout", String(isolation.workerIdleTimeout),
         ]

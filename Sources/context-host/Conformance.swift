@@ -42,12 +42,7 @@ extension ContextHostCommand {
         @Option(name: .customLong("output"), help: ArgumentHelp("Write the report to this file instead of stdout.", valueName: "file"))
         var outputFile: String?
 
-        @Option(name: .customLong("library-path"), help: ArgumentHelp(
-            "A folder to search for provider libraries after each manifest's own folder (repeatable).", valueName: "dir"))
-        var libraryDirectories: [String] = []
-
-        @Flag(help: "Allow manifest 'library' paths that leave their folder.")
-        var allowOutsideLibraryPaths = false
+        @OptionGroup var libraries: LibraryPathOptions
 
         @Option(name: .customLong("set"), help: ArgumentHelp(
             "A setting value, as PROVIDER-ID.NAME=VALUE (repeatable); overrides the manifest default.", valueName: "setting"))
@@ -59,7 +54,7 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp(
             "The worker sandbox in worker mode: required (fail a provider whose worker lacks a layer), best-effort (default) or off.",
             valueName: "policy"))
-        var sandbox: String = "best-effort"
+        var sandbox: IsolationConfiguration.SandboxPolicy = .bestEffort
 
         @Flag(name: .customLong("colour"), inversion: .prefixedNo, help: "Colour the text report (default: when stdout is a terminal).")
         var colour: Bool?
@@ -100,14 +95,10 @@ extension ContextHostCommand {
             }
             if !checks.isEmpty { options.only = Set(checks) }
             options.skip = Set(skips)
-            options.libraryDirectories = libraryDirectories + [HostOptions.executableDirectory()].compactMap { $0 }
-            options.allowOutsideLibraryPaths = allowOutsideLibraryPaths
+            options.libraryDirectories = libraries.directories + [HostOptions.executableDirectory()].compactMap { $0 }
+            options.allowOutsideLibraryPaths = libraries.allowOutside
             options.timingSamples = timingSamples
-            guard let sandboxPolicy = IsolationConfiguration.SandboxPolicy(rawValue: sandbox) else {
-                writeStandardError("error: --sandbox must be one of required, best-effort, off (got '\(sandbox)').")
-                throw ExitCode(2)
-            }
-            options.sandbox = sandboxPolicy
+            options.sandbox = sandbox
             for assignment in settingValues {
                 guard let equals = assignment.firstIndex(of: "="), let dot = assignment[..<equals].lastIndex(of: ".") else {
                     writeStandardError("error: --set expects PROVIDER-ID.NAME=VALUE, got '\(assignment)'.")
@@ -160,8 +151,7 @@ extension ContextHostCommand {
             }
             var arguments: [String] = []
             for folder in folders { arguments += ["--manifests", folder] }
-            for folder in libraryDirectories { arguments += ["--library-path", folder] }
-            if allowOutsideLibraryPaths { arguments.append("--allow-outside-library-paths") }
+            arguments += libraries.serveArguments
             arguments += ["--isolation", mode == "in-process" ? "in-process" : "process", "--log-level", "error"]
             do {
                 report.galleryPath = try GalleryWriter.generate(in: directory, serveArguments: arguments, manifestPaths: manifests)

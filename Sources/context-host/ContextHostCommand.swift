@@ -65,12 +65,7 @@ struct HostOptions: ParsableArguments {
         valueName: "dir"))
     var manifestDirectories: [String] = []
 
-    @Option(name: .customLong("library-path"), help: ArgumentHelp(
-        "A folder to search for provider libraries after each manifest's own folder (repeatable).", valueName: "dir"))
-    var libraryDirectories: [String] = []
-
-    @Flag(help: "Allow manifest 'library' paths that leave their folder ('..', symlinks out).")
-    var allowOutsideLibraryPaths = false
+    @OptionGroup var libraries: LibraryPathOptions
 
     @Option(help: ArgumentHelp("Largest protocol message accepted, in bytes.", valueName: "bytes"))
     var maxMessageBytes: Int = 16 << 20
@@ -124,9 +119,9 @@ struct HostOptions: ParsableArguments {
     func hostConfiguration() -> HostConfiguration {
         var configuration = HostConfiguration(
             manifestDirectories: manifestDirectories,
-            libraryDirectories: libraryDirectories,
+            libraryDirectories: libraries.directories,
             executableDirectory: Self.executableDirectory(),
-            allowOutsideLibraryPaths: allowOutsideLibraryPaths,
+            allowOutsideLibraryPaths: libraries.allowOutside,
             maximumMessageBytes: maxMessageBytes,
             stateDirectory: noState ? nil : (stateDir ?? HostConfiguration.defaultStateDirectory()))
         configuration.registryCacheDirectory = registryCacheDirectory()
@@ -179,6 +174,48 @@ struct HostOptions: ParsableArguments {
     /// The folder of the running executable, so `.build/<config>/` libraries are found.
     static func executableDirectory() -> String? {
         RunningExecutable.directory
+    }
+}
+
+/// Where provider libraries are found: `serve` and the commands that load providers as it does
+/// (`conformance`), and what they pass on to a host they start.
+struct LibraryPathOptions: ParsableArguments {
+    @Option(name: .customLong("library-path"), help: ArgumentHelp(
+        "A folder to search for provider libraries after each manifest's own folder (repeatable).", valueName: "dir"))
+    var directories: [String] = []
+
+    @Flag(name: .customLong("allow-outside-library-paths"), help: "Allow manifest 'library' paths that leave their folder ('..', symlinks out).")
+    var allowOutside = false
+
+    /// These options as arguments of a `serve` this command starts.
+    var serveArguments: [String] {
+        directories.flatMap { ["--library-path", $0] } + (allowOutside ? ["--allow-outside-library-paths"] : [])
+    }
+}
+
+/// `--grant PERMISSION` (repeatable): what the commands that act as a chat app (`list`, `compose`,
+/// `gallery`, `mcp`) grant the providers; a name that is no permission is refused.
+struct GrantOptions: ParsableArguments {
+    @Option(name: .customLong("grant"), help: ArgumentHelp(
+        "A permission granted to the providers, as a chat app would (repeatable): \(ManifestPermission.known.map(\.rawValue).joined(separator: ", ")). Default: none; a provider that needs one it lacks is listed unavailable, with the reason.",
+        valueName: "permission"))
+    var permissions: [String] = []
+
+    func validate() throws {
+        let known = ManifestPermission.known.map(\.rawValue)
+        for grant in permissions where !known.contains(grant) {
+            throw ValidationError("--grant \(grant): not a permission; use one of \(known.joined(separator: ", ")).")
+        }
+    }
+}
+
+/// What `body` answers; when it throws, `label: error` on stderr and exit status 1.
+func exitingOnError<T>(_ label: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        writeStandardError("\(label): \(error)")
+        throw ExitCode(1)
     }
 }
 

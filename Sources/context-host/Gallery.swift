@@ -35,21 +35,15 @@ extension ContextHostCommand {
         @Option(name: .customLong("provider"), help: ArgumentHelp("Only this provider (repeatable). Default: every provider.", valueName: "id"))
         var providerIDs: [String] = []
 
-        @Option(name: .customLong("grant"), help: ArgumentHelp(
-            "A permission to grant the providers, as a chat app would (repeatable): network, location, health, calendar, files, contacts. Default: none.",
-            valueName: "permission"))
-        var grantedPermissions: [String] = []
+        @OptionGroup var grants: GrantOptions
 
         func run() throws {
-            do {
-                let index = try GalleryWriter.generate(
+            let index = try exitingOnError("context-host gallery") {
+                try GalleryWriter.generate(
                     in: outputDirectory, serveArguments: options.serveArguments(), providerIDs: providerIDs,
-                    grantedPermissions: grantedPermissions)
-                print(index)
-            } catch {
-                writeStandardError("context-host gallery: \(error)")
-                throw ExitCode(1)
+                    grantedPermissions: grants.permissions)
             }
+            print(index)
         }
     }
 }

@@ -40,7 +40,7 @@ struct IsolationOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "Worker sandbox: 'required' refuses to start a provider whose worker cannot enforce every layer, 'best-effort' uses every layer the kernel offers and reports the rest (default), 'off' confines nothing.",
         valueName: "policy"))
-    var sandbox: String = IsolationConfiguration.SandboxPolicy.bestEffort.rawValue
+    var sandbox: IsolationConfiguration.SandboxPolicy = .bestEffort
 
     @Option(help: ArgumentHelp(
         "The host's data folder; each provider gets providers/<id> in it, its only writable folder when sandboxed. Default: $XDG_DATA_HOME/context-host, else ~/.local/share/context-host.",
@@ -71,9 +71,6 @@ struct IsolationOptions: ParsableArguments {
             throw ValidationError("--worker-idle-timeout must be 0 (never) or a number of seconds.")
         }
         if let maxWorkerStarts, maxWorkerStarts < 1 { throw ValidationError("--max-worker-starts must be at least 1.") }
-        guard IsolationConfiguration.SandboxPolicy(rawValue: sandbox) != nil else {
-            throw ValidationError("--sandbox must be one of required, best-effort, off (got '\(sandbox)').")
-        }
         guard workerIdleCpu >= 0 else { throw ValidationError("--worker-idle-cpu must be 0 (no watchdog) or more seconds.") }
         guard IsolationConfiguration.Policy(rawValue: isolation) != nil else {
             throw ValidationError("--isolation must be one of manifest, process, in-process (got '\(isolation)').")
@@ -95,7 +92,7 @@ struct IsolationOptions: ParsableArguments {
         configuration.isolation.maximumCrashes = maxCrashes
         configuration.isolation.crashWindow = .seconds(crashWindow)
         configuration.isolation.workerMemoryLimit = workerMemoryLimit == 0 ? nil : workerMemoryLimit << 20
-        configuration.isolation.sandbox = IsolationConfiguration.SandboxPolicy(rawValue: sandbox) ?? .bestEffort
+        configuration.isolation.sandbox = sandbox
         if let dataDir { configuration.isolation.dataDirectory = dataDir.hasPrefix("/") ? dataDir : currentDirectory() + "/" + dataDir }
         configuration.isolation.trustedProviders.formUnion(trust)
         configuration.isolation.idleCPUBudget = workerIdleCpu == 0 ? nil : .milliseconds(Int64(workerIdleCpu * 1000))
@@ -104,3 +101,7 @@ struct IsolationOptions: ParsableArguments {
         if let maxWorkerStarts { configuration.isolation.maximumConcurrentStarts = maxWorkerStarts }
     }
 }
+
+/// `--sandbox required|best-effort|off`, parsed (and refused when it is none of them) by
+/// ArgumentParser for every command that takes it.
+extension IsolationConfiguration.SandboxPolicy: ExpressibleByArgument {}

@@ -21,8 +21,7 @@ extension ContextHostCommand {
         @Flag(help: "Print JSON (the providers/list result) instead of a table.")
         var json = false
 
-        @Option(name: .customLong("grant"), help: ArgumentHelp("A permission to grant, as a client would (repeatable).", valueName: "permission"))
-        var grantedPermissions: [String] = []
+        @OptionGroup var grants: GrantOptions
 
         @Option(help: ArgumentHelp("The locale titles are shown in.", valueName: "locale"))
         var locale: String = "en-US"
@@ -43,7 +42,7 @@ extension ContextHostCommand {
             // reports libraries that fail to open and each provider's own availability check.
             configuration.isolation.lazyWorkers = false
             let host = Host(configuration: configuration, logger: logger)
-            host.initialize(client: ClientInfo(name: "context-host list", locale: locale, grantedPermissions: grantedPermissions))
+            host.initialize(client: ClientInfo(name: "context-host list", locale: locale, grantedPermissions: grants.permissions))
             host.registry.waitForLoads()
             let list = host.providersList()
             let text: String

@@ -22,15 +22,14 @@ extension ContextHostCommand {
             discussion: """
                 Each provider becomes tools (<slug>_collect or <slug>_make, <slug>_search, <slug>_detail) and each \
                 collected item a contexthost:// resource, kept in the state folder. Forms ask the user through MCP \
-                elicitation for what the arguments leave out. Logs go to stderr only. See docs/mcp.md.
+                elicitation for what the arguments leave out. Permissions are what --grant gives: an MCP client \
+                cannot grant them. Logs go to stderr only. See docs/mcp.md.
                 """)
 
         @OptionGroup var options: HostOptions
 
-        @Option(name: .customLong("grant"), help: ArgumentHelp(
-            "A permission granted to the providers (repeatable): network, location, health, calendar, files, contacts, exec. An MCP client cannot grant them.",
-            valueName: "permission"))
-        var grants: [String] = []
+        /// What the providers are granted: an MCP client cannot grant permissions itself.
+        @OptionGroup var grants: GrantOptions
 
         @Option(help: ArgumentHelp("The user's locale, a BCP 47 tag such as de-CH.", valueName: "tag"))
         var locale: String?
@@ -51,10 +50,6 @@ extension ContextHostCommand {
                 guard http != nil else { throw ValidationError("--max-sessions applies only with --http ADDRESS.") }
                 guard (1...1000).contains(maxSessions) else { throw ValidationError("--max-sessions must be from 1 to 1000 (got \(maxSessions)).") }
             }
-            let known = ManifestPermission.known.map(\.rawValue)
-            for grant in grants where !known.contains(grant) {
-                throw ValidationError("--grant \(grant): not a permission; use one of \(known.joined(separator: ", ")).")
-            }
             if let locale, locale.isEmpty || locale.count > 64 || !locale.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
                 throw ValidationError("--locale \(locale): expected a BCP 47 tag such as en-US.")
             }
@@ -67,28 +62,22 @@ extension ContextHostCommand {
             var configuration = options.hostConfiguration()
             configuration.watchManifests = true
             let itemsDirectory = configuration.stateDirectory.map { $0 + "/mcp-items" }
-            let host: InProcessHost
-            do {
-                host = try InProcessHost(configuration: configuration, logger: logger)
-            } catch {
-                writeStandardError("context-host mcp: \(error)")
-                throw ExitCode(1)
-            }
+            let host = try exitingOnError("context-host mcp") { try InProcessHost(configuration: configuration, logger: logger) }
             let bridge = MCPBridge(
-                host: host, options: MCPBridge.Options(itemsDirectory: itemsDirectory, grantedPermissions: grants, locale: locale),
+                host: host, options: MCPBridge.Options(itemsDirectory: itemsDirectory, grantedPermissions: grants.permissions, locale: locale),
                 output: OutputChannel(fileDescriptor: protocolFD), logger: logger)
             let started = DispatchSemaphore(value: 0)
-            let failure = Failure()
+            let failure = Mutex<String?>(nil)
             Task {
                 do throws(ResponseError) {
                     try await bridge.start()
                 } catch {
-                    failure.set(error.message)
+                    failure.withLock { $0 = error.message }
                 }
                 started.signal()
             }
             started.wait()
-            if let message = failure.get() {
+            if let message = failure.withLock({ $0 }) {
                 writeStandardError("context-host mcp: the host did not start: \(message)")
                 throw ExitCode(1)
             }
@@ -109,15 +98,9 @@ extension ContextHostCommand.MCPServe {
         configuration.watchManifests = true
         // Items are the server's resources, shared by every session (one store, one file).
         let store = ItemStore(directory: configuration.stateDirectory.map { $0 + "/mcp-items" }, logger: logger)
-        let bridgeOptions = MCPBridge.Options(itemsDirectory: nil, grantedPermissions: grants, locale: locale)
+        let bridgeOptions = MCPBridge.Options(itemsDirectory: nil, grantedPermissions: grants.permissions, locale: locale)
         // One set of providers for every session (they all grant `--grant` and use `--locale`).
-        let core: HostCore
-        do {
-            core = try HostCore(configuration: configuration, logger: logger)
-        } catch {
-            writeStandardError("context-host mcp: \(error)")
-            throw ExitCode(1)
-        }
+        let core = try exitingOnError("context-host mcp") { try HostCore(configuration: configuration, logger: logger) }
         let factory: MCPBridgeFactory = { sink in
             let host = InProcessHost(core: core)
             let bridge = MCPBridge(host: host, options: bridgeOptions, store: store, logger: logger, sink: sink)
@@ -132,46 +115,15 @@ extension ContextHostCommand.MCPServe {
         var httpOptions = MCPHTTPOptions(
             listener: access.listenerOptions(address: address, token: token, defaultConnections: 128, configuration: configuration))
         httpOptions.maximumSessions = maxSessions ?? 32
-        let finished = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
         let frozenOptions = httpOptions
         let shownToken = generated ? token : nil
-        Task {
-            do {
-                try await MCPHTTPServer.run(options: frozenOptions, factory: factory, logger: logger) { url in
-                    writeStandardError("context-host mcp: listening on \(url)")
-                    if let shownToken {
-                        writeStandardError("context-host mcp: token for this listener (shown once; clients send 'Authorization: Bearer <token>'; docs/mcp.md): \(shownToken.value)")
-                    }
+        runListener(label: "context-host mcp", address: text) {
+            try await MCPHTTPServer.run(options: frozenOptions, factory: factory, logger: logger) { url in
+                writeStandardError("context-host mcp: listening on \(url)")
+                if let shownToken {
+                    writeStandardError("context-host mcp: token for this listener (shown once; clients send 'Authorization: Bearer <token>'; docs/mcp.md): \(shownToken.value)")
                 }
-            } catch {
-                failure.withLock { $0 = "\(error)" }
             }
-            finished.signal()
         }
-        finished.wait()
-        if let message = failure.withLock({ $0 }) {
-            writeStandardError("context-host mcp: cannot serve on \(text): \(message)")
-            fflush(nil)
-            _exit(1)
-        }
-        fflush(nil)
-        _exit(0)
-    }
-}
-
-/// A message set by one thread and read by another.
-private final class Failure: @unchecked Sendable {
-    private var message: String?
-    private let lock = DispatchSemaphore(value: 1)
-    func set(_ text: String) {
-        lock.wait()
-        message = text
-        lock.signal()
-    }
-    func get() -> String? {
-        lock.wait()
-        defer { lock.signal() }
-        return message
     }
 }

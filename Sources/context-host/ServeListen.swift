@@ -2,9 +2,7 @@ import ArgumentParser
 import ContextClient
 import ContextHost
 import ContextWeb
-import Dispatch
 import Logging
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -92,34 +90,19 @@ struct ListenOptions: ParsableArguments {
         var listenerOptions = access.listenerOptions(address: address, token: token, defaultConnections: 32, configuration: configuration)
         listenerOptions.site = servedSite
         let factory = WebSessionFactory(configuration: configuration, logger: logger)
-        let finished = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
         let frozenOptions = listenerOptions
         let shownToken = generated ? token : nil
-        Task {
-            do {
-                try await WebListener.run(options: frozenOptions, factory: factory, logger: logger) { url in
-                    writeStandardError("context-host: listening on \(url)")
-                    if let servedSite, let page = Self.pageURL(webSocketURL: url) {
-                        writeStandardError("context-host: composer at \(page) (files from \(servedSite.root))")
-                    }
-                    if let shownToken {
-                        writeStandardError("context-host: token for this listener (shown once; clients send 'Authorization: Bearer <token>', browsers the subprotocol 'bearer.<token>'; docs/web.md): \(shownToken.value)")
-                    }
+        runListener(label: "context-host", address: listen) {
+            try await WebListener.run(options: frozenOptions, factory: factory, logger: logger) { url in
+                writeStandardError("context-host: listening on \(url)")
+                if let servedSite, let page = Self.pageURL(webSocketURL: url) {
+                    writeStandardError("context-host: composer at \(page) (files from \(servedSite.root))")
                 }
-            } catch {
-                failure.withLock { $0 = "\(error)" }
+                if let shownToken {
+                    writeStandardError("context-host: token for this listener (shown once; clients send 'Authorization: Bearer <token>', browsers the subprotocol 'bearer.<token>'; docs/web.md): \(shownToken.value)")
+                }
             }
-            finished.signal()
         }
-        finished.wait()
-        if let message = failure.withLock({ $0 }) {
-            writeStandardError("context-host: cannot serve on \(listen): \(message)")
-            fflush(nil)
-            _exit(1)
-        }
-        fflush(nil)
-        _exit(0)
     }
 }
 

@@ -1,6 +1,14 @@
 import ArgumentParser
 import ContextHost
 import ContextWeb
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Who may reach a listener (`serve --listen`, `mcp --http`): one set of options for both, fed to
 /// the one gate in ContextWeb (docs/web.md, docs/mcp.md, docs/security.md §12).
@@ -91,4 +99,27 @@ struct WebAccessOptions: ParsableArguments {
         options.maximumQueuedBytes = max(2 * configuration.maximumMessageBytes, 8 << 20)
         return options
     }
+}
+
+/// Runs a listener (`serve --listen`, `mcp --http`) until it stops, then ends the process: exit 0,
+/// or exit 1 after `<label>: cannot serve on <address>: <error>` on stderr. Never returns.
+func runListener(label: String, address: String, _ serve: @escaping @Sendable () async throws -> Void) -> Never {
+    let finished = DispatchSemaphore(value: 0)
+    let failure = Mutex<String?>(nil)
+    Task {
+        do {
+            try await serve()
+        } catch {
+            failure.withLock { $0 = "\(error)" }
+        }
+        finished.signal()
+    }
+    finished.wait()
+    if let message = failure.withLock({ $0 }) {
+        writeStandardError("\(label): cannot serve on \(address): \(message)")
+        fflush(nil)
+        _exit(1)
+    }
+    fflush(nil)
+    _exit(0)
 }

@@ -9,6 +9,13 @@ struct CalDAVXMLTests {
         Array(try Data(contentsOf: URL(fileURLWithPath: packageRoot + "/Fuzz/corpus/caldav-xml/" + name)))
     }
 
+    @Test("XML character data and iCalendar TEXT values escape their special characters and keep the rest")
+    func escaping() {
+        #expect(CalDAVClient.escape("<a href=\"x\">Tom & Jerry's</a>") == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry's&lt;/a&gt;")
+        #expect(ICSText.escape("Lunch; plates, cups\\napkins\nand\r more") == "Lunch\\; plates\\, cups\\\\napkins\\nand more")
+        #expect(ICSText.escape("Zürich café") == "Zürich café")
+    }
+
     @Test func readsRadicaleAnswers() throws {
         let multiget = try Multistatus(try XMLReader.parse(try Self.fixture("radicale-multiget.xml")))
         #expect(multiget.responses.count == 1)

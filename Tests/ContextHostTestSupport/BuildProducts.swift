@@ -38,6 +38,21 @@ public enum BuildProducts {
         return url.path
     }()
 
+    /// The text of a file of the package, e.g. `packageText("docs/manifest.md")`.
+    public static func packageText(_ path: String) throws -> String {
+        try String(contentsOfFile: packageRoot + "/" + path, encoding: .utf8)
+    }
+
+    /// What a "every code is documented" test checks: the codes of `codes` that the page `page`
+    /// (below the package root) does not mention as `mention(code)`, e.g. `` "| `\($0)` |" `` for a
+    /// table row, followed by every code listed twice. Empty when each code is on the page once.
+    public static func undocumented(_ codes: [String], in page: String, as mention: (String) -> String) throws -> [String] {
+        let text = try packageText(page)
+        var seen: Set<String> = []
+        let repeated = codes.filter { !seen.insert($0).inserted }.map { "\($0) (listed twice)" }
+        return codes.filter { !text.contains(mention($0)) } + repeated
+    }
+
     /// The Python of the test-only venv (scripts/test-venv.sh): `$CONTEXT_HOST_TEST_VENV/bin/python`,
     /// else `.build/test-venv/bin/python` in the package.
     public static var testVenvPython: String {

@@ -21,4 +21,11 @@ public enum BytePatch {
         }
         return (result, count)
     }
+
+    /// `bytes` with each byte in `range` set to `value` (a header field of a corrupted copy).
+    public static func setting(_ range: Range<Int>, to value: UInt8, in bytes: [UInt8]) -> [UInt8] {
+        var result = bytes
+        for index in range { result[index] = value }
+        return result
+    }
 }

@@ -9,6 +9,23 @@ public enum CheckScript {
         public var failed: [String]
         public var output: String
         public var status: Int32
+
+        /// What is wrong with this run of a script that should pass exactly `expectedPasses`
+        /// checks: its failed checks, another number of passes, a non-zero exit. Empty when
+        /// nothing is; else one line a problem, then the script's output.
+        public func problems(expectedPasses: Int) -> String {
+            var problems = failed
+            if passed.count != expectedPasses { problems.append("\(passed.count) checks passed, expected \(expectedPasses)") }
+            if status != 0 { problems.append("the script exited \(status)") }
+            return problems.isEmpty ? "" : (problems + ["output:", output]).joined(separator: "\n")
+        }
+    }
+
+    /// One scenario of a check script that takes `SCENARIO HOST-EXECUTABLE` (ws_check.py,
+    /// mcp_http_check.py), after checking that the host was built.
+    public static func scenario(_ script: String, _ name: String, timeout: Double = 240) throws -> Outcome {
+        try BuildProducts.checkBuilt()
+        return try run(script, [name, BuildProducts.hostExecutable], timeout: timeout)
     }
 
     /// Runs `script` (a path below the package root) with the venv's Python and `arguments`.

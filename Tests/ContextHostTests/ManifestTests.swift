@@ -1,3 +1,4 @@
+import ContextHostTestSupport
 import ContextProviderKit
 import Foundation
 import Testing
@@ -828,19 +829,12 @@ struct ManifestTests_SHA256Digest {
 @Suite("Manifest: error codes")
 struct ManifestTests_ErrorCodes {
     @Test func documented() throws {
-        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/manifest.md")
-        let text = try String(contentsOf: docs, encoding: .utf8)
-        for code in ManifestErrorCode.all {
-            #expect(text.contains("`\(code.rawValue)`"), "docs/manifest.md lacks \(code)")
-        }
-        #expect(Set(ManifestErrorCode.all).count == ManifestErrorCode.all.count)
+        let missing = try BuildProducts.undocumented(ManifestErrorCode.all.map(\.rawValue), in: "docs/manifest.md") { "`\($0)`" }
+        #expect(missing.isEmpty, "docs/manifest.md lacks \(missing)")
     }
 
     @Test func schemaListsEveryField() throws {
-        let schemaURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/manifest.schema.json")
-        let data = try Data(contentsOf: schemaURL)
+        let data = Data(try BuildProducts.packageText("docs/manifest.schema.json").utf8)
         let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let properties = try #require(schema["properties"] as? [String: Any])
         #expect(Set(properties.keys) == Set(Manifest.topLevelFields))

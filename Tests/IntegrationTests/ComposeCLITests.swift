@@ -152,6 +152,20 @@ struct ComposeCLITests {
         func keys(_ keys: String...) throws { try run(["send-keys", "-t", session] + keys) }
         /// Types text literally.
         func type(_ text: String) throws { try run(["send-keys", "-t", session, "-l", text]) }
+        /// Types a line of text and Enter.
+        func enter(_ text: String) throws {
+            try type(text)
+            try keys("Enter")
+        }
+
+        /// Picks entry `number` of the menu on screen with the arrow keys (from the first entry),
+        /// once the screen shows it selected as `▸ number) label`.
+        func choose(_ number: Int, _ label: String) throws {
+            for _ in 1..<number { try keys("Down") }
+            try waitFor("▸ \(number)) \(label)")
+            try keys("Enter")
+        }
+
         func screen() throws -> String { try run(["capture-pane", "-p", "-J", "-t", session, "-S", "-200"]) }
 
         /// Waits until the screen contains every one of `texts`; fails with the screen after `timeout`.
@@ -196,41 +210,30 @@ struct ComposeCLITests {
         // Note's place in the priority order, then arrow keys down to it.
         let noteLine = try #require(picker.split(separator: "\n").first { $0.hasSuffix(") Note") })
         let number = try #require(Int(noteLine.drop { !$0.isNumber }.prefix { $0.isNumber }))
-        for _ in 1..<number { try tmux.keys("Down") }
-        try tmux.waitFor("▸ \(number)) Note")
-        try tmux.keys("Enter")
+        try tmux.choose(number, "Note")
 
         try tmux.waitFor("New Note", "Title>")
         try tmux.keys("Enter")  // an empty title
         try tmux.waitFor("Body (end with '.')>")
-        try tmux.type("Milk, eggs and **bread**.")
-        try tmux.keys("Enter")
+        try tmux.enter("Milk, eggs and **bread**.")
         try tmux.waitFor("│ Milk, eggs and **bread**.", "Body>")
-        try tmux.type("Also coffee.")
-        try tmux.keys("Enter")
+        try tmux.enter("Also coffee.")
         try tmux.waitFor("│ Also coffee.")
-        try tmux.type(".")
-        try tmux.keys("Enter")
+        try tmux.enter(".")
         try tmux.waitFor("✗ Title is required.", "Title>")
-        try tmux.type("Groceries")
-        try tmux.keys("Enter")
+        try tmux.enter("Groceries")
 
         try tmux.waitFor("[✎ Groceries · 6 words ▨]", "Attached “Groceries”.", "What next?")
-        try tmux.keys("Down")
-        try tmux.waitFor("▸ 2) Open an item")
-        try tmux.keys("Enter")
-        try tmux.waitFor("Open which item?", "▸ 1) [✎ Groceries · 6 words ▨]")
-        try tmux.keys("Enter")
+        try tmux.choose(2, "Open an item")
+        try tmux.waitFor("Open which item?")
+        try tmux.choose(1, "[✎ Groceries · 6 words ▨]")
         try tmux.waitFor("Characters  38", "Words       6", "Back to the message")
         try tmux.keys("Enter")
 
         try tmux.waitFor("What next?")
-        try tmux.keys("Down", "Down", "Down")
-        try tmux.waitFor("▸ 4) Send")
-        try tmux.keys("Enter")
+        try tmux.choose(4, "Send")
         try tmux.waitFor("Message>")
-        try tmux.type("What can I cook with this?")
-        try tmux.keys("Enter")
+        try tmux.enter("What can I cook with this?")
         let final = try tmux.waitFor("[compose exited 0]")
         try Self.checkGroceries(try Self.envelope(in: final.components(separatedBy: "[compose exited")[0]))
     }

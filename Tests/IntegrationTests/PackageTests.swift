@@ -48,6 +48,12 @@ struct PackageTests {
             return output
         }
 
+        /// A bundled provider (`manifests/<name>.yaml`) packaged and signed as `<name>.ctxp`.
+        @discardableResult
+        func bundle(_ name: String) throws -> String {
+            try package(PackageTests.manifests + "/\(name).yaml", "\(name).ctxp")
+        }
+
         /// Installs `file` trusting the author's key; requires success.
         func install(_ file: String, extra: [String] = []) throws {
             let result = try run(["install", file, "--trust-key", publicKey] + extra)
@@ -74,7 +80,7 @@ struct PackageTests {
     @Test("an app that embeds the host loads its user's installed providers when its configuration names their folders, and none by default")
     func embeddedHostLoadsInstalled() async throws {
         let workspace = try Workspace()
-        try workspace.install(try workspace.package(Self.manifests + "/note.yaml", "note.ctxp"))
+        try workspace.install(try workspace.bundle("note"))
         let noManifests = try TemporaryDirectory()
         func host(_ locations: PackageLocations?) throws -> InProcessHost {
             var configuration = HostConfiguration(manifestDirectories: [noManifests.path])
@@ -113,7 +119,7 @@ struct PackageTests {
         // A bundle rewritten by anyone but its author has lost the signature of its file, so it is
         // refused unread; with --allow-unsigned, the signed index still catches each change.
         let workspace = try Workspace()
-        let bundle = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let bundle = try workspace.bundle("note")
         let flips = [
             ("lib/linux-x86_64/libNoteProvider.so", "index-mismatch"),
             (BundleIndex.fileName, "signature-mismatch"),
@@ -132,7 +138,7 @@ struct PackageTests {
     @Test("missing, damaged and foreign signatures, unknown keys, out-of-scope keys and a changed key on install and upgrade are refused")
     func signatures() throws {
         let workspace = try Workspace()
-        let signed = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let signed = try workspace.bundle("note")
         let unsigned = try workspace.package(Self.manifests + "/note.yaml", "unsigned.ctxp", sign: false)
         try expectRefusal(workspace, ["install", unsigned], code: "signature-missing")
         try expectRefusal(workspace, ["install", signed], code: "key-unknown")
@@ -202,7 +208,7 @@ struct PackageTests {
     @Test("unsafe archive entries: '..', absolute, symlink, hard link, device; and a bundle over the size caps")
     func unsafeArchives() throws {
         let workspace = try Workspace()
-        let bundle = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let bundle = try workspace.bundle("note")
         // Python's tarfile writes the hostile entries (a real tar writer, not ours).
         let script = """
             import io, sys, tarfile
@@ -305,8 +311,8 @@ struct PackageTests {
     @Test("install --locked reproduces an installation on a clean data folder, and fails on a mismatch")
     func lockedInstall() throws {
         let first = try Workspace()
-        let note = try first.package(Self.manifests + "/note.yaml", "note.ctxp")
-        let device = try first.package(Self.manifests + "/device-info.yaml", "device-info.ctxp")
+        let note = try first.bundle("note")
+        let device = try first.bundle("device-info")
         try first.install(note)
         try first.install(device)
         let lock = try String(contentsOfFile: first.lockFile, encoding: .utf8)
@@ -378,7 +384,7 @@ struct PackageTests {
     @Test("a reinstall that fails its probe leaves the installed version as it was")
     func failedReinstallKeepsTheOldVersion() throws {
         let workspace = try Workspace()
-        try workspace.install(try workspace.package(Self.manifests + "/note.yaml", "note.ctxp"))
+        try workspace.install(try workspace.bundle("note"))
         let lock = try String(contentsOfFile: workspace.lockFile, encoding: .utf8)
         // The same id and version, but another provider's library: provider/info will disagree.
         let folder = workspace.path + "/impostor"
@@ -398,7 +404,7 @@ struct PackageTests {
     @Test("install --conformance runs the whole suite in a worker before activating")
     func conformanceBeforeInstall() throws {
         let workspace = try Workspace()
-        let bundle = try workspace.package(Self.manifests + "/device-info.yaml", "device-info.ctxp")
+        let bundle = try workspace.bundle("device-info")
         let result = try workspace.run(["install", bundle, "--trust-key", workspace.publicKey, "--conformance"], timeout: 300)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try String(contentsOfFile: workspace.lockFile, encoding: .utf8).contains("com.contexthost.device-info"))
@@ -409,7 +415,7 @@ struct PackageTests {
         let workspace = try Workspace()
         let names = ["note", "location", "calendar", "stock-quote", "health-metric", "device-info"]
         for name in names {
-            let bundle = try workspace.package(Self.manifests + "/\(name).yaml", "\(name).ctxp")
+            let bundle = try workspace.bundle(name)
             try workspace.install(bundle)
         }
         let installed = try workspace.run(["list", "--installed"])

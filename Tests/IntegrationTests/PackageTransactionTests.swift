@@ -92,7 +92,7 @@ struct PackageTransactionTests {
     @Test("install --force unpacks every file again: a changed manifest or library of the installed copy is repaired (was: 'Installed' and still hash-mismatch)")
     func forceRepairs() throws {
         let workspace = try Workspace()
-        let bundle = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let bundle = try workspace.bundle("note")
         try workspace.install(bundle)
         let folder = workspace.path + "/data/context-host/packages/com.contexthost.note/1.0.0"
         let pristine = try BundleArchive.read(file: bundle)
@@ -121,8 +121,8 @@ struct PackageTransactionTests {
     @Test("install --locked with one of two bundles installs nothing and trusts no key; a lock's previous version is never made active alone (was: one installed, key trusted)")
     func lockedIsAtomic() throws {
         let first = try Workspace()
-        let note = try first.package(Self.manifests + "/note.yaml", "note.ctxp")
-        let device = try first.package(Self.manifests + "/device-info.yaml", "device-info.ctxp")
+        let note = try first.bundle("note")
+        let device = try first.bundle("device-info")
         try first.install(note)
         try first.install(device, extra: ["--key-scope", "com.contexthost.device-info"])
         let lock = first.path + "/two.lock"
@@ -162,7 +162,7 @@ struct PackageTransactionTests {
     @Test("a lock file trusts no key: a key removed with `keys remove` stays removed, and the refusal does not speak of a --trust-key nobody gave (was: re-trusted for com.contexthost.*)")
     func lockTrustsNothing() throws {
         let first = try Workspace()
-        let note = try first.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let note = try first.bundle("note")
         try first.install(note)
         let lock = first.path + "/note.lock"
         try FileManager.default.copyItem(atPath: first.lockFile, toPath: lock)
@@ -199,7 +199,7 @@ struct PackageTransactionTests {
     func overlappingInstallsKeepBothKeys() throws {
         let workspace = try Workspace()
         let other = try Self.secondKey(workspace)
-        let device = try workspace.package(Self.manifests + "/device-info.yaml", "device-info.ctxp")
+        let device = try workspace.bundle("device-info")
         let note = try Self.package(workspace, Self.manifests + "/note.yaml", version: "1.0.0", name: "note-other", key: other.file)
         // The first runs the conformance suite after unpacking, so the second starts while it holds the store.
         let slow = try HostProcess(
@@ -223,7 +223,7 @@ struct PackageTransactionTests {
         let other = try Self.secondKey(workspace)
         let removedID = try Self.keyID(other.publicKey)
         #expect(try workspace.run(["keys", "trust", other.publicKey, "--scope", "org.example.*"]).status == 0)
-        let device = try workspace.package(Self.manifests + "/device-info.yaml", "device-info.ctxp")
+        let device = try workspace.bundle("device-info")
         let slow = try HostProcess(
             arguments: ["install", device, "--trust-key", workspace.publicKey, "--conformance"], environment: workspace.environment)
         slow.closeInput()
@@ -239,8 +239,8 @@ struct PackageTransactionTests {
     @Test("--trust-key trusts the bundle's exact id unless --key-scope asks for more (was: the id's whole prefix)")
     func exactScopeByDefault() throws {
         let workspace = try Workspace()
-        let note = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
-        let device = try workspace.package(Self.manifests + "/device-info.yaml", "device-info.ctxp")
+        let note = try workspace.bundle("note")
+        let device = try workspace.bundle("device-info")
         try workspace.install(note)
         let listed = try workspace.run(["keys", "list"])
         #expect(listed.standardOutput.contains("  com.contexthost.note  "), "\(listed.standardOutput)")
@@ -258,7 +258,7 @@ struct PackageTransactionTests {
     @Test("an older version needs --allow-downgrade with install --force and install --locked too (was: a silent downgrade)")
     func downgradesNeedConsent() throws {
         let workspace = try Workspace()
-        let old = try workspace.package(Self.manifests + "/device-info.yaml", "device-info.ctxp")
+        let old = try workspace.bundle("device-info")
         let newer = try Self.package(workspace, Self.manifests + "/device-info.yaml", version: "1.0.1", name: "device-info-1.0.1")
         try workspace.install(old)
         let lockOfOld = workspace.path + "/old.lock"
@@ -279,7 +279,7 @@ struct PackageTransactionTests {
     @Test("a trusted key can carry an expiry date: `keys trust --expires`, `--key-expires`; an expired key is refused with key-expired")
     func keyExpiry() throws {
         let workspace = try Workspace()
-        let note = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let note = try workspace.bundle("note")
         let id = try Self.keyID(workspace.publicKey)
         let trusted = try workspace.run(["keys", "trust", workspace.publicKey, "--scope", "com.contexthost.note", "--expires", "2099-12-31"])
         #expect(trusted.status == 0, "\(trusted.standardError)")
@@ -311,7 +311,7 @@ struct PackageTransactionTests {
     @Test("the bundle file's own signature (NAME.ctxp.minisig, minisign's format) is checked before a byte of it is decompressed (was: gunzip and tar first)")
     func bundleSignatureBeforeParsing() throws {
         let workspace = try Workspace()
-        let bundle = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let bundle = try workspace.bundle("note")
         let detached = bundle + ".minisig"
         #expect(FileManager.default.fileExists(atPath: detached), "package --sign wrote no \(detached)")
         // The reference tool verifies it as it is.
@@ -395,7 +395,7 @@ struct PackageTransactionTests {
     @Test("a command killed between writing the lock file and the keys leaves a journal; the next command completes it (was: the key was lost)")
     func crashBetweenWrites() throws {
         let workspace = try Workspace()
-        let note = try workspace.package(Self.manifests + "/note.yaml", "note.ctxp")
+        let note = try workspace.bundle("note")
         let config = workspace.path + "/config/context-host"
         let keysFile = config + "/trusted-keys.json"
         let journal = config + "/.store-journal"

@@ -101,6 +101,13 @@ import Testing
         return (status, process.standardError)
     }
 
+    /// `setSecret`, which must succeed; answers its stderr (which says where the key is).
+    static func setSecretSucceeds(_ setup: EgressTests.Setup, _ provider: String, _ value: String, environment: [String: String]) throws -> String {
+        let (status, stderr) = try setSecret(setup, provider, value, environment: environment)
+        try #require(status == 0, "\(stderr)")
+        return stderr
+    }
+
     /// A brokered fetch of `/echo` by `provider` through `serve`: the server must have received
     /// `canary` as the injected `apikey` (the store's key opened it). Returns serve's stderr.
     static func fetchInjects(_ setup: EgressTests.Setup, _ provider: String, _ canary: String, environment: [String: String]) throws -> String {
@@ -122,8 +129,7 @@ import Testing
         let setup = try EgressTests.Setup()
         let environment = try Self.environment(setup, session: session)
         let store = setup.root.path + "/secrets"
-        let (status, stderr) = try Self.setSecret(setup, Self.fixture, Self.canaryA, environment: environment)
-        #expect(status == 0, "\(stderr)")
+        let stderr = try Self.setSecretSucceeds(setup, Self.fixture, Self.canaryA, environment: environment)
         #expect(stderr.contains("its key is in the Secret Service keyring"), "\(stderr)")
         #expect(!Self.exists(store + "/secrets.key"), "a key file was written although the keyring is available")
         #expect(Self.exists(store + "/secrets.keyring"))
@@ -162,8 +168,7 @@ import Testing
         let setup = try EgressTests.Setup()
         let environment = try Self.environment(setup, session: nil)
         let store = setup.root.path + "/secrets"
-        let (status, stderr) = try Self.setSecret(setup, Self.fixture, Self.canaryA, environment: environment)
-        #expect(status == 0, "\(stderr)")
+        let stderr = try Self.setSecretSucceeds(setup, Self.fixture, Self.canaryA, environment: environment)
         #expect(stderr.contains("its key is in the key file \(store)/secrets.key (the Secret Service is not available: no D-Bus session bus"), "\(stderr)")
         #expect(Self.exists(store + "/secrets.key"))
         #expect(!Self.exists(store + "/secrets.keyring"))
@@ -174,8 +179,7 @@ import Testing
         let session = try KeyringSession()
         let forced = try EgressTests.Setup()
         let forcedEnvironment = try Self.environment(forced, session: session, backend: "file")
-        let (forcedStatus, forcedStderr) = try Self.setSecret(forced, Self.fixture, Self.canaryB, environment: forcedEnvironment)
-        #expect(forcedStatus == 0, "\(forcedStderr)")
+        let forcedStderr = try Self.setSecretSucceeds(forced, Self.fixture, Self.canaryB, environment: forcedEnvironment)
         #expect(forcedStderr.contains("its key is in the key file"), "\(forcedStderr)")
         #expect(Self.exists(forced.root.path + "/secrets/secrets.key"))
         let answer = try session.oracle(store: forced.root.path + "/secrets", canaries: [Self.canaryB])
@@ -194,14 +198,12 @@ import Testing
         // Secrets set before there was a keyring (the key file)...
         let setup = try EgressTests.Setup()
         let store = setup.root.path + "/secrets"
-        let (status, stderr) = try Self.setSecret(setup, Self.fixture, Self.canaryA, environment: try Self.environment(setup, session: nil))
-        #expect(status == 0, "\(stderr)")
+        _ = try Self.setSecretSucceeds(setup, Self.fixture, Self.canaryA, environment: try Self.environment(setup, session: nil))
         let keyBefore = FileManager.default.contents(atPath: store + "/secrets.key")
         // ...keep working once one is there: the file stays the key, nothing goes to the keyring.
         let session = try KeyringSession()
         let environment = try Self.environment(setup, session: session)
-        let (otherStatus, otherStderr) = try Self.setSecret(setup, Self.other, Self.canaryB, environment: environment)
-        #expect(otherStatus == 0, "\(otherStderr)")
+        let otherStderr = try Self.setSecretSucceeds(setup, Self.other, Self.canaryB, environment: environment)
         #expect(otherStderr.contains("its key is in the key file \(store)/secrets.key (an existing key file is kept)"), "\(otherStderr)")
         #expect(keyBefore != nil && FileManager.default.contents(atPath: store + "/secrets.key") == keyBefore)
         #expect(!Self.exists(store + "/secrets.keyring"))
@@ -214,8 +216,7 @@ import Testing
         let setup = try EgressTests.Setup()
         let store = setup.root.path + "/secrets"
         let session = try KeyringSession()
-        let (status, stderr) = try Self.setSecret(setup, Self.fixture, Self.canaryA, environment: try Self.environment(setup, session: session))
-        #expect(status == 0, "\(stderr)")
+        _ = try Self.setSecretSucceeds(setup, Self.fixture, Self.canaryA, environment: try Self.environment(setup, session: session))
         #expect(Self.exists(store + "/secrets.keyring"))
         session.stop()
         // The keyring is gone: setting another secret is refused, naming the keyring, and no key

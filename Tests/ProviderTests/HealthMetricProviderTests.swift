@@ -112,6 +112,21 @@ struct HealthMetricProviderTests {
         return try ProviderHarness(product: "HealthMetricProvider", providerID: id, settings: settings, locale: locale)
     }
 
+    /// An export file in a temporary folder (deleted with the value), and providers reading it.
+    struct Export {
+        let directory: TemporaryDirectory
+        let file: String
+
+        init(_ text: String, name: String = "export.xml") throws {
+            directory = try TemporaryDirectory()
+            file = try directory.write(name, text)
+        }
+
+        func provider(locale: String = "en-US", extra: JSONObject = [:]) throws -> ProviderHarness {
+            try HealthMetricProviderTests.provider(directory, file: file, locale: locale, extra: extra)
+        }
+    }
+
     /// Collector and availability calls run in the provider's tasks: allow for a test process
     /// whose cooperative pool is busy with other suites' blocking tests.
     static let taskTimeout = 60.0
@@ -230,9 +245,8 @@ struct HealthMetricProviderTests {
 
     @Test("sums take the larger source per day, skip correlation children and decode entities")
     func sumsAcrossSources() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("export.xml", Self.fullDay)
-        let provider = try Self.provider(directory, file: file)
+        let export = try Self.Export(Self.fullDay)
+        let provider = try export.provider()
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")
         #expect(steps["content"]?["value"] == 8500)
         #expect(steps["content"]?["unit"] == "steps")
@@ -251,9 +265,8 @@ struct HealthMetricProviderTests {
 
     @Test("heart rate and body mass are averaged with min and max")
     func averages() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("export.xml", Self.fullDay)
-        let provider = try Self.provider(directory, file: file)
+        let export = try Self.Export(Self.fullDay)
+        let provider = try export.provider()
         let heart = try await Self.item(provider, "heartRate", "day", "2024-03-04")
         #expect(heart["content"]?["value"] == 80)
         let day = try #require(heart["content"]?["days"]?.arrayValue?.last)
@@ -280,9 +293,8 @@ struct HealthMetricProviderTests {
 
     @Test("sleep counts asleep stages of the night, attributed to the day it ends")
     func sleep() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("export.xml", Self.fullDay)
-        let provider = try Self.provider(directory, file: file)
+        let export = try Self.Export(Self.fullDay)
+        let provider = try export.provider()
         let sleep = try await Self.item(provider, "sleep", "day", "2024-03-04")
         // 23:00–23:45 + 23:45–01:15 + 01:30–06:30 = 7.25 h (in bed and awake excluded; the nap
         // from another source is smaller).
@@ -298,13 +310,12 @@ struct HealthMetricProviderTests {
 
     @Test("units follow the client's locale: miles, kilometres, kilojoules and number punctuation")
     func locales() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("export.xml", Self.fullDay)
-        let us = try Self.provider(directory, file: file, locale: "en-US")
+        let export = try Self.Export(Self.fullDay)
+        let us = try export.provider(locale: "en-US")
         let miles = try await Self.item(us, "distance", "day", "2024-03-04")
         #expect(miles["content"]?["value"] == 2.17)  // 3.5 km
         #expect(miles["content"]?["unit"] == "mi")
-        let german = try Self.provider(directory, file: file, locale: "de-DE")
+        let german = try export.provider(locale: "de-DE")
         let kilometres = try await Self.item(german, "distance", "day", "2024-03-04")
         #expect(kilometres["content"]?["value"] == 3.5)
         let chip = try await german.call("item/preview", ["item": kilometres])
@@ -312,11 +323,11 @@ struct HealthMetricProviderTests {
         let mass = try await Self.item(german, "bodyMass", "day", "2024-03-04")
         #expect(mass["content"]?["value"] == 69.9)
         #expect(mass["content"]?["unit"] == "kg")
-        let australian = try Self.provider(directory, file: file, locale: "en-AU")
+        let australian = try export.provider(locale: "en-AU")
         let energy = try await Self.item(australian, "activeEnergy", "day", "2024-03-04")
         #expect(energy["content"]?["unit"] == "kJ")
         #expect(energy["content"]?["value"] == 618)
-        let imperial = try Self.provider(directory, file: file, locale: "de-DE", extra: ["units": "imperial"])
+        let imperial = try export.provider(locale: "de-DE", extra: ["units": "imperial"])
         let forced = try await Self.item(imperial, "distance", "day", "2024-03-04")
         #expect(forced["content"]?["unit"] == "mi")
     }
@@ -325,9 +336,8 @@ struct HealthMetricProviderTests {
 
     @Test("week and month give daily averages, days met and a goal threshold")
     func periods() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("export.xml", Self.stepsWeek)
-        let provider = try Self.provider(directory, file: file)
+        let export = try Self.Export(Self.stepsWeek)
+        let provider = try export.provider()
         let week = try await Self.item(provider, "steps", "week", "2024-03-06")
         let content = try #require(week["content"])
         #expect(content["start"] == "2024-03-04")
@@ -373,9 +383,8 @@ struct HealthMetricProviderTests {
 
     @Test("goals come from the goals setting, with units and directions; bad goals refuse to open")
     func goals() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("export.xml", Self.fullDay)
-        let provider = try Self.provider(directory, file: file, extra: ["goals": "steps=8000, distance>=5mi; bodyMass<=150lb, heartRate=none"])
+        let export = try Self.Export(Self.fullDay)
+        let provider = try export.provider(extra: ["goals": "steps=8000, distance>=5mi; bodyMass<=150lb, heartRate=none"])
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")
         #expect(try await provider.call("item/preview", ["item": steps])["tone"] == "good")
         let distance = try await Self.item(provider, "distance", "day", "2024-03-04")
@@ -388,18 +397,17 @@ struct HealthMetricProviderTests {
         #expect(heart["content"]?["goal"] == nil)
         #expect(try await provider.call("item/preview", ["item": heart])["tone"] == "neutral")
         #expect(throws: (any Error).self) {
-            try Self.provider(directory, file: file, extra: ["goals": "stepz=9000"])
+            try export.provider(extra: ["goals": "stepz=9000"])
         }
         #expect(throws: (any Error).self) {
-            try Self.provider(directory, file: file, extra: ["goals": "sleep=8kg"])
+            try export.provider(extra: ["goals": "sleep=8kg"])
         }
     }
 
     @Test("encode answers JSON with the aggregates, or CSV; other representations are refused")
     func encode() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("export.xml", Self.stepsWeek)
-        let provider = try Self.provider(directory, file: file)
+        let export = try Self.Export(Self.stepsWeek)
+        let provider = try export.provider()
         let week = try await Self.item(provider, "steps", "week", "2024-03-06")
         let json = try await Self.encoded(provider, week)
         #expect(json["metric"] == "steps")
@@ -645,9 +653,8 @@ struct HealthMetricProviderTests {
 
     @Test("CSV files: units converted, rows summed per day, bad rows reported by line, unknown metrics counted")
     func csvFile() async throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write("daily.csv", Self.csv)
-        let provider = try Self.provider(directory, file: file, locale: "en-GB")
+        let export = try Self.Export(Self.csv, name: "daily.csv")
+        let provider = try export.provider(locale: "en-GB")
         let form = try await provider.call("collect/start", ["sessionId": "s"], timeout: Self.taskTimeout)
         let options = (form["fields"]?.arrayValue?.first?["options"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
         #expect(options == ["steps", "distance", "restingHeartRate", "bodyMass", "sleep"])
@@ -675,8 +682,8 @@ struct HealthMetricProviderTests {
         let sleep = try await Self.item(provider, "sleep", "day", "2024-03-04")
         #expect(sleep["content"]?["value"] == 7.5)
 
-        let headerless = try directory.write("headerless.csv", "2024-03-04,steps,100,count\n")
-        let noHeader = try Self.provider(directory, file: headerless)
+        let headerless = try Self.Export("2024-03-04,steps,100,count\n", name: "headerless.csv")
+        let noHeader = try headerless.provider()
         let item = try await Self.item(noHeader, "steps", "day", "2024-03-04")
         #expect(item["content"]?["source"]?["notes"]?.arrayValue?.first?.stringValue?.hasPrefix("headerless.csv:1: the first line must be the header date,metric,value,unit") == true)
     }

@@ -52,6 +52,21 @@ struct LocationProviderTests {
         return try #require(outcome["item"])
     }
 
+    /// What `method` (a view: `item/preview`, `item/detail`…) answers for the item made of `values`.
+    static func view(_ provider: ProviderHarness, _ method: String, _ values: JSONObject) async throws -> JSONValue {
+        try await provider.call(method, ["item": try await item(provider, values)])
+    }
+
+    /// The facts of a detail view, label → value.
+    static func facts(_ detail: JSONValue) -> [String: String] {
+        let facts = detail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
+        var values: [String: String] = [:]
+        for fact in facts {
+            if let label = fact["label"]?.stringValue, let value = fact["value"]?.stringValue { values[label] = value }
+        }
+        return values
+    }
+
     static func decoded(_ encoded: JSONValue) throws -> [UInt8] {
         let text = try #require(encoded["data"]?.stringValue)
         let data = try #require(Data(base64Encoded: text))
@@ -266,8 +281,7 @@ struct LocationProviderTests {
         #expect(chip["title"] == "Zürich")
         #expect(chip["subtitle"] == "Zurich, Switzerland")
         #expect(chip["icon"] == "mappin.and.ellipse")
-        let point = try await Self.item(location, ["coordinates": "47.37, 8.54"])
-        let pointChip = try await location.call("item/preview", ["item": point])
+        let pointChip = try await Self.view(location, "item/preview", ["coordinates": "47.37, 8.54"])
         #expect(pointChip["title"] == "Near Zürich")
         #expect(pointChip["subtitle"]?.stringValue?.hasPrefix("Zurich, Switzerland · ") == true)
         #expect(pointChip["subtitle"] == "Zurich, Switzerland · 839 m")
@@ -287,16 +301,15 @@ struct LocationProviderTests {
         #expect(map["zoom"] == 11)
         #expect(map["markers"]?.arrayValue?.first?["title"] == "Zürich")
         #expect(map["link"] == "geo:47.36667,8.55")
-        let facts = try #require(blocks.first { $0["type"] == "facts" }?["facts"]?.arrayValue)
-        func fact(_ label: String) -> String? { facts.first { $0["label"] == .string(label) }?["value"]?.stringValue }
-        #expect(fact("Coordinates") == "47.36667, 8.55000")
-        #expect(fact("DMS") == "47°22′00.0″N 8°33′00.0″E")
-        #expect(fact("Country") == "Switzerland (CH)")
-        #expect(fact("Region") == "Zurich")
-        #expect(fact("Time zone") == "Europe/Zurich")
-        let offset = try #require(fact("UTC offset now"))
+        let facts = Self.facts(detail)
+        #expect(facts["Coordinates"] == "47.36667, 8.55000")
+        #expect(facts["DMS"] == "47°22′00.0″N 8°33′00.0″E")
+        #expect(facts["Country"] == "Switzerland (CH)")
+        #expect(facts["Region"] == "Zurich")
+        #expect(facts["Time zone"] == "Europe/Zurich")
+        let offset = try #require(facts["UTC offset now"])
         #expect(offset == "UTC+01:00 (CET)" || offset == "UTC+02:00 (CEST, daylight saving)", "\(offset)")
-        #expect(fact("Population")?.contains(",") == true)
+        #expect(facts["Population"]?.contains(",") == true)
         let list = try #require(blocks.first { $0["type"] == "list" }?["items"]?.arrayValue)
         #expect(list.count == 5)
         #expect(!list.contains { $0.stringValue?.hasPrefix("Zürich,") == true }, "the place itself is not 'nearby'")
@@ -304,21 +317,15 @@ struct LocationProviderTests {
         #expect(blocks.contains { $0["type"] == "link" && $0["url"] == "geo:47.36667,8.55" })
 
         // A zone without daylight saving: India is always UTC+05:30.
-        let delhi = try await Self.item(location, ["coordinates": "28.6139, 77.2090"])
-        let delhiDetail = try await location.call("item/detail", ["item": delhi])
-        let delhiFacts = delhiDetail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
-        #expect(delhiFacts.first { $0["label"] == "UTC offset now" }?["value"] == "UTC+05:30 (IST)")
-        #expect(delhiFacts.first { $0["label"] == "Nearest place" }?["value"]?.stringValue?.contains("of its center") == true)
-        let southern = try await Self.item(location, ["coordinates": "-34.6037, -58.3816"])  // Buenos Aires
-        let southernDetail = try await location.call("item/detail", ["item": southern])
-        let southernFacts = southernDetail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
-        #expect(southernFacts.first { $0["label"] == "UTC offset now" }?["value"]?.stringValue?.hasPrefix("UTC−03:00") == true)
-        #expect(southernFacts.first { $0["label"] == "DMS" }?["value"] == "34°36′13.3″S 58°22′53.8″W")
+        let delhiFacts = Self.facts(try await Self.view(location, "item/detail", ["coordinates": "28.6139, 77.2090"]))
+        #expect(delhiFacts["UTC offset now"] == "UTC+05:30 (IST)")
+        #expect(delhiFacts["Nearest place"]?.contains("of its center") == true)
+        // Buenos Aires.
+        let southernFacts = Self.facts(try await Self.view(location, "item/detail", ["coordinates": "-34.6037, -58.3816"]))
+        #expect(southernFacts["UTC offset now"]?.hasPrefix("UTC−03:00") == true)
+        #expect(southernFacts["DMS"] == "34°36′13.3″S 58°22′53.8″W")
         // Southern-hemisphere daylight saving (October to April) in Sydney.
-        let sydney = try await Self.item(location, ["coordinates": "-33.8688, 151.2093"])
-        let sydneyDetail = try await location.call("item/detail", ["item": sydney])
-        let sydneyFacts = sydneyDetail["blocks"]?.arrayValue?.first { $0["type"] == "facts" }?["facts"]?.arrayValue ?? []
-        let sydneyOffset = sydneyFacts.first { $0["label"] == "UTC offset now" }?["value"]?.stringValue ?? ""
+        let sydneyOffset = Self.facts(try await Self.view(location, "item/detail", ["coordinates": "-33.8688, 151.2093"]))["UTC offset now"] ?? ""
         #expect(sydneyOffset == "UTC+10:00 (AEST)" || sydneyOffset == "UTC+11:00 (AEDT, daylight saving)", "\(sydneyOffset)")
     }
 
@@ -413,8 +420,11 @@ struct LocationProviderTests {
         for (settings, expected) in [
             (["currentLocation": "somewhere"] as JSONObject, "is not a coordinate"),
             (["currentLocationFile": .string(folder.path + "/missing.txt")], "file not found"),
+            (["currentLocationFile": .string(try folder.write("empty.txt", "# nothing here\n\n"))], "empty.txt holds no coordinates; write one line such as 47.37, 8.54"),
+            (["currentLocationFile": .string(try folder.write("words.txt", "nowhere\n"))], "words.txt: \"nowhere\" is not a coordinate: "),
             (["currentLocationCommand": "exit 3"], "exited with status 3"),
-            (["currentLocationCommand": "echo 91,0"], "Latitude 91 is out of range"),
+            (["currentLocationCommand": "true"], "currentLocationCommand `true` printed no coordinates; it must print a line such as 47.37, 8.54"),
+            (["currentLocationCommand": "echo 91,0"], "printed \"91,0\", which is not a coordinate: Latitude 91 is out of range"),
         ] {
             let provider = try Self.provider(settings)
             do {

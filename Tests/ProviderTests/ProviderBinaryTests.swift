@@ -194,35 +194,24 @@ struct ProviderBinaryTests {
     @Test("garbage, truncated, 32-bit, big-endian, ET_EXEC, ET_REL and out-of-range offsets: binaryInvalid naming the file")
     func invalid() throws {
         let good = try Self.bytes(of: "DeviceInfoProvider")
-        var cases: [(String, [UInt8])] = [
-            ("empty", []),
-            ("garbage", Array("this is not a library at all, just text".utf8)),
-            ("truncated header", Array(good.prefix(40))),
-            ("truncated file", Array(good.prefix(4096))),
+        // The good library with one header field changed: (label, bytes, value).
+        let corruptions: [(String, Range<Int>, UInt8)] = [
+            ("32-bit", 4..<5, 1),  // EI_CLASS
+            ("big-endian", 5..<6, 2),  // EI_DATA
+            ("ET_EXEC", 16..<17, 2),  // e_type
+            ("ET_REL", 16..<17, 1),
+            ("other machine", 18..<19, 3),  // e_machine: EM_386
+            ("section headers out of range", 40..<48, 0xFF),  // e_shoff
+            ("program headers out of range", 32..<40, 0x7F),  // e_phoff
         ]
-        var bytes = good
-        bytes[4] = 1
-        cases.append(("32-bit", bytes))
-        bytes = good
-        bytes[5] = 2
-        cases.append(("big-endian", bytes))
-        bytes = good
-        bytes[16] = 2
-        cases.append(("ET_EXEC", bytes))
-        bytes = good
-        bytes[16] = 1
-        cases.append(("ET_REL", bytes))
-        bytes = good
-        bytes[18] = 3  // EM_386
-        cases.append(("other machine", bytes))
-        bytes = good
-        for index in 40..<48 { bytes[index] = 0xFF }  // e_shoff
-        cases.append(("section headers out of range", bytes))
-        bytes = good
-        for index in 32..<40 { bytes[index] = 0x7F }  // e_phoff
-        cases.append(("program headers out of range", bytes))
-        bytes = [0xCA, 0xFE, 0xBA, 0xBE] + [UInt8](repeating: 0, count: 60)
-        cases.append(("fat Mach-O", bytes))
+        let cases: [(String, [UInt8])] =
+            [
+                ("empty", []),
+                ("garbage", Array("this is not a library at all, just text".utf8)),
+                ("truncated header", Array(good.prefix(40))),
+                ("truncated file", Array(good.prefix(4096))),
+            ] + corruptions.map { label, range, value in (label, BytePatch.setting(range, to: value, in: good)) }
+            + [("fat Mach-O", [0xCA, 0xFE, 0xBA, 0xBE] + [UInt8](repeating: 0, count: 60))]
         for (label, input) in cases {
             do {
                 _ = try ProviderBinary.inspect(bytes: input, name: "lib\(label).so")

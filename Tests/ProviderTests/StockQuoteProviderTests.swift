@@ -165,10 +165,7 @@ struct StockQuoteProviderTests {
 
     @Test("detail: line chart for the range, facts and the as-of date")
     func detail() async throws {
-        let provider = try StockQuoteFixtures.sampleProvider()
-        let oracle = try StockQuoteFixtures.oracle()
-        let expected = try #require(oracle["GLBX"])
-        let item = try await StockQuoteFixtures.submitItem(provider, symbol: "GLBX", range: "3M")
+        let (provider, item, expected) = try await StockQuoteFixtures.sampleItem(symbol: "GLBX", range: "3M")
         let detail = try await provider.patientCall("item/detail", ["item": item])
         #expect(detail["title"] == "GLBX — Globex Corporation")
         let blocks = detail["blocks"]?.arrayValue ?? []
@@ -206,10 +203,7 @@ struct StockQuoteProviderTests {
 
     @Test("encode: JSON with the quote and the series summary; text; unknown representations refused")
     func encode() async throws {
-        let provider = try StockQuoteFixtures.sampleProvider()
-        let oracle = try StockQuoteFixtures.oracle()
-        let expected = try #require(oracle["UMBR.DE"])
-        let item = try await StockQuoteFixtures.submitItem(provider, symbol: "UMBR.DE", range: "1Y")
+        let (provider, item, expected) = try await StockQuoteFixtures.sampleItem(symbol: "UMBR.DE", range: "1Y")
         let encoded = try await provider.patientCall("item/encode", ["item": item])
         #expect(encoded["representation"] == "json")
         #expect(encoded["contentType"] == "application/json")
@@ -249,10 +243,7 @@ struct StockQuoteProviderTests {
 
     @Test("malformed rows are reported by file and line, skipped, and listed in the detail")
     func malformedRows() async throws {
-        let folder = try TemporaryDirectory()
-        try folder.write("quotes/BAD.csv", StockQuoteFixtures.badCSV)
-        let provider = try StockQuoteFixtures.provider(quotes: folder.path + "/quotes")
-        let item = try await StockQuoteFixtures.submitItem(provider, symbol: "BAD", range: "1M")
+        let (_, provider, item) = try await StockQuoteFixtures.fileItem(StockQuoteFixtures.badCSV, symbol: "BAD", range: "1M")
         let content = try #require(item["content"])
         let problems = content["problems"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(content["problemCount"] == 9)
@@ -299,10 +290,7 @@ struct StockQuoteProviderTests {
 
     @Test("newest-first files, Adj Close splits, ';' separators, BOM, CRLF, quotes and pandas dates are read")
     func formatVariants() async throws {
-        let folder = try TemporaryDirectory()
-        try folder.write("quotes/REV.csv", StockQuoteFixtures.reversedCSV)
-        let provider = try StockQuoteFixtures.provider(quotes: folder.path + "/quotes")
-        let item = try await StockQuoteFixtures.submitItem(provider, symbol: "REV", range: "1Y")
+        let (folder, provider, item) = try await StockQuoteFixtures.fileItem(StockQuoteFixtures.reversedCSV, symbol: "REV", range: "1Y")
         let content = try #require(item["content"])
         #expect(content["problemCount"] == 0, "\(String(describing: content["problems"]))")
         #expect(content["series"]?["dates"] == ["2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05"])
@@ -496,6 +484,24 @@ enum StockQuoteFixtures {
             throw StockQuoteTestFailure(description: "no item for \(symbol): \(result)")
         }
         return item
+    }
+
+    /// A provider over a quotes folder holding `<symbol>.csv` with `csv`, and its item for `symbol`
+    /// over `range`. The folder is deleted with the first value.
+    static func fileItem(
+        _ csv: String, symbol: String, range: String
+    ) async throws -> (folder: TemporaryDirectory, provider: ProviderHarness, item: JSONValue) {
+        let folder = try TemporaryDirectory()
+        try folder.write("quotes/\(symbol).csv", csv)
+        let harness = try provider(quotes: folder.path + "/quotes")
+        return (folder, harness, try await submitItem(harness, symbol: symbol, range: range))
+    }
+
+    /// The sample provider, its item for `symbol` over `range`, and the oracle's values for `symbol`.
+    static func sampleItem(symbol: String, range: String) async throws -> (provider: ProviderHarness, item: JSONValue, expected: JSONValue) {
+        let provider = try sampleProvider()
+        let expected = try #require(try oracle()[symbol])
+        return (provider, try await submitItem(provider, symbol: symbol, range: range), expected)
     }
 
     static func query(_ provider: ProviderHarness, _ text: String) async throws -> [JSONValue] {

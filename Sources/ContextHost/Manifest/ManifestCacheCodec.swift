@@ -70,8 +70,20 @@ struct CacheEncoder {
     }
 
     mutating func strings(_ values: [String]) {
-        varint(UInt64(values.count))
-        for value in values { string(value) }
+        list(values) { $0.string($1) }
+    }
+
+    /// A count, then each element as `write` puts it: the one shape of every list in the cache
+    /// (`CacheDecoder.list` reads it back).
+    mutating func list<C: Collection>(_ elements: C, _ write: (inout CacheEncoder, C.Element) -> Void) {
+        varint(UInt64(elements.count))
+        for element in elements { write(&self, element) }
+    }
+
+    /// A presence flag, then the value as `write` puts it when there is one (`CacheDecoder.optional`).
+    mutating func optional<T>(_ value: T?, _ write: (inout CacheEncoder, T) -> Void) {
+        bool(value != nil)
+        if let value { write(&self, value) }
     }
 
     mutating func json(_ value: JSONValue) {
@@ -210,11 +222,21 @@ struct CacheDecoder {
     }
 
     mutating func strings() throws(CacheFormatError) -> [String] {
+        try list { decoder throws(CacheFormatError) in try decoder.string() }
+    }
+
+    /// What `CacheEncoder.list` wrote: a count, then that many elements, each read by `read`.
+    mutating func list<T>(_ read: (inout CacheDecoder) throws(CacheFormatError) -> T) throws(CacheFormatError) -> [T] {
         let count = try count()
-        var result: [String] = []
+        var result: [T] = []
         result.reserveCapacity(count)
-        for _ in 0..<count { result.append(try string()) }
+        for _ in 0..<count { result.append(try read(&self)) }
         return result
+    }
+
+    /// What `CacheEncoder.optional` wrote: nil after a clear flag, else the value `read` reads.
+    mutating func optional<T>(_ read: (inout CacheDecoder) throws(CacheFormatError) -> T) throws(CacheFormatError) -> T? {
+        try bool() ? try read(&self) : nil
     }
 
     mutating func json(depth: Int = 0) throws(CacheFormatError) -> JSONValue {
@@ -307,10 +329,9 @@ extension CacheEncoder {
         version(manifest.version)
         string(manifest.library)
         optionalString(manifest.sha256)
-        varint(UInt64(manifest.libraries.count))
-        for entry in manifest.libraries {
-            string(entry.platform)
-            string(entry.path)
+        list(manifest.libraries) {
+            $0.string($1.platform)
+            $0.string($1.path)
         }
         string(manifest.runtime?.text ?? "")
         int(manifest.priority)
@@ -319,29 +340,23 @@ extension CacheEncoder {
         string(manifest.collection.rawValue)
         string(manifest.isolation.rawValue)
         strings(manifest.availability.platforms.map(\.rawValue))
-        bool(manifest.availability.host != nil)
-        if let range = manifest.availability.host {
-            varint(UInt64(range.comparators.count))
-            for comparator in range.comparators {
-                string(comparator.op.rawValue)
-                version(comparator.version)
+        optional(manifest.availability.host) { encoder, range in
+            encoder.list(range.comparators) {
+                $0.string($1.op.rawValue)
+                $0.version($1.version)
             }
         }
         strings(manifest.availability.permissions.map(\.rawValue))
-        varint(UInt64(manifest.settings.count))
-        for setting in manifest.settings {
-            string(setting.name)
-            string(setting.type.rawValue)
-            bool(setting.defaultValue != nil)
-            if let value = setting.defaultValue { json(value) }
-            optionalString(setting.description)
-            bool(setting.isRequired)
-            bool(setting.isWritable)
-            bool(setting.inject != nil)
-            if let inject = setting.inject { json(inject.json) }
+        list(manifest.settings) { encoder, setting in
+            encoder.string(setting.name)
+            encoder.string(setting.type.rawValue)
+            encoder.optional(setting.defaultValue) { $0.json($1) }
+            encoder.optionalString(setting.description)
+            encoder.bool(setting.isRequired)
+            encoder.bool(setting.isWritable)
+            encoder.optional(setting.inject) { $0.json($1.json) }
         }
-        bool(manifest.network != nil)
-        if let network = manifest.network { json(network.json) }
+        optional(manifest.network) { $0.json($1.json) }
         for timeout in [manifest.timeouts.collect, manifest.timeouts.preview, manifest.timeouts.detail, manifest.timeouts.encode] {
             int(timeout.components.seconds)
             int(timeout.components.attoseconds)
@@ -349,19 +364,18 @@ extension CacheEncoder {
         string(manifest.manifestPath)
         string(manifest.directory)
         optionalString(manifest.schemaReference)
-        varint(UInt64(manifest.sourceLocations.count))
-        for (field, location) in zip(manifest.sourceLocations.fields, manifest.sourceLocations.locations) {
-            string(field)
-            int(location.line)
-            int(location.column)
+        let sourceLocations = manifest.sourceLocations
+        list(sourceLocations.fields.indices) {
+            $0.string(sourceLocations.fields[$1])
+            $0.int(sourceLocations.locations[$1].line)
+            $0.int(sourceLocations.locations[$1].column)
         }
     }
 
     mutating func localizedText(_ text: LocalizedText) {
-        varint(UInt64(text.entries.count))
-        for entry in text.entries {
-            string(entry.locale)
-            string(entry.text)
+        list(text.entries) {
+            $0.string($1.locale)
+            $0.string($1.text)
         }
     }
 
@@ -376,15 +390,14 @@ extension CacheEncoder {
     mutating func rejection(_ rejection: ManifestRejection) {
         string(rejection.path)
         optionalString(rejection.id)
-        varint(UInt64(rejection.diagnostics.count))
-        for diagnostic in rejection.diagnostics {
-            string(diagnostic.file)
-            int(diagnostic.line)
-            int(diagnostic.column)
-            string(diagnostic.fieldPath)
-            string(diagnostic.code.rawValue)
-            string(diagnostic.message)
-            string(diagnostic.hint)
+        list(rejection.diagnostics) {
+            $0.string($1.file)
+            $0.int($1.line)
+            $0.int($1.column)
+            $0.string($1.fieldPath)
+            $0.string($1.code.rawValue)
+            $0.string($1.message)
+            $0.string($1.hint)
         }
     }
 }
@@ -404,8 +417,7 @@ extension CacheDecoder {
         let version = try version()
         let library = try string()
         let sha256 = try optionalString()
-        var libraries: [PlatformLibrary] = []
-        for _ in 0..<(try count()) { libraries.append(PlatformLibrary(platform: try string(), path: try string())) }
+        let libraries = try list { decoder throws(CacheFormatError) in PlatformLibrary(platform: try decoder.string(), path: try decoder.string()) }
         let runtimeText = try string()
         var runtime: ProviderRuntime?
         if !runtimeText.isEmpty {
@@ -417,39 +429,33 @@ extension CacheDecoder {
         let usesContainerPanel = try bool()
         let collection = try member(CollectionMode.self)
         let isolation = try member(IsolationMode.self)
-        var platforms: [ManifestPlatform] = []
-        for _ in 0..<(try count()) { platforms.append(try member(ManifestPlatform.self)) }
-        var host: VersionRange?
-        if try bool() {
-            var comparators: [VersionRange.Comparator] = []
-            for _ in 0..<(try count()) {
-                let op = try member(VersionRange.Operator.self)
-                comparators.append(VersionRange.Comparator(op, try self.version()))
-            }
-            host = VersionRange(comparators)
+        let platforms = try list { decoder throws(CacheFormatError) in try decoder.member(ManifestPlatform.self) }
+        let host = try optional { decoder throws(CacheFormatError) in
+            VersionRange(
+                try decoder.list { decoder throws(CacheFormatError) in
+                    let op = try decoder.member(VersionRange.Operator.self)
+                    return VersionRange.Comparator(op, try decoder.version())
+                })
         }
         let permissions = try strings().map(ManifestPermission.init(rawValue:))
-        var settings: [ManifestSetting] = []
-        for _ in 0..<(try count()) {
-            let name = try string()
-            let type = try member(SettingType.self)
-            // Not `cond ? json() : nil`: JSONValue is ExpressibleByNilLiteral, so that `nil` is `.null`.
-            var defaultValue: JSONValue?
-            if try bool() { defaultValue = try json() }
-            let description = try optionalString()
+        let settings = try list { decoder throws(CacheFormatError) in
+            let name = try decoder.string()
+            let type = try decoder.member(SettingType.self)
+            // `optional` answers `JSONValue?`: absent is nil, not `.null` (JSONValue is ExpressibleByNilLiteral).
+            let defaultValue = try decoder.optional { decoder throws(CacheFormatError) in try decoder.json() }
+            let description = try decoder.optionalString()
             var setting = ManifestSetting(
-                name: name, type: type, defaultValue: defaultValue, description: description, isRequired: try bool())
-            setting.isWritable = try bool()
-            if try bool() {
-                guard let inject = SecretInjection(json: try json()) else { throw CacheFormatError(reason: "an unreadable inject") }
-                setting.inject = inject
+                name: name, type: type, defaultValue: defaultValue, description: description, isRequired: try decoder.bool())
+            setting.isWritable = try decoder.bool()
+            setting.inject = try decoder.optional { decoder throws(CacheFormatError) in
+                guard let inject = SecretInjection(json: try decoder.json()) else { throw CacheFormatError(reason: "an unreadable inject") }
+                return inject
             }
-            settings.append(setting)
+            return setting
         }
-        var network: NetworkPolicy?
-        if try bool() {
-            guard let policy = NetworkPolicy(json: try json()) else { throw CacheFormatError(reason: "an unreadable network policy") }
-            network = policy
+        let network = try optional { decoder throws(CacheFormatError) in
+            guard let policy = NetworkPolicy(json: try decoder.json()) else { throw CacheFormatError(reason: "an unreadable network policy") }
+            return policy
         }
         var durations: [Duration] = []
         for _ in 0..<4 { durations.append(Duration(secondsComponent: try int64(), attosecondsComponent: try int64())) }
@@ -484,10 +490,8 @@ extension CacheDecoder {
     }
 
     mutating func localizedText() throws(CacheFormatError) -> LocalizedText {
-        let count = try count()
-        guard count > 0 else { throw CacheFormatError(reason: "a title has no text") }
-        var entries: [LocalizedText.Entry] = []
-        for _ in 0..<count { entries.append(LocalizedText.Entry(locale: try string(), text: try string())) }
+        let entries = try list { decoder throws(CacheFormatError) in LocalizedText.Entry(locale: try decoder.string(), text: try decoder.string()) }
+        guard !entries.isEmpty else { throw CacheFormatError(reason: "a title has no text") }
         return LocalizedText(entries: entries)
     }
 
@@ -498,12 +502,10 @@ extension CacheDecoder {
     mutating func rejection() throws(CacheFormatError) -> ManifestRejection {
         let path = try string()
         let id = try optionalString()
-        var diagnostics: [ManifestDiagnostic] = []
-        for _ in 0..<(try count()) {
-            diagnostics.append(
-                ManifestDiagnostic(
-                    file: try string(), line: try int(), column: try int(), fieldPath: try string(),
-                    code: ManifestErrorCode(rawValue: try string()), message: try string(), hint: try string()))
+        let diagnostics = try list { decoder throws(CacheFormatError) in
+            ManifestDiagnostic(
+                file: try decoder.string(), line: try decoder.int(), column: try decoder.int(), fieldPath: try decoder.string(),
+                code: ManifestErrorCode(rawValue: try decoder.string()), message: try decoder.string(), hint: try decoder.string())
         }
         return ManifestRejection(path: path, id: id, diagnostics: diagnostics)
     }

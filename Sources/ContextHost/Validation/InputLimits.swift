@@ -220,21 +220,26 @@ private struct ParamsWalker {
         }
     }
 
+    /// Moves to the next element of the object or array being walked, past white space and
+    /// commas; false, past `close`, when the container ends (or at the end of the input).
+    private mutating func atNextElement(closing close: UInt8) -> Bool {
+        while true {
+            skipWhitespace()
+            guard position < bytes.count else { return false }
+            if bytes[position] == close {
+                position += 1
+                return false
+            }
+            guard bytes[position] == UInt8(ascii: ",") else { return true }
+            position += 1
+        }
+    }
+
     /// An object's members (at its `{`); at the top, `item` is measured whole against the item limit.
     private mutating func walkObject(top: Bool) throws {
         position += 1
         var count = 0
-        while true {
-            skipWhitespace()
-            guard position < bytes.count else { return }
-            if bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                return
-            }
-            if bytes[position] == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
+        while atNextElement(closing: UInt8(ascii: "}")) {
             let keyStart = position
             let keyLength = try string()
             let key = Component.key(keyStart..<position)
@@ -273,17 +278,7 @@ private struct ParamsWalker {
     private mutating func walkArray() throws {
         position += 1
         var index = 0
-        while true {
-            skipWhitespace()
-            guard position < bytes.count else { return }
-            if bytes[position] == UInt8(ascii: "]") {
-                position += 1
-                return
-            }
-            if bytes[position] == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
+        while atNextElement(closing: UInt8(ascii: "]")) {
             if index >= limits.maximumElements {
                 throw InputLimits.exceeded(
                     path(), "an array with more than \(limits.maximumElements) elements", length: index + 1,

@@ -19,20 +19,22 @@ struct InstallSteps {
     var sandbox: IsolationConfiguration.SandboxPolicy
     var conformance: Bool
 
+    /// The steps as the command's options ask (`--sandbox`, `--conformance`).
+    init(locations: PackageLocations, store: StoreOptions, verify: VerifyOptions) {
+        self.locations = locations
+        sandbox = store.sandbox
+        conformance = verify.conformance
+    }
+
     /// Verifies, stages and checks each file in order in `transaction`; the first failure undoes all.
     func run(
-        _ files: [String], verify: VerifyOptions, operation: PackageStore.Operation, acceptNewKey: Bool,
-        in transaction: inout PackageStore.Transaction
+        _ files: [String], verify: VerifyOptions, operation: PackageStore.Operation, in transaction: inout PackageStore.Transaction
     ) throws(PackageError) -> [PackageStore.Staged] {
         var verifier = try verify.verifier(trustedKeys: transaction.trustedKeys)
         var done: [PackageStore.Staged] = []
         for file in files {
-            let bundle = try verifier.open(file: file, directory: locations.versionDirectory)
-            if let keys = bundle.trustedKeysToSave {
-                transaction.trustedKeys = keys
-                verifier.trustedKeys = keys
-            }
-            let staged = try transaction.stage(bundle, operation: operation, acceptNewKey: acceptNewKey)
+            let bundle = try verifier.open(file, into: &transaction, locations: locations)
+            let staged = try transaction.stage(bundle, operation: operation, acceptNewKey: verify.acceptNewKey)
             try check(staged)
             done.append(staged)
         }
@@ -71,6 +73,21 @@ struct InstallSteps {
     }
 }
 
+extension BundleVerifier {
+    /// Opens and verifies `file`; a key it accepted (`--trust-key`) is saved in `transaction` and
+    /// trusted for the files after it.
+    mutating func open(
+        _ file: String, into transaction: inout PackageStore.Transaction, locations: PackageLocations
+    ) throws(PackageError) -> VerifiedBundle {
+        let bundle = try open(file: file, directory: locations.versionDirectory)
+        if let keys = bundle.trustedKeysToSave {
+            transaction.trustedKeys = keys
+            trustedKeys = keys
+        }
+        return bundle
+    }
+}
+
 extension ContextHostCommand {
     /// `install FILE…`
     struct Install: ParsableCommand {
@@ -101,14 +118,9 @@ extension ContextHostCommand {
         @Option(help: ArgumentHelp("Reproduce this lock file exactly from the given bundles, or fail.", valueName: "lockfile"))
         var locked: String?
 
-        @Flag(help: "Accept a bundle signed by another key than the installed version.")
-        var acceptNewKey = false
-
         func run() throws {
             let locations = try store.locations()
-            let steps = InstallSteps(
-                locations: locations, sandbox: IsolationConfiguration.SandboxPolicy(rawValue: store.sandbox) ?? .bestEffort,
-                conformance: verify.conformance)
+            let steps = InstallSteps(locations: locations, store: store, verify: verify)
             do throws(PackageError) {
                 let packageStore = PackageStore(locations: locations)
                 if let locked {
@@ -123,9 +135,7 @@ extension ContextHostCommand {
                     return
                 }
                 let staged = try packageStore.transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
-                    try steps.run(
-                        files, verify: verify, operation: .install(force: force, allowDowngrade: allowDowngrade),
-                        acceptNewKey: acceptNewKey, in: &transaction)
+                    try steps.run(files, verify: verify, operation: .install(force: force, allowDowngrade: allowDowngrade), in: &transaction)
                 }
                 for each in staged { report("Installed", each) }
             } catch {
@@ -152,11 +162,7 @@ extension ContextHostCommand {
             var verifier = try verify.verifier(trustedKeys: transaction.trustedKeys)
             var opened: [VerifiedBundle] = []
             for file in bundles {
-                let bundle = try verifier.open(file: file, directory: locations.versionDirectory)
-                if let keys = bundle.trustedKeysToSave {
-                    transaction.trustedKeys = keys
-                    verifier.trustedKeys = keys
-                }
+                let bundle = try verifier.open(file, into: &transaction, locations: locations)
                 let (id, version) = (bundle.index.id, bundle.index.version)
                 guard let entry = wanted.entry(id: id),
                     let record = [entry.current, entry.previous].compactMap({ $0 }).first(where: { $0.version == version })
@@ -224,21 +230,14 @@ extension ContextHostCommand {
         @OptionGroup var verify: VerifyOptions
         @OptionGroup var store: StoreOptions
 
-        @Flag(help: "Accept a bundle signed by another key than the installed version.")
-        var acceptNewKey = false
-
         @Flag(help: "Allow a version that is not newer than the installed one.")
         var allowDowngrade = false
 
         func run() throws {
             let locations = try store.locations()
-            let steps = InstallSteps(
-                locations: locations, sandbox: IsolationConfiguration.SandboxPolicy(rawValue: store.sandbox) ?? .bestEffort,
-                conformance: verify.conformance)
+            let steps = InstallSteps(locations: locations, store: store, verify: verify)
             let staged = try store.transaction(in: locations) { (transaction) throws(PackageError) in
-                try steps.run(
-                    [file], verify: verify, operation: .upgrade(allowDowngrade: allowDowngrade), acceptNewKey: acceptNewKey,
-                    in: &transaction)
+                try steps.run([file], verify: verify, operation: .upgrade(allowDowngrade: allowDowngrade), in: &transaction)
             }
             for each in staged { report("Upgraded", each) }
         }

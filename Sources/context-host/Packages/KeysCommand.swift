@@ -56,17 +56,16 @@ extension ContextHostCommand {
 
         func run() throws {
             let locations = try store.locations()
+            let publicKey: MinisignPublicKey
             do throws(PackageError) {
-                let text = ManifestFileSystem.kind(of: key) == .file
-                    ? ((try? FileBytes.read(key)).map { String(decoding: $0, as: UTF8.self) } ?? key) : key
-                let publicKey = try MinisignPublicKey(parsing: text)
-                try PackageStore(locations: locations).transaction(waiting: waitingForStore) { (transaction) throws(PackageError) in
-                    try transaction.trustedKeys.trust(publicKey, scopes: scopes, comment: comment, expires: expires)
-                }
-                print("Trusted key \(publicKey.keyIDString) for \(scopes.joined(separator: ", "))\(expires.map { " until \($0)" } ?? "").")
+                publicKey = try MinisignPublicKey(argument: key)
             } catch {
                 throw fail(error)
             }
+            try store.transaction(in: locations) { (transaction) throws(PackageError) in
+                try transaction.trustedKeys.trust(publicKey, scopes: scopes, comment: comment, expires: expires)
+            }
+            print("Trusted key \(publicKey.keyIDString) for \(scopes.joined(separator: ", "))\(expires.map { " until \($0)" } ?? "").")
         }
     }
 

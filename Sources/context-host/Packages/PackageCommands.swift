@@ -14,13 +14,7 @@ import Darwin
 struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "The worker sandbox of the install probe: required, best-effort (default) or off.", valueName: "policy"))
-    var sandbox: String = IsolationConfiguration.SandboxPolicy.bestEffort.rawValue
-
-    func validate() throws {
-        guard IsolationConfiguration.SandboxPolicy(rawValue: sandbox) != nil else {
-            throw ValidationError("--sandbox must be one of required, best-effort, off (got '\(sandbox)').")
-        }
-    }
+    var sandbox: IsolationConfiguration.SandboxPolicy = .bestEffort
 
     /// The standard folders (XDG), or a clear exit when there are none.
     func locations() throws -> PackageLocations {
@@ -64,17 +58,27 @@ struct VerifyOptions: ParsableArguments {
     @Flag(help: "Run the full conformance suite on the provider (in a worker) before activating it.")
     var conformance = false
 
+    @Flag(help: "Accept a bundle signed by another key than the installed version.")
+    var acceptNewKey = false
+
     /// A verifier with the user's keys (as read under the store lock) and these options.
     func verifier(trustedKeys: TrustedKeys) throws(PackageError) -> BundleVerifier {
         var verifier = BundleVerifier(trustedKeys: trustedKeys)
         verifier.allowUnsigned = allowUnsigned
-        if let trustKey {
-            let text = ManifestFileSystem.kind(of: trustKey) == .file ? ((try? FileBytes.read(trustKey)).map { String(decoding: $0, as: UTF8.self) } ?? trustKey) : trustKey
-            verifier.keyToTrust = try MinisignPublicKey(parsing: text)
-        }
+        if let trustKey { verifier.keyToTrust = try MinisignPublicKey(argument: trustKey) }
         if !keyScopes.isEmpty { verifier.scopesForNewKey = keyScopes }
         verifier.expiryForNewKey = keyExpires
         return verifier
+    }
+}
+
+extension MinisignPublicKey {
+    /// A key given on the command line (`--trust-key`, `keys trust`): the `RW…` line itself, or
+    /// the path of a file (`.pub`) that holds it.
+    init(argument: String) throws(PackageError) {
+        let isFile = ManifestFileSystem.kind(of: argument) == .file
+        let text = isFile ? ((try? FileBytes.read(argument)).map { String(decoding: $0, as: UTF8.self) } ?? argument) : argument
+        try self.init(parsing: text)
     }
 }
 

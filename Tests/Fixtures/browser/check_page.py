@@ -127,6 +127,27 @@ class Browser:
         except TimeoutError:
             pass
 
+    def page_events(self):
+        """What the events collected so far say of the page: its errors (exceptions, console
+        errors and asserts, error log entries), the URLs it requested, and the requests that failed."""
+        errors, requests, failed = [], [], []
+        for event in self.events:
+            method, params = event["method"], event.get("params", {})
+            if method == "Runtime.exceptionThrown":
+                details = params.get("exceptionDetails", {})
+                errors.append("exception: " + details.get("exception", {}).get("description", details.get("text", "?")))
+            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+                texts = [str(arg.get("value", arg.get("description", ""))) for arg in params.get("args", [])]
+                errors.append(f"console.{params['type']}: " + " ".join(texts))
+            elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+                entry = params["entry"]
+                errors.append(f"log ({entry.get('source')}): {entry.get('text')} {entry.get('url', '')}".strip())
+            elif method == "Network.requestWillBeSent":
+                requests.append(params.get("request", {}).get("url", "?"))
+            elif method == "Network.loadingFailed":
+                failed.append(f"{params.get('type', '?')}: {params.get('errorText') or params.get('blockedReason') or '?'}")
+        return errors, requests, failed
+
     def close(self):
         try:
             self.send("Browser.close")
@@ -200,28 +221,11 @@ def main():
         url = "file://" + page
         browser.events.clear()
         navigation = browser.call("Page.navigate", {"url": url}, session=session, deadline=deadline)
-        errors = []
-        if navigation.get("errorText"):
-            errors.append(f"navigation failed: {navigation['errorText']}")
         browser.wait_for_event("Page.loadEventFired", deadline)
         browser.drain(0.5)  # late console messages and requests
-
-        requests, failed = [], []
-        for event in browser.events:
-            method, params = event["method"], event.get("params", {})
-            if method == "Runtime.exceptionThrown":
-                details = params.get("exceptionDetails", {})
-                errors.append("exception: " + details.get("exception", {}).get("description", details.get("text", "?")))
-            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                texts = [str(arg.get("value", arg.get("description", ""))) for arg in params.get("args", [])]
-                errors.append(f"console.{params['type']}: " + " ".join(texts))
-            elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
-                entry = params["entry"]
-                errors.append(f"log ({entry.get('source')}): {entry.get('text')} {entry.get('url', '')}".strip())
-            elif method == "Network.requestWillBeSent":
-                requests.append(params.get("request", {}).get("url", "?"))
-            elif method == "Network.loadingFailed":
-                failed.append(f"{params.get('type', '?')}: {params.get('errorText') or params.get('blockedReason') or '?'}")
+        errors, requests, failed = browser.page_events()
+        if navigation.get("errorText"):
+            errors.insert(0, f"navigation failed: {navigation['errorText']}")
 
         probe = browser.call("Runtime.evaluate", {
             "expression": """JSON.stringify({

@@ -31,21 +31,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_page import Browser, find_chromium  # noqa: E402  (the shared DevTools-over-pipe driver)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web"))
-from ws_check import Host as ListenerHost  # noqa: E402  (the shared `serve --listen` process)
+from ws_check import Host as ListenerHost, check  # noqa: E402  (the shared `serve --listen` process, PASS/FAIL lines)
+import ws_check  # noqa: E402  (its counts of checks and failures)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-failures = 0
-checks = 0
-
-
-def check(name, ok, why=""):
-    global failures, checks
-    checks += 1
-    if ok:
-        print(f"PASS {name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {name}: {why}", flush=True)
 
 
 class Host(ListenerHost):
@@ -397,20 +386,9 @@ def main():
             except Exception:
                 pass
         browser.drain(0.3)
-        problems, foreign = [], []
-        for event in browser.events:
-            method, params = event["method"], event.get("params", {})
-            if method == "Runtime.exceptionThrown":
-                details = params.get("exceptionDetails", {})
-                problems.append("exception: " + details.get("exception", {}).get("description", details.get("text", "?")))
-            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                problems.append("console: " + " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", [])))
-            elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
-                problems.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}")
-            elif method == "Network.requestWillBeSent":
-                url = params.get("request", {}).get("url", "")
-                if not (url.startswith(host.page) or url.startswith(host.page.replace("http://", "ws://")) or url.startswith("data:")):
-                    foreign.append(url)
+        problems, requests, _ = browser.page_events()
+        own = (host.page, host.page.replace("http://", "ws://"), "data:")
+        foreign = [url for url in requests if not url.startswith(own)]
         inline = [p for p in problems if "inline event handler" in p]
         check("control: the CSP blocked the control's inline handler (one violation)", len(inline) == 1, str(len(inline)))
         problems = [p for p in problems if "inline event handler" not in p]
@@ -422,8 +400,8 @@ def main():
         host.stop()
         shutil.rmtree(user_data_dir, ignore_errors=True)
         shutil.rmtree(manifests, ignore_errors=True)
-    print(f"{checks - failures} of {checks} checks passed", flush=True)
-    return 0 if failures == 0 else 1
+    print(f"{ws_check.checks - ws_check.failures} of {ws_check.checks} checks passed", flush=True)
+    return 0 if ws_check.failures == 0 else 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ FAIL; the exit status is 0 only when every check passed. Run by
 Tests/IntegrationTests/MCPHTTPTests.swift.
 """
 
-import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -52,6 +52,16 @@ class Answer:
         return f"{self.status} {self.headers} {self.body[:300]!r}"
 
 
+@contextlib.contextmanager
+def serving(address="127.0.0.1:0", extra=()):
+    """`start`'s host for a `with` block, stopped when the block ends, however it ends."""
+    host = start(address, extra)
+    try:
+        yield host
+    finally:
+        host.stop()
+
+
 def send(port, method="POST", body=None, headers=None, read=True):
     """One request on a new connection; `headers` values None are left out (Host too)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -77,8 +87,7 @@ def no_cors(answer):
 
 
 async def origin(binary):
-    host = start()
-    try:
+    with serving() as host:
         p = host.port
         evil = send(p, body=INIT, headers={"Origin": "http://evil.example"})
         check("foreign Origin: 403", evil.status == 403, evil)
@@ -92,19 +101,13 @@ async def origin(binary):
         own = send(p, body=INIT, headers={"Origin": f"http://127.0.0.1:{p}"})
         check("control: the listener's own origin initializes", own.status == 200 and own.json()["result"]["protocolVersion"] == "2025-11-25", own)
         check("no CORS headers on refusals or answers", all(no_cors(a) for a in (evil, null, control, own)), [evil.headers, own.headers])
-    finally:
-        host.stop()
-    allowed = start(extra=["--allow-origin", "http://localhost:5173"])
-    try:
+    with serving(extra=["--allow-origin", "http://localhost:5173"]) as allowed:
         answer = send(allowed.port, body=INIT, headers={"Origin": "http://localhost:5173"})
         check("control: an --allow-origin origin initializes", answer.status == 200, answer)
-    finally:
-        allowed.stop()
 
 
 async def rebinding(binary):
-    host = start()
-    try:
+    with serving() as host:
         p = host.port
         evil = send(p, body=INIT, headers={"Host": f"attacker.example:{p}"})
         check("rebinding Host: 403", evil.status == 403 and b"DNS rebinding" in evil.body, evil)
@@ -114,13 +117,10 @@ async def rebinding(binary):
         check("control: Host localhost initializes", control.status == 200 and control.header("mcp-session-id"), control)
         control = send(p, body=INIT)
         check("control: Host 127.0.0.1 initializes", control.status == 200, control)
-    finally:
-        host.stop()
 
 
 async def token(binary):
-    host = start("0.0.0.0:0")
-    try:
+    with serving("0.0.0.0:0") as host:
         p = host.port
         line = host.wait_for(r"token for this listener", 10)
         match = re.search(r"\): ([0-9a-f]{64})$", line or "")
@@ -147,13 +147,10 @@ async def token(binary):
             async with Client(streamable_http_client(f"http://127.0.0.1:{p}/mcp", http_client=http), mode="legacy") as client:
                 result = await client.call_tool("device_info_make", {})
                 check("the SDK client with the token calls a tool", not result.is_error, result)
-    finally:
-        host.stop()
 
 
 async def session(binary):
-    host = start()
-    try:
+    with serving() as host:
         p = host.port
         init = send(p, body=INIT)
         sid = init.header("mcp-session-id")
@@ -181,14 +178,11 @@ async def session(binary):
         check("the ended session's id: 404", after.status == 404, after)
         again = send(p, method="DELETE", headers={"Mcp-Session-Id": sid, "Content-Type": None})
         check("DELETE of an ended session: 404", again.status == 404, again)
-    finally:
-        host.stop()
 
 
 async def oversize(binary):
     limit = 65536
-    host = start(extra=["--max-message-bytes", str(limit)])
-    try:
+    with serving(extra=["--max-message-bytes", str(limit)]) as host:
         p = host.port
         sid = send(p, body=INIT).header("mcp-session-id")
 
@@ -212,13 +206,10 @@ async def oversize(binary):
         result = (control.json() or {}).get("result", {})
         check("control: the same call under the limit collects the note", control.status == 200 and not result.get("isError")
               and result.get("structuredContent", {}).get("displayName") == "Big", control)
-    finally:
-        host.stop()
 
 
 async def stateless(binary):
-    host = start()
-    try:
+    with serving() as host:
         p = host.port
         meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
         body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "device_info_make", "arguments": {}, "_meta": meta}}
@@ -236,18 +227,9 @@ async def stateless(binary):
               and answer["result"]["resultType"] == "complete" and control.header("mcp-session-id") is None, control)
         get = send(p, method="GET", headers={"MCP-Protocol-Version": "2026-07-28", "Accept": "text/event-stream", "Content-Type": None})
         check("2026-07-28 has no GET stream: 405", get.status == 405, get)
-    finally:
-        host.stop()
 
 
 SCENARIOS = {f.__name__: f for f in [origin, rebinding, token, session, oversize, stateless]}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in SCENARIOS:
-        print(f"usage: mcp_http_check.py {{{','.join(SCENARIOS)}}} HOST_BINARY", file=sys.stderr)
-        sys.exit(2)
-    try:
-        asyncio.run(SCENARIOS[sys.argv[1]](sys.argv[2]))
-    except Exception as error:  # noqa: BLE001 - reported as a failed check
-        check(f"{sys.argv[1]} ran to the end", False, repr(error))
-    sys.exit(1 if ws_check.failures else 0)
+    ws_check.run_scenario(SCENARIOS, "mcp_http_check.py")

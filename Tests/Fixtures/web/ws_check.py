@@ -26,11 +26,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+checks = 0
 failures = 0
 
 
 def check(name, ok, why=""):
-    global failures
+    """Prints `PASS name` or `FAIL name: why` (what Tests' CheckScript counts), counting both."""
+    global checks, failures
+    checks += 1
     if ok:
         print(f"PASS {name}", flush=True)
     else:
@@ -840,12 +843,19 @@ async def tlsproxy(binary):
 
 SCENARIOS = {f.__name__: f for f in [flow, composers, origin, rebinding, token, oversize, many, vanish, rate, slow, tlsproxy]}
 
-if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in SCENARIOS:
-        print(f"usage: ws_check.py {{{','.join(SCENARIOS)}}} HOST_BINARY", file=sys.stderr)
+
+def run_scenario(scenarios, program):
+    """The command line of a scenario script, `program SCENARIO HOST_BINARY`: runs that scenario
+    (an exception is a failed check) and exits 1 if a check failed, else 0."""
+    if len(sys.argv) != 3 or sys.argv[1] not in scenarios:
+        print(f"usage: {program} {{{','.join(scenarios)}}} HOST_BINARY", file=sys.stderr)
         sys.exit(2)
     try:
-        asyncio.run(SCENARIOS[sys.argv[1]](sys.argv[2]))
-    except Exception as error:
+        asyncio.run(scenarios[sys.argv[1]](sys.argv[2]))
+    except Exception as error:  # noqa: BLE001 - reported as a failed check
         check(f"{sys.argv[1]} ran to the end", False, repr(error))
     sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    run_scenario(SCENARIOS, "ws_check.py")
