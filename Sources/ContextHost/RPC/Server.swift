@@ -244,7 +244,8 @@ package final class RPCServer: Sendable {
     /// whole or the token's string), with the same errors, and the same location a scan finds.
     package func checkWritten(_ layout: ItemParamsLayout, params: [UInt8], method: String) throws(RPCError) -> ItemLocation {
         try checkMessageLength(params.count, method: method)
-        let members: [(name: StaticString, value: Range<Int>)] = [("item", layout.item)] + (layout.progressToken.map { [("progressToken", $0)] } ?? [])
+        var members: [(name: StaticString, value: Range<Int>)] = [("item", layout.item)]
+        if let token = layout.progressToken { members.append(("progressToken", token)) }
         for (index, member) in members.enumerated() {
             if index + 1 > inputLimits.maximumElements {
                 throw InputLimits.exceeded(
