@@ -80,7 +80,7 @@ struct TypedParamsTests {
             }
         }
         // Each limit lets some through (the comparison is not only of errors).
-        #expect(written > 0 || limits.elements == 0)
+        #expect(written > 0 || limits.elements == 0 || limits.string < 4)
     }
 
     @Test("a string token over the limit is refused, naming the field; a number token is not a string")
