@@ -176,6 +176,9 @@ struct InlineCallTests {
         _ = try await host.providers()  // (waits for the loads)
         let connection = try #require(host.host.registry.entry(id: HostCoreTests.note)?.connection as? InProcessConnection)
         let item = try Self.noteItem()
+        // One first: while anything waits for the loads (the list's own answer may still be
+        // leaving `whenLoaded`), a request queues behind it and its call goes to the call thread.
+        _ = try await host.preview(item)
         let before = connection.queuedCallCount
         for _ in 0..<20 {
             #expect(try await host.preview(item).title == item.displayName)
