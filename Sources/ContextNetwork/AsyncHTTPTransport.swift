@@ -39,9 +39,15 @@ public final class AsyncHTTPTransport: HTTPTransport {
     static let clientsPerProvider = 8
 
     /// A transport reading the trust and proxy settings from the environment.
-    public init() throws {
+    public convenience init() throws {
+        try self.init(extraCAFile: getenv("CONTEXT_HOST_EXTRA_CA_FILE").map { String(cString: $0) })
+    }
+
+    /// A transport that trusts the roots in the PEM file `extraCAFile` (when not nil or empty)
+    /// besides the system's, with the proxy settings from the environment.
+    package init(extraCAFile: String?) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
-        if let extra = getenv("CONTEXT_HOST_EXTRA_CA_FILE").map({ String(cString: $0) }), !extra.isEmpty {
+        if let extra = extraCAFile, !extra.isEmpty {
             let roots = try NIOSSLCertificate.fromPEMFile(extra)
             tls.additionalTrustRoots = [.certificates(roots)]
         }
@@ -75,30 +81,77 @@ public final class AsyncHTTPTransport: HTTPTransport {
     }
 
     public func perform(_ request: BrokeredRequest) async throws(BrokeredTransportError) -> BrokeredResponse {
-        let client = client(for: request)
-        var http = HTTPClientRequest(url: request.url)
-        http.method = HTTPMethod(rawValue: request.method)
-        for (name, value) in request.headers { http.headers.add(name: name, value: value) }
-        if let body = request.body { http.body = .bytes(ByteBuffer(bytes: body)) }
-        let remaining = request.deadline - ContinuousClock.now
-        guard remaining > .zero else { throw .timeout }
-        let nanoseconds = remaining.components.seconds &* 1_000_000_000 &+ remaining.components.attoseconds / 1_000_000_000
-        do {
-            let response = try await client.execute(http, timeout: .nanoseconds(nanoseconds))
-            if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > request.maximumResponseBytes {
-                throw BrokeredTransportError.tooLarge
+        let running = Mutex<(task: HTTPClient.Task<HTTPClient.Response>?, cancelled: Bool)>((nil, false))
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<BrokeredResponse, BrokeredTransportError>, Never>) in
+                let task = start(request) { continuation.resume(returning: $0) }
+                let cancelled = running.withLock { running in
+                    running.task = task
+                    return running.cancelled
+                }
+                if cancelled { task?.cancel() }
             }
-            let body = try await response.body.collect(upTo: request.maximumResponseBytes)
-            let headers = response.headers.map { ($0.name.lowercased(), $0.value) }
-            return BrokeredResponse(status: Int(response.status.code), headers: headers, body: Array(buffer: body))
-        } catch let error as BrokeredTransportError {
-            throw error
-        } catch is NIOTooManyBytesError {
-            throw .tooLarge
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            throw .timeout
+        } onCancel: {
+            running.withLock { running in
+                running.cancelled = true
+                return running.task
+            }?.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Sends `request` with AsyncHTTPClient's delegate API (`ResponseAccumulator`, capped at the
+    /// request's `maximumResponseBytes`): `completion` runs on the event loop that read the
+    /// response, so nothing hops to Swift's task pool.
+    public func perform(_ request: BrokeredRequest, completion: @escaping @Sendable (Result<BrokeredResponse, BrokeredTransportError>) -> Void) {
+        start(request, completion: completion)
+    }
+
+    /// The request started (nil when it failed before it could start: `completion` has been
+    /// called then).
+    @discardableResult
+    private func start(
+        _ request: BrokeredRequest, completion: @escaping @Sendable (Result<BrokeredResponse, BrokeredTransportError>) -> Void
+    ) -> HTTPClient.Task<HTTPClient.Response>? {
+        let remaining = request.deadline - ContinuousClock.now
+        guard remaining > .zero else {
+            completion(.failure(.timeout))
+            return nil
+        }
+        let http: HTTPClient.Request
+        do {
+            http = try HTTPClient.Request(
+                url: request.url, method: HTTPMethod(rawValue: request.method), headers: HTTPHeaders(request.headers),
+                body: request.body.map { .bytes($0) })
         } catch {
-            throw .failed(String(describing: error))
+            completion(.failure(.failed(String(describing: error))))
+            return nil
+        }
+        // (ResponseAccumulator refuses a cap outside 0...2^32; the manifest's is far below.)
+        let cap = min(max(request.maximumResponseBytes, 0), 1 << 32)
+        let nanoseconds = min(remaining.components.seconds, 1 << 32) &* 1_000_000_000 &+ remaining.components.attoseconds / 1_000_000_000
+        let task = client(for: request).execute(
+            request: http, delegate: ResponseAccumulator(request: http, maxBodySize: cap), deadline: .now() + .nanoseconds(nanoseconds))
+        task.futureResult.whenComplete { result in
+            switch result {
+            case .success(let response):
+                completion(.success(BrokeredResponse(
+                    status: Int(response.status.code), headers: response.headers.map { ($0.name.lowercased(), $0.value) },
+                    body: response.body.map { Array(buffer: $0) } ?? [])))
+            case .failure(let error):
+                completion(.failure(Self.transportError(error)))
+            }
+        }
+        return task
+    }
+
+    /// What an AsyncHTTPClient error means to the broker.
+    static func transportError(_ error: any Error) -> BrokeredTransportError {
+        switch error {
+        case let error as BrokeredTransportError: error
+        case is ResponseAccumulator.ResponseTooBigError, is NIOTooManyBytesError: .tooLarge
+        case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout: .timeout
+        default: .failed(String(describing: error))
         }
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -77,8 +78,42 @@ package struct EgressAddress: Sendable, Hashable, CustomStringConvertible {
         return EgressAddress(text: text, isIPv6: false, nonPublicKind: classifyIPv4(bytes))
     }
 
-    /// Every address `host` resolves to (getaddrinfo, TCP), classified; at most 32.
+    /// How long a name's addresses are reused (`resolved(_:)`): a burst of fetches to one
+    /// origin resolves it once, and its fetches need not wait for getaddrinfo. Each use is
+    /// checked against the origin's rules again; only what the host itself resolved is kept.
+    package static let cacheLifetime: Duration = .seconds(2)
+    /// Most names kept (only declared origins are ever resolved; past this the cache is emptied).
+    static let cacheLimit = 64
+    private static let cache = Mutex<[String: (addresses: [EgressAddress], at: ContinuousClock.Instant)]>([:])
+
+    /// The addresses `host` resolved to within `cacheLifetime`, if it did.
+    package static func resolved(_ host: String) -> [EgressAddress]? {
+        let now = ContinuousClock.now
+        return cache.withLock { cache in
+            guard let entry = cache[host] else { return nil }
+            guard now - entry.at < cacheLifetime else {
+                cache[host] = nil
+                return nil
+            }
+            return entry.addresses
+        }
+    }
+
+    /// Every address `host` resolves to (getaddrinfo, TCP), classified; at most 32. Blocks
+    /// while the resolver works; a success is kept for `cacheLifetime` (`resolved(_:)`).
     package static func resolve(_ host: String) -> Result<[EgressAddress], EgressRefusal> {
+        let result = lookUp(host)
+        if case .success(let addresses) = result {
+            let now = ContinuousClock.now
+            cache.withLock { cache in
+                if cache.count >= cacheLimit { cache.removeAll() }
+                cache[host] = (addresses, now)
+            }
+        }
+        return result
+    }
+
+    private static func lookUp(_ host: String) -> Result<[EgressAddress], EgressRefusal> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import Dispatch
 import ContextProviderKit
 import Logging
 
@@ -82,77 +83,165 @@ package struct EgressBroker: Sendable {
         self.logger = logger
     }
 
+    /// The async form of `fetch(_:egress:completion:)`.
     package func fetch(_ request: ProviderHTTPRequest, egress: ResolvedEgress) async -> Result<ProviderHTTPResponse, EgressRefusal> {
-        var usedSecrets: [[UInt8]] = []
-        do {
-            return .success(try await run(request, egress: egress, usedSecrets: &usedSecrets))
-        } catch {
-            // (A server may echo a secret into a Location or an error: nothing of it goes back.)
-            var clean = error
-            clean.message = Self.scrub(error.message, usedSecrets)
-            return .failure(clean)
+        await withCheckedContinuation { continuation in
+            fetch(request, egress: egress) { continuation.resume(returning: $0) }
         }
     }
 
-    /// One hop's destination: the URL and the checked addresses the transport connects to.
-    private struct Destination {
-        var url: HTTPSURL
-        var addresses: [EgressAddress]
-    }
-
-    /// The fetch, hop by hop: the request is checked once, then each hop's URL is checked, its
-    /// secrets injected and it is sent; a redirect starts the next hop.
-    private func run(_ request: ProviderHTTPRequest, egress: ResolvedEgress, usedSecrets: inout [[UInt8]]) async throws(EgressRefusal) -> ProviderHTTPResponse {
+    /// Performs the fetch, hop by hop: the request is checked once, then each hop's URL is
+    /// checked, its secrets injected and it is sent; a redirect starts the next hop.
+    /// `completion` is called exactly once, with the final response or the refusal (its message
+    /// scrubbed of the secrets that went out: a server may echo one into a Location or an
+    /// error).
+    ///
+    /// Threads: what cannot block runs on the caller's thread (for `host/fetch`, the thread that
+    /// read the worker's request), and the answer is handled where the transport completes
+    /// (AsyncHTTPTransport: its event loop), with no hop through the task pool. A hop that may
+    /// block — a name not resolved within `EgressAddress.cacheLifetime`, or a secret to read (a
+    /// keyring may block) — is moved to a global queue first, so neither the caller nor the
+    /// event loop waits for the resolver or the keyring.
+    package func fetch(
+        _ request: ProviderHTTPRequest, egress: ResolvedEgress, completion: @escaping @Sendable (Result<ProviderHTTPResponse, EgressRefusal>) -> Void
+    ) {
         guard let transport else {
-            throw EgressRefusal(
+            return completion(.failure(EgressRefusal(
                 code: .unavailable, message: "this host has no HTTPS broker", field: nil,
-                hint: "run the provider under context-host, or give the embedded host a HostConfiguration.fetcher")
+                hint: "run the provider under context-host, or give the embedded host a HostConfiguration.fetcher")))
         }
-        let (method, headers) = try Self.checkedMethodAndHeaders(request, egress: egress)
+        let method: String
+        let headers: [(String, String)]
+        do {
+            (method, headers) = try Self.checkedMethodAndHeaders(request, egress: egress)
+        } catch {
+            return completion(.failure(error))
+        }
         let budget = min(request.timeoutSeconds.map { Duration.milliseconds(Int(min($0, 3600) * 1000)) } ?? egress.timeout, egress.timeout)
-        let deadline = ContinuousClock.now.advanced(by: budget)
-        var currentMethod = method
-        var body = request.body
-        var urlText = request.url
-        for hop in 0...Self.maximumRedirects {
-            let destination = try Self.destination(urlText, hop: hop, egress: egress)
-            let url = destination.url
-            // Secrets for this origin.
-            let baseHeaders = url.origin == URLOriginOf(request.url) ? headers : headers.filter { $0.0.lowercased() != "authorization" }
-            let (hopHeaders, target) = try injectSecrets(into: baseHeaders, target: url.target, for: url.origin, egress: egress, usedSecrets: &usedSecrets)
-            guard ContinuousClock.now < deadline else {
-                throw EgressRefusal(code: .timeout, message: "the fetch took longer than \(budget.manifestText)", field: "network.timeout")
-            }
-            let response = try await send(
-                BrokeredRequest(
-                    providerID: egress.providerID, method: currentMethod, url: url.origin + target, host: url.host, port: url.port,
-                    address: (destination.addresses.first { !$0.isIPv6 } ?? destination.addresses[0]).text, headers: hopHeaders, body: body,
-                    deadline: deadline, maximumResponseBytes: egress.maximumResponseBytes),
-                through: transport, origin: url.origin, budget: budget, usedSecrets: usedSecrets)
-            if [301, 302, 303, 307, 308].contains(response.status),
-                let location = response.headers.first(where: { $0.0 == "location" })?.1
-            {
-                guard hop < Self.maximumRedirects else {
-                    throw EgressRefusal(code: .redirect, message: "more than \(Self.maximumRedirects) redirects", field: nil)
-                }
-                guard let next = Self.resolve(location, against: url, target: url.target) else {
-                    throw EgressRefusal(code: .redirect, message: "a redirect to '\(Self.shown(location))' that is not an https:// URL", field: nil)
-                }
-                urlText = next
-                if response.status == 303 || ((response.status == 301 || response.status == 302) && currentMethod == "POST") {
-                    currentMethod = "GET"
-                    body = nil
-                }
-                continue
-            }
-            var names: [String: String] = [:]
-            for (name, value) in response.headers where name != "set-cookie" {
-                let clean = Self.scrub(value, usedSecrets)
-                names[name] = names[name].map { $0 + ", " + clean } ?? clean
-            }
-            return ProviderHTTPResponse(status: response.status, headers: names, body: Self.scrub(response.body, usedSecrets))
+        let exchange = Exchange(
+            firstOrigin: URLOriginOf(request.url), headers: headers, budget: budget, deadline: ContinuousClock.now.advanced(by: budget),
+            egress: egress, transport: transport, completion: completion)
+        step(Hop(index: 0, url: request.url, method: method, body: request.body, usedSecrets: []), exchange)
+    }
+
+    /// What stays the same over a fetch's hops.
+    private struct Exchange: Sendable {
+        /// The origin of the provider's URL: the provider's `Authorization` goes only there.
+        var firstOrigin: String
+        var headers: [(String, String)]
+        var budget: Duration
+        var deadline: ContinuousClock.Instant
+        var egress: ResolvedEgress
+        var transport: any HTTPTransport
+        var completion: @Sendable (Result<ProviderHTTPResponse, EgressRefusal>) -> Void
+    }
+
+    /// One hop of a fetch.
+    private struct Hop: Sendable {
+        /// 0 for the provider's URL, then one more per redirect.
+        var index: Int
+        var url: String
+        var method: String
+        var body: [UInt8]?
+        /// Every secret (and form of it) sent so far: scrubbed from what comes back.
+        var usedSecrets: [[UInt8]]
+    }
+
+    private func fail(_ refusal: EgressRefusal, _ hop: Hop, _ exchange: Exchange) {
+        var clean = refusal
+        clean.message = Self.scrub(refusal.message, hop.usedSecrets)
+        exchange.completion(.failure(clean))
+    }
+
+    /// Checks hop `hop`'s URL against the allow-list and sends it, on this thread when nothing
+    /// in it can block (an IP literal or a name resolved lately, no secret to read), else from
+    /// a global queue.
+    private func step(_ hop: Hop, _ exchange: Exchange) {
+        let url: HTTPSURL
+        let allowed: ResolvedEgress.Origin
+        do {
+            (url, allowed) = try Self.allowedURL(hop.url, hop: hop.index, egress: exchange.egress)
+        } catch {
+            return fail(error, hop, exchange)
         }
-        throw EgressRefusal(code: .redirect, message: "more than \(Self.maximumRedirects) redirects", field: nil)
+        let known: [EgressAddress]? = url.hostIsIPLiteral ? nil : EgressAddress.resolved(url.host)
+        if (url.hostIsIPLiteral || known != nil) && !exchange.egress.injections.contains(where: { $0.origin == url.origin }) {
+            send(hop, url: url, allowed: allowed, known: known, exchange)
+        } else {
+            DispatchQueue.global().async { send(hop, url: url, allowed: allowed, known: known, exchange) }
+        }
+    }
+
+    /// Hop `hop` to `url` (allowed by `allowed`; `known`: its name's addresses, when resolved
+    /// lately): its addresses checked, its secrets injected, sent; the answer is handled where
+    /// the transport gives it.
+    private func send(_ hop: Hop, url: HTTPSURL, allowed: ResolvedEgress.Origin, known: [EgressAddress]?, _ exchange: Exchange) {
+        var hop = hop
+        let request: BrokeredRequest
+        do throws(EgressRefusal) {
+            let addresses = try Self.addresses(of: url, allowed: allowed, known: known, egress: exchange.egress)
+            // The provider's own `Authorization` goes only to the origin it named.
+            let baseHeaders = url.origin == exchange.firstOrigin ? exchange.headers : exchange.headers.filter { $0.0.lowercased() != "authorization" }
+            let (hopHeaders, target) = try injectSecrets(
+                into: baseHeaders, target: url.target, for: url.origin, egress: exchange.egress, usedSecrets: &hop.usedSecrets)
+            guard ContinuousClock.now < exchange.deadline else {
+                throw EgressRefusal(code: .timeout, message: "the fetch took longer than \(exchange.budget.manifestText)", field: "network.timeout")
+            }
+            request = BrokeredRequest(
+                providerID: exchange.egress.providerID, method: hop.method, url: url.origin + target, host: url.host, port: url.port,
+                address: (addresses.first { !$0.isIPv6 } ?? addresses[0]).text, headers: hopHeaders, body: hop.body,
+                deadline: exchange.deadline, maximumResponseBytes: exchange.egress.maximumResponseBytes)
+        } catch {
+            return fail(error, hop, exchange)
+        }
+        let started = ContinuousClock.now
+        let origin = url.origin
+        exchange.transport.perform(request) { [hop] result in
+            switch result {
+            case .failure(let error):
+                let refusal: EgressRefusal
+                switch error {
+                case .tooLarge:
+                    refusal = EgressRefusal(code: .tooLarge, message: "the response from \(origin) is larger than \(request.maximumResponseBytes) bytes", field: "network.maximumResponseBytes")
+                case .timeout:
+                    refusal = EgressRefusal(code: .timeout, message: "\(origin) did not answer within \(exchange.budget.manifestText)", field: "network.timeout")
+                case .failed(let text):
+                    refusal = EgressRefusal(code: .transport, message: "\(origin): \(Self.scrub(text, hop.usedSecrets))", field: nil)
+                }
+                logger.info("fetch \(request.providerID) \(request.method) \(origin) failed: \(refusal.code.rawValue)")
+                fail(refusal, hop, exchange)
+            case .success(let response):
+                logger.info("fetch \(request.providerID) \(request.method) \(origin) \(response.status) \(response.body.count) bytes \((ContinuousClock.now - started).milliseconds) ms")
+                answer(response, to: hop, url: url, exchange)
+            }
+        }
+    }
+
+    /// A hop's response: a redirect starts the next hop; anything else is the fetch's answer,
+    /// without cookies and scrubbed of the secrets sent.
+    private func answer(_ response: BrokeredResponse, to hop: Hop, url: HTTPSURL, _ exchange: Exchange) {
+        if [301, 302, 303, 307, 308].contains(response.status), let location = response.headers.first(where: { $0.0 == "location" })?.1 {
+            guard hop.index < Self.maximumRedirects else {
+                return fail(EgressRefusal(code: .redirect, message: "more than \(Self.maximumRedirects) redirects", field: nil), hop, exchange)
+            }
+            guard let next = Self.resolve(location, against: url, target: url.target) else {
+                return fail(EgressRefusal(code: .redirect, message: "a redirect to '\(Self.shown(location))' that is not an https:// URL", field: nil), hop, exchange)
+            }
+            var nextHop = hop
+            nextHop.index += 1
+            nextHop.url = next
+            if response.status == 303 || ((response.status == 301 || response.status == 302) && hop.method == "POST") {
+                nextHop.method = "GET"
+                nextHop.body = nil
+            }
+            return step(nextHop, exchange)
+        }
+        var names: [String: String] = [:]
+        for (name, value) in response.headers where name != "set-cookie" {
+            let clean = Self.scrub(value, hop.usedSecrets)
+            names[name] = names[name].map { $0 + ", " + clean } ?? clean
+        }
+        exchange.completion(.success(ProviderHTTPResponse(status: response.status, headers: names, body: Self.scrub(response.body, hop.usedSecrets))))
     }
 
     /// The request's method (upper case) and headers, once checked: a method the broker sends, a
@@ -190,10 +279,8 @@ package struct EgressBroker: Sendable {
         return (method, headers)
     }
 
-    /// Where hop `hop` goes: `urlText` parsed, its origin on the allow-list, and its addresses
-    /// resolved (or the IP literal) and checked here, so DNS cannot answer differently to the
-    /// transport, which is given the address to connect to.
-    private static func destination(_ urlText: String, hop: Int, egress: ResolvedEgress) throws(EgressRefusal) -> Destination {
+    /// Hop `hop`'s URL, parsed, and the allow-list entry of its origin.
+    private static func allowedURL(_ urlText: String, hop: Int, egress: ResolvedEgress) throws(EgressRefusal) -> (HTTPSURL, ResolvedEgress.Origin) {
         let url: HTTPSURL
         do {
             url = try HTTPSURL(parsing: urlText)
@@ -209,12 +296,23 @@ package struct EgressBroker: Sendable {
                 field: "network.origins",
                 hint: "add '\(url.origin)' to network.origins in \(egress.manifestPath)")
         }
+        return (url, allowed)
+    }
+
+    /// The addresses `url`'s host is (an IP literal) or resolves to (`known` when it resolved
+    /// lately, else resolved now), checked here against the origin's private-address rule, so
+    /// DNS cannot answer differently to the transport, which is given the address to connect to.
+    private static func addresses(
+        of url: HTTPSURL, allowed: ResolvedEgress.Origin, known: [EgressAddress]?, egress: ResolvedEgress
+    ) throws(EgressRefusal) -> [EgressAddress] {
         let addresses: [EgressAddress]
         if url.hostIsIPLiteral {
             guard let literal = EgressAddress.literal(url.host, isIPv6: url.hostIsIPv6) else {
                 throw EgressRefusal(code: .invalidURL, message: "'\(url.host)' is not an IP address", field: nil)
             }
             addresses = [literal]
+        } else if let known, !known.isEmpty {
+            addresses = known
         } else {
             switch EgressAddress.resolve(url.host) {
             case .success(let list): addresses = list
@@ -228,7 +326,7 @@ package struct EgressBroker: Sendable {
                 field: "\(allowed.field).privateAddresses",
                 hint: "if \(url.origin) is meant to be on this machine or network, declare it with 'privateAddresses: true' in network.origins of \(egress.manifestPath)")
         }
-        return Destination(url: url, addresses: addresses)
+        return addresses
     }
 
     /// `headers` and `target` with the secrets injected for `origin` (a header, or a query field
@@ -281,33 +379,6 @@ package struct EgressBroker: Sendable {
                 hint: "set it: context-host secrets set \(egress.providerID) \(name) (or secrets/set from the app)")
         }
         return secret
-    }
-
-    /// One hop sent through `transport` and logged; a transport error becomes the refusal that
-    /// names its limit (scrubbed of `usedSecrets`).
-    private func send(
-        _ request: BrokeredRequest, through transport: any HTTPTransport, origin: String, budget: Duration, usedSecrets: [[UInt8]]
-    ) async throws(EgressRefusal) -> BrokeredResponse {
-        let started = ContinuousClock.now
-        let response: BrokeredResponse
-        do {
-            response = try await transport.perform(request)
-        } catch {
-            let refusal: EgressRefusal
-            switch error {
-            case .tooLarge:
-                refusal = EgressRefusal(code: .tooLarge, message: "the response from \(origin) is larger than \(request.maximumResponseBytes) bytes", field: "network.maximumResponseBytes")
-            case .timeout:
-                refusal = EgressRefusal(code: .timeout, message: "\(origin) did not answer within \(budget.manifestText)", field: "network.timeout")
-            case .failed(let text):
-                refusal = EgressRefusal(code: .transport, message: "\(origin): \(Self.scrub(text, usedSecrets))", field: nil)
-            }
-            logger.info("fetch \(request.providerID) \(request.method) \(origin) failed: \(refusal.code.rawValue)")
-            throw refusal
-        }
-        let elapsed = ContinuousClock.now - started
-        logger.info("fetch \(request.providerID) \(request.method) \(origin) \(response.status) \(response.body.count) bytes \(elapsed.milliseconds) ms")
-        return response
     }
 
     // MARK: Helpers

@@ -91,10 +91,26 @@ public enum BrokeredTransportError: Error, Sendable {
 public protocol HTTPTransport: Sendable {
     /// Sends one request and reads the whole response (up to its cap).
     func perform(_ request: BrokeredRequest) async throws(BrokeredTransportError) -> BrokeredResponse
+    /// The same, answering through `completion` (called exactly once, on any thread; it must
+    /// not block) instead of returning: the broker's form for `host/fetch`, so that the answer
+    /// to a provider can be finished on the thread that read the response (AsyncHTTPTransport:
+    /// the NIO event loop) without a hop through Swift's task pool. Default: `perform(_:)` in a
+    /// task.
+    func perform(_ request: BrokeredRequest, completion: @escaping @Sendable (Result<BrokeredResponse, BrokeredTransportError>) -> Void)
     /// Closes the clients of a provider (its worker or instance is gone). Default: nothing.
     func closeProvider(_ providerID: String)
 }
 
 extension HTTPTransport {
     public func closeProvider(_ providerID: String) {}
+
+    public func perform(_ request: BrokeredRequest, completion: @escaping @Sendable (Result<BrokeredResponse, BrokeredTransportError>) -> Void) {
+        Task {
+            do throws(BrokeredTransportError) {
+                completion(.success(try await perform(request)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
 }

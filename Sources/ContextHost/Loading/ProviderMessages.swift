@@ -5,6 +5,7 @@
 
 import ContextProviderKit
 import ContextProtocol
+import Dispatch
 import Logging
 import Synchronization
 
@@ -181,16 +182,30 @@ package class RequestEvents: @unchecked Sendable {
             }
             return
         }
-        let client = client
-        let providerID = providerID
-        Task {
-            let outcome = await client.providerRequest(providerID: providerID, method: method, params: params)
+        // Started on this thread and answered where the client finishes it (for `host/fetch`,
+        // the HTTP transport's event loop): no hop through the task pool. An answer given before
+        // `providerRequest` returns (a refusal) is delivered from another thread: an in-process
+        // provider is still inside its reply callback here, and is never called back from it.
+        let returned = ReturnFlag()
+        client.providerRequest(providerID: providerID, method: method, params: params) { outcome in
             self.state.withLock { $0.hostRequestsRunning -= 1 }
+            let message: [UInt8]
             switch outcome {
-            case .success(let result): responder.answerProviderRequest(Self.response(id: id, result: result, error: nil))
-            case .failure(let error): responder.answerProviderRequest(Self.response(id: id, result: nil, error: error.json))
+            case .success(let result): message = Self.response(id: id, result: result, error: nil)
+            case .failure(let error): message = Self.response(id: id, result: nil, error: error.json)
+            }
+            if returned.value.load(ordering: .acquiring) {
+                responder.answerProviderRequest(message)
+            } else {
+                DispatchQueue.global().async { responder.answerProviderRequest(message) }
             }
         }
+        returned.value.store(true, ordering: .releasing)
+    }
+
+    /// Whether `providerRequest` has returned (see `receiveHostRequest`).
+    private final class ReturnFlag: Sendable {
+        let value = Atomic<Bool>(false)
     }
 
     static func response(id: JSONValue, result: JSONValue?, error: JSONValue?) -> [UInt8] {
@@ -304,9 +319,11 @@ package protocol RequestEventsClient: AnyObject, Sendable {
     var clientLogLevel: LogLevel { get }
     /// Writes a host → client notification.
     func notify(_ method: String, params: JSONValue)
-    /// Answers a request a provider sent to the host (`host/fetch`): the JSON-RPC `result`, or
-    /// the `error` object.
-    func providerRequest(providerID: String, method: String, params: JSONValue) async -> Result<JSONValue, ProviderRequestError>
+    /// Answers a request a provider sent to the host (`host/fetch`) by calling `answer` exactly
+    /// once, from any thread, with the JSON-RPC `result` or the `error` object. Called on the
+    /// thread that read the request (a worker's reader, or the in-process provider's): it must
+    /// not block, nor wait for the answer.
+    func providerRequest(providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<JSONValue, ProviderRequestError>) -> Void)
 }
 
 /// A JSON-RPC error object answering a provider's host request.
@@ -317,8 +334,10 @@ package struct ProviderRequestError: Error, Sendable {
 
 extension RequestEventsClient {
     /// No host requests: each is answered "method not found".
-    package func providerRequest(providerID: String, method: String, params: JSONValue) async -> Result<JSONValue, ProviderRequestError> {
-        .failure(ProviderRequestError(["code": -32601, "message": .string("Host method not found: \(method)")]))
+    package func providerRequest(
+        providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<JSONValue, ProviderRequestError>) -> Void
+    ) {
+        answer(.failure(ProviderRequestError(["code": -32601, "message": .string("Host method not found: \(method)")])))
     }
 }
 
