@@ -47,7 +47,7 @@ echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, egress-bench of $build
 echo "== 1. the 10 KB HTTPS GET, $reps rounds of $count: AsyncHTTPClient direct and brokered (egress-bench), libcurl (curl-get)"
 for round in $(seq "$reps"); do
     echo "-- round $round"
-    CONTEXT_HOST_BUILD_DIR="$host_dir" "$build/egress-bench" "$count"
+    CONTEXT_HOST_BUILD_DIR="$host_dir" "$build/egress-bench" "$count" 8 --server python
     "$out/curl-get" "https://localhost:$port/huge/10240" "$work/ca/ca.pem" "$count" "localhost:$port:127.0.0.1"
 done
 echo "== 2. memory"
