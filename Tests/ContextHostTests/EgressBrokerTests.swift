@@ -1,9 +1,14 @@
 import ContextProviderKit
+import Dispatch
 import Logging
 import Synchronization
 import Testing
 
 @testable import ContextHost
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A transport that records what the broker asked and answers from a script.
 final class ScriptedTransport: HTTPTransport {
@@ -262,5 +267,98 @@ final class MemorySecrets: SecretStore {
         let outcome = await broker.fetch(ProviderHTTPRequest(url: "https://93.184.216.34/"), egress: try Self.egress())
         guard case .failure(let refusal) = outcome else { Issue.record("fetched"); return }
         #expect(refusal.code == .unavailable)
+    }
+}
+
+/// A transport with its own callback form: records whether each request reached it on the
+/// thread that called the broker, and answers from its own queue.
+final class ThreadTransport: HTTPTransport {
+    static let queueKey = DispatchSpecificKey<Int>()
+    let queue = DispatchQueue(label: "thread-transport")
+    let caller = Mutex<pthread_t?>(nil)
+    let onCallersThread = Mutex<[Bool]>([])
+    let sent = Mutex<[BrokeredRequest]>([])
+    let asyncFormUsed = Mutex(false)
+
+    init() { queue.setSpecific(key: Self.queueKey, value: 1) }
+
+    func perform(_ request: BrokeredRequest) async throws(BrokeredTransportError) -> BrokeredResponse {
+        asyncFormUsed.withLock { $0 = true }
+        return BrokeredResponse(status: 500, headers: [], body: [])
+    }
+
+    func perform(_ request: BrokeredRequest, completion: @escaping @Sendable (Result<BrokeredResponse, BrokeredTransportError>) -> Void) {
+        let same = caller.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        onCallersThread.withLock { $0.append(same) }
+        sent.withLock { $0.append(request) }
+        queue.async { completion(.success(BrokeredResponse(status: 200, headers: [], body: Array("ok".utf8)))) }
+    }
+}
+
+/// The broker's callback form (`host/fetch`'s): what cannot block is done on the caller's thread
+/// and handed to the transport there; a secret to read or a name to resolve moves the hop off
+/// it; the answer comes where the transport gives it.
+@Suite(.timeLimit(.minutes(1))) struct EgressBrokerThreadTests {
+    static let manifestText = EgressBrokerTests.manifestText + """
+
+            - { origin: "https://localhost:9444", privateAddresses: true }
+        """
+
+    /// Fetches from a new thread (the caller) and waits for the answer: the result, and whether it
+    /// came on the transport's queue.
+    static func fetch(_ url: String, _ transport: ThreadTransport, _ secrets: MemorySecrets = MemorySecrets()) async throws
+        -> (Result<ProviderHTTPResponse, EgressRefusal>, onTransportQueue: Bool)
+    {
+        let manifest = try Manifest.parse(manifestText, file: "/m/quotes.yaml", directory: "/m")
+        let egress = ResolvedEgress(manifest: manifest, settings: try manifest.resolvedSettings())
+        let broker = EgressBroker(transport: transport, secrets: secrets, logger: Logger(label: "test"))
+        return await withCheckedContinuation { continuation in
+            startThread(name: "broker-caller") {
+                transport.caller.withLock { $0 = pthread_self() }
+                broker.fetch(ProviderHTTPRequest(url: url), egress: egress) { result in
+                    continuation.resume(returning: (result, DispatchQueue.getSpecific(key: ThreadTransport.queueKey) != nil))
+                }
+            }
+        }
+    }
+
+    @Test func literalWithoutSecretIsSentFromTheCallersThread() async throws {
+        let transport = ThreadTransport()
+        let (result, onTransportQueue) = try await Self.fetch("https://[::1]:9443/x", transport)
+        #expect((try? result.get())?.text == "ok")
+        #expect(transport.onCallersThread.withLock { $0 } == [true])
+        #expect(onTransportQueue)
+        #expect(!transport.asyncFormUsed.withLock { $0 })
+    }
+
+    @Test func secretIsReadOffTheCallersThread() async throws {
+        let transport = ThreadTransport()
+        let secrets = MemorySecrets()
+        try secrets.set(provider: "com.example.quotes", name: "token", value: Array("CANARY-token-9f8e".utf8))
+        let (result, onTransportQueue) = try await Self.fetch("https://93.184.216.34/q", transport, secrets)
+        #expect((try? result.get())?.status == 200)
+        #expect(transport.onCallersThread.withLock { $0 } == [false])
+        #expect(transport.sent.withLock { $0.first?.headers.contains { $0.0 == "Authorization" && $0.1 == "Bearer CANARY-token-9f8e" } } == true)
+        #expect(onTransportQueue)
+    }
+
+    @Test func nameResolvedLatelyIsSentFromTheCallersThread() async throws {
+        let transport = ThreadTransport()
+        // The first fetch resolves localhost (off the caller's thread unless it was resolved lately).
+        let (first, _) = try await Self.fetch("https://localhost:9444/a", transport)
+        #expect((try? first.get())?.status == 200)
+        #expect(EgressAddress.resolved("localhost") != nil)
+        #expect(transport.sent.withLock { $0.first?.address.isEmpty } == false)
+        // The next one uses what it resolved, checked again, and goes out from the caller's thread.
+        let (second, _) = try await Self.fetch("https://localhost:9444/b", transport)
+        #expect((try? second.get())?.status == 200)
+        #expect(transport.onCallersThread.withLock { $0.last } == true)
+        // Still checked: the same name on an origin without privateAddresses is refused.
+        let (refused, _) = try await Self.fetch("https://localhost:8443/dav/", transport)
+        guard case .failure(let refusal) = refused else {
+            Issue.record("a cached loopback name passed an origin without privateAddresses")
+            return
+        }
+        #expect(refusal.code == .privateAddress)
     }
 }
