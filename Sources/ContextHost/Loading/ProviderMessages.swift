@@ -177,8 +177,11 @@ package class RequestEvents: @unchecked Sendable {
         guard let responder else {
             // Answered at once, so the provider does not wait: too many, or after the response.
             let error: JSONValue = ["code": -32600, "message": .string("Host request refused: too many for one request, or sent after its response")]
+            // (From another thread, as every answer: an in-process provider is still inside its
+            // reply callback here.)
             if let connection = state.withLock({ $0.responder }) {
-                connection.answerProviderRequest(Self.response(id: id, result: nil, error: error))
+                let message = Self.response(id: id, result: nil, error: error)
+                DispatchQueue.global().async { connection.answerProviderRequest(message) }
             }
             return
         }
