@@ -118,10 +118,12 @@ package struct EgressBroker: Sendable {
             return completion(.failure(error))
         }
         let budget = min(request.timeoutSeconds.map { Duration.milliseconds(Int(min($0, 3600) * 1000)) } ?? egress.timeout, egress.timeout)
+        // (Parsed once: the first hop checks the same URL.)
+        let firstURL = try? HTTPSURL(parsing: request.url)
         let exchange = Exchange(
-            firstOrigin: URLOriginOf(request.url), headers: headers, budget: budget, deadline: ContinuousClock.now.advanced(by: budget),
+            firstOrigin: firstURL?.origin ?? "", headers: headers, budget: budget, deadline: ContinuousClock.now.advanced(by: budget),
             egress: egress, transport: transport, completion: completion)
-        step(Hop(index: 0, url: request.url, method: method, body: request.body, usedSecrets: []), exchange)
+        step(Hop(index: 0, url: request.url, method: method, body: request.body, usedSecrets: []), exchange, parsed: firstURL)
     }
 
     /// What stays the same over a fetch's hops.
@@ -156,11 +158,11 @@ package struct EgressBroker: Sendable {
     /// Checks hop `hop`'s URL against the allow-list and sends it, on this thread when nothing
     /// in it can block (an IP literal or a name resolved lately, no secret to read), else from
     /// a global queue.
-    private func step(_ hop: Hop, _ exchange: Exchange) {
+    private func step(_ hop: Hop, _ exchange: Exchange, parsed: HTTPSURL? = nil) {
         let url: HTTPSURL
         let allowed: ResolvedEgress.Origin
         do {
-            (url, allowed) = try Self.allowedURL(hop.url, hop: hop.index, egress: exchange.egress)
+            (url, allowed) = try Self.allowedURL(hop.url, hop: hop.index, egress: exchange.egress, parsed: parsed)
         } catch {
             return fail(error, hop, exchange)
         }
@@ -279,13 +281,20 @@ package struct EgressBroker: Sendable {
         return (method, headers)
     }
 
-    /// Hop `hop`'s URL, parsed, and the allow-list entry of its origin.
-    private static func allowedURL(_ urlText: String, hop: Int, egress: ResolvedEgress) throws(EgressRefusal) -> (HTTPSURL, ResolvedEgress.Origin) {
+    /// Hop `hop`'s URL, parsed (`parsed`: `urlText` parsed already), and the allow-list entry of
+    /// its origin.
+    private static func allowedURL(
+        _ urlText: String, hop: Int, egress: ResolvedEgress, parsed: HTTPSURL? = nil
+    ) throws(EgressRefusal) -> (HTTPSURL, ResolvedEgress.Origin) {
         let url: HTTPSURL
-        do {
-            url = try HTTPSURL(parsing: urlText)
-        } catch {
-            throw EgressRefusal(code: .invalidURL, message: "\(hop == 0 ? "" : "a redirect to ")'\(shown(urlText))': \(error.message)", field: nil)
+        if let parsed {
+            url = parsed
+        } else {
+            do {
+                url = try HTTPSURL(parsing: urlText)
+            } catch {
+                throw EgressRefusal(code: .invalidURL, message: "\(hop == 0 ? "" : "a redirect to ")'\(shown(urlText))': \(error.message)", field: nil)
+            }
         }
         guard let allowed = egress.origins.first(where: { $0.origin == url.origin }) else {
             let declared = egress.origins.map(\.origin)
@@ -444,9 +453,4 @@ package struct EgressBroker: Sendable {
     static func scrub(_ text: String, _ secrets: [[UInt8]]) -> String {
         String(decoding: scrub(Array(text.utf8), secrets), as: UTF8.self)
     }
-}
-
-/// The origin of a URL text, or "" when it does not parse.
-func URLOriginOf(_ text: String) -> String {
-    (try? HTTPSURL(parsing: text))?.origin ?? ""
 }

@@ -6,7 +6,7 @@ extension Host {
     /// host sees before fetching, else where the broker finishes (the transport's event loop;
     /// `EgressBroker.fetch(_:egress:completion:)` says which threads).
     package func providerRequest(
-        providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<JSONValue, ProviderRequestError>) -> Void
+        providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<DeferredJSON, ProviderRequestError>) -> Void
     ) {
         guard method == ProviderHTTPRequest.method else {
             return answer(.failure(ProviderRequestError(["code": -32601, "message": .string("Host method not found: \(method.prefix(64))")])))
@@ -26,7 +26,9 @@ extension Host {
         let logger = logger
         broker.fetch(request, egress: egress) { outcome in
             switch outcome {
-            case .success(let response): answer(.success(response.json))
+            case .success(let response):
+                // (The body's Base64 written straight into the bytes sent to the provider.)
+                answer(.success(DeferredJSON(capacity: response.jsonCapacity) { response.writeJSON(to: &$0) }))
             case .failure(let refusal):
                 logger.info("fetch \(providerID) refused: \(refusal.code.rawValue): \(refusal.message)")
                 answer(.failure(ProviderRequestError(refusal.errorJSON)))

@@ -361,12 +361,12 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     /// The host's answer to a provider's host request: a tag-0 frame, which the worker passes to
     /// `call` without a reply callback. Dropped when no worker runs (the request it belongs to
     /// is then lost anyway).
-    package func answerProviderRequest(_ message: [UInt8]) {
+    package func answerProviderRequest(_ answer: DeferredJSON) {
         guard let worker = state.withLock({ state -> WorkerProcess? in
             if case .running(let worker) = state.lifecycle { return worker }
             return nil
         }) else { return }
-        worker.write(WorkerFrame.encode(tag: 0, payload: message))
+        worker.write(WorkerFrame.encode(tag: 0, capacity: answer.capacity, writing: answer.write))
     }
 
     package func cancel(_ id: Int64) { stop(id, timedOut: false) }

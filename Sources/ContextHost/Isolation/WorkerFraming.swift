@@ -36,6 +36,20 @@ package enum WorkerFrame {
         payload.withUnsafeBytes { encode(tag: tag, payload: $0) }
     }
 
+    /// A frame whose payload `write` appends (about `capacity` bytes) right after the header,
+    /// in one buffer.
+    package static func encode(tag: Int64, capacity: Int, writing write: (inout [UInt8]) -> Void) -> [UInt8] {
+        var frame: [UInt8] = []
+        frame.reserveCapacity(headerSize + capacity)
+        appendHeader(tag: tag, payloadCount: 0, to: &frame)
+        write(&frame)
+        let length = UInt32(truncatingIfNeeded: frame.count - headerSize + 8)
+        withUnsafeBytes(of: length.littleEndian) { bytes in
+            for index in 0..<4 { frame[index] = bytes[index] }
+        }
+        return frame
+    }
+
     package static func appendHeader(tag: Int64, payloadCount: Int, to frame: inout [UInt8]) {
         let length = UInt32(truncatingIfNeeded: payloadCount + 8)
         withUnsafeBytes(of: length.littleEndian) { frame.append(contentsOf: $0) }
@@ -61,6 +75,8 @@ package struct FrameReader {
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// What each `read` fills, made once (not 64 KiB allocated and zeroed per read).
+    private var chunk: [UInt8] = []
 
     package init(fd: Int32) {
         self.fd = fd
@@ -91,7 +107,7 @@ package struct FrameReader {
                 break
             }
         }
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 1 << 16) }
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }

@@ -121,8 +121,9 @@ private func sendFrame(tag: Int64, _ payload: UnsafeRawBufferPointer) {
     var header: [UInt8] = []
     WorkerFrame.appendHeader(tag: tag, payloadCount: payload.count, to: &header)
     let fd = workerOutputFD.load(ordering: .acquiring)
+    // (One `writev`: the host's reader wakes once for the whole frame.)
     let ok = workerOutputLock.withLock { _ in
-        header.withUnsafeBytes { writeAll(fd, $0) } && (payload.count == 0 || writeAll(fd, payload))
+        header.withUnsafeBytes { writeAll(fd, $0, payload) }
     }
     if !ok { _exit(0) }  // the host is gone
 }

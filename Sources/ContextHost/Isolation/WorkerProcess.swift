@@ -124,7 +124,14 @@ package final class WorkerProcess: Sendable {
     private let stderrClosed = DispatchSemaphore(value: 0)
     private let reaped = Mutex(false)
     /// Whether the worker's stdin was closed (by `closeInput` or `reap`), so it is closed once.
+    /// Set, and the descriptor closed, only while `writing` is held.
     private let inputClosed = Mutex(false)
+    /// Held while a frame is written to `input` (by `writer`, or by `write`'s caller inline) and
+    /// while `input` is closed.
+    private let writing = Mutex(())
+    /// Frames handed to `writer` and not yet written: `write` writes on its caller's thread only
+    /// when there are none, so frames keep their order.
+    private let queuedFrames = Atomic<Int>(0)
     let killReason = Mutex<KillReason?>(nil)
     /// The CPU time (seconds) of the worker's processes when it last owed an answer; nil until
     /// the watchdog's first look.
@@ -308,13 +315,48 @@ package final class WorkerProcess: Sendable {
     /// The last lines the worker wrote to stderr.
     package var stderrTail: [String] { tail.withLock { $0 } }
 
-    /// Queues a frame for the worker's stdin; never blocks the caller.
+    /// Writes a frame to the worker's stdin; never blocks the caller. Written at once on the
+    /// caller's thread when that cannot block (`writeInline`), else queued for `writer`: an
+    /// answer to a provider's `host/fetch` finished on the HTTP event loop then reaches the worker
+    /// without waking another thread first.
     func write(_ frame: [UInt8]) {
-        writer.async { [self] in
+        if queuedFrames.load(ordering: .acquiring) == 0, writeInline(frame) { return }
+        enqueue { [self] in
             // (Not after `closeInput`: the descriptor number may belong to another file by then.)
             guard !inputClosed.withLock({ $0 }) else { return }
             _ = frame.withUnsafeBytes { writeAll(input, $0) }
         }
+    }
+
+    /// Runs `work` on `writer`, holding `writing`, counted in `queuedFrames` until it is done.
+    private func enqueue(_ work: @escaping @Sendable () -> Void) {
+        queuedFrames.add(1, ordering: .acquiringAndReleasing)
+        writer.async { [self] in
+            writing.withLock { _ in work() }
+            queuedFrames.subtract(1, ordering: .acquiringAndReleasing)
+        }
+    }
+
+    /// Writes `frame` now if that cannot block, and says whether it did: no frame queued before
+    /// it, no other write under way, and the pipe empty (the worker has read everything before)
+    /// with room for the whole frame (its size less a page, as a pipe holds whole pages). A
+    /// worker that stops reading therefore never blocks the caller (an event loop): its frames
+    /// queue for `writer`.
+    private func writeInline(_ frame: [UInt8]) -> Bool {
+        #if os(Linux)
+        let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ
+        return writing.withLockIfAvailable { _ -> Bool in
+            guard queuedFrames.load(ordering: .acquiring) == 0, !inputClosed.withLock({ $0 }) else { return false }
+            let size = fcntl(input, getPipeSize)
+            var unread: Int32 = 0
+            let queried = withUnsafeMutablePointer(to: &unread) { ioctl(input, UInt(FIONREAD), $0) }
+            guard size > 4096, frame.count <= Int(size) - 4096, queried == 0, unread == 0 else { return false }
+            _ = frame.withUnsafeBytes { writeAll(input, $0) }
+            return true
+        } ?? false
+        #else
+        return false
+        #endif
     }
 
     /// Writes a frame now, on the calling thread (start-up only).
@@ -325,7 +367,8 @@ package final class WorkerProcess: Sendable {
     /// Closes the worker's stdin, which asks it to exit cleanly (idle stop); harmless once it is
     /// gone. Frames queued before it are still written.
     func closeInput() {
-        writer.async { [self] in
+        // (Queued as a frame is: nothing written after this call goes ahead of the close.)
+        enqueue { [self] in
             inputClosed.withLock { closed in
                 guard !closed else { return }
                 closed = true
@@ -362,13 +405,7 @@ package final class WorkerProcess: Sendable {
         ctxh_sandbox_remove_cgroup(pid)
         _ = stderrClosed.wait(timeout: .now() + .milliseconds(500))
         close(output)
-        writer.async { [self] in
-            inputClosed.withLock { closed in
-                guard !closed else { return }
-                closed = true
-                close(input)
-            }
-        }
+        closeInput()
         return WorkerExit(status: status)
     }
 }

@@ -82,17 +82,18 @@ package protocol ProviderConnection: AnyObject, Sendable {
     ) -> Int64
 
     /// Hands the provider the host's answer to one of its host requests (`host/fetch`): a
-    /// JSON-RPC response, through `call` with no reply callback. A requirement, not only an
-    /// extension method: `RequestEvents` calls it on an `any ProviderConnection`, which would
-    /// otherwise always pick the extension's no-op and leave the provider waiting.
-    func answerProviderRequest(_ message: [UInt8])
+    /// JSON-RPC response, through `call` with no reply callback, written into the bytes sent.
+    /// A requirement, not only an extension method: `RequestEvents` calls it on an `any
+    /// ProviderConnection`, which would otherwise always pick the extension's no-op and leave
+    /// the provider waiting.
+    func answerProviderRequest(_ answer: DeferredJSON)
 }
 
 extension ProviderConnection {
     package func timedOut(_ id: Int64) { cancel(id) }
 
     /// Default for connections that carry no host requests: dropped.
-    package func answerProviderRequest(_ message: [UInt8]) {}
+    package func answerProviderRequest(_ answer: DeferredJSON) {}
 
     /// Without notifications (connections that cannot carry them).
     @discardableResult
@@ -408,8 +409,8 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
 
     /// The host's answer to a provider's host request, through `call` without a reply callback
     /// (as `$/cancelRequest`).
-    package func answerProviderRequest(_ message: [UInt8]) {
-        message.withUnsafeBufferPointer { buffer in
+    package func answerProviderRequest(_ answer: DeferredJSON) {
+        answer.bytes.withUnsafeBufferPointer { buffer in
             library.table.pointee.call(instance, buffer.baseAddress, buffer.count, nil, nil)
         }
     }

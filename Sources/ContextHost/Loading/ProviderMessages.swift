@@ -136,15 +136,7 @@ package class RequestEvents: @unchecked Sendable {
     /// Whether `bytes` begin `{"jsonrpc":"2.0","id":DIGITS,"result":` or `…,"error":`: a response,
     /// whatever follows (a request to the host carries a `method` there instead).
     static func isPlainResponse(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
-        guard bytes.count > prefix.utf8CodeUnitCount, memcmp(bytes.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0 else {
-            return false
-        }
-        var position = prefix.utf8CodeUnitCount
-        while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
-        guard position > prefix.utf8CodeUnitCount else { return false }
-        let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
-        return rest.starts(with: #","result":"#.utf8) || rest.starts(with: #","error":"#.utf8)
+        JSONRPCResponsePrefix.matches(bytes)
     }
 
     /// The connection host requests are answered on (set by the connection when it sends).
@@ -180,8 +172,8 @@ package class RequestEvents: @unchecked Sendable {
             // (From another thread, as every answer: an in-process provider is still inside its
             // reply callback here.)
             if let connection = state.withLock({ $0.responder }) {
-                let message = Self.response(id: id, result: nil, error: error)
-                DispatchQueue.global().async { connection.answerProviderRequest(message) }
+                let answer = Self.answer(id: id, .failure(ProviderRequestError(error)))
+                DispatchQueue.global().async { connection.answerProviderRequest(answer) }
             }
             return
         }
@@ -192,15 +184,11 @@ package class RequestEvents: @unchecked Sendable {
         let returned = ReturnFlag()
         client.providerRequest(providerID: providerID, method: method, params: params) { outcome in
             self.state.withLock { $0.hostRequestsRunning -= 1 }
-            let message: [UInt8]
-            switch outcome {
-            case .success(let result): message = Self.response(id: id, result: result, error: nil)
-            case .failure(let error): message = Self.response(id: id, result: nil, error: error.json)
-            }
+            let answer = Self.answer(id: id, outcome)
             if returned.value.load(ordering: .acquiring) {
-                responder.answerProviderRequest(message)
+                responder.answerProviderRequest(answer)
             } else {
-                DispatchQueue.global().async { responder.answerProviderRequest(message) }
+                DispatchQueue.global().async { responder.answerProviderRequest(answer) }
             }
         }
         returned.value.store(true, ordering: .releasing)
@@ -211,10 +199,28 @@ package class RequestEvents: @unchecked Sendable {
         let value = Atomic<Bool>(false)
     }
 
-    static func response(id: JSONValue, result: JSONValue?, error: JSONValue?) -> [UInt8] {
-        var object: JSONObject = ["jsonrpc": "2.0", "id": id]
-        if let error { object["error"] = error } else { object["result"] = result ?? .null }
-        return JSONValue.object(object).jsonBytes
+    /// The JSON-RPC response answering host request `id` with `outcome`, written by the
+    /// connection into the bytes it sends (`{"jsonrpc":"2.0","id":ID,"result":…}` or `"error"`).
+    static func answer(id: JSONValue, _ outcome: Result<DeferredJSON, ProviderRequestError>) -> DeferredJSON {
+        let prefix = #"{"jsonrpc":"2.0","id":"#
+        switch outcome {
+        case .success(let result):
+            return DeferredJSON(capacity: result.capacity + 64) { output in
+                output.append(contentsOf: prefix.utf8)
+                JSONWriter.append(id, to: &output)
+                output.append(contentsOf: #","result":"#.utf8)
+                result.write(&output)
+                output.append(UInt8(ascii: "}"))
+            }
+        case .failure(let error):
+            return DeferredJSON(capacity: 256) { output in
+                output.append(contentsOf: prefix.utf8)
+                JSONWriter.append(id, to: &output)
+                output.append(contentsOf: #","error":"#.utf8)
+                JSONWriter.append(error.json, to: &output)
+                output.append(UInt8(ascii: "}"))
+            }
+        }
     }
 
     /// Handles one notification the provider sent (on the provider's thread).
@@ -326,7 +332,31 @@ package protocol RequestEventsClient: AnyObject, Sendable {
     /// once, from any thread, with the JSON-RPC `result` or the `error` object. Called on the
     /// thread that read the request (a worker's reader, or the in-process provider's): it must
     /// not block, nor wait for the answer.
-    func providerRequest(providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<JSONValue, ProviderRequestError>) -> Void)
+    func providerRequest(providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<DeferredJSON, ProviderRequestError>) -> Void)
+}
+
+/// JSON written when it is sent, by `write`, into the buffer that carries it: the `result` of a
+/// provider's host request, and the whole JSON-RPC response a connection writes into the bytes it
+/// hands on (in-process: the message passed to `call`; a worker: a tag-0 frame, after its
+/// header). A `host/fetch` body's Base64 is so written once, from the response's bytes into that
+/// buffer, with no `String` or `JSONValue` between.
+package struct DeferredJSON: Sendable {
+    /// About how many bytes `write` appends (reserved beforehand).
+    package var capacity: Int
+    package var write: @Sendable (inout [UInt8]) -> Void
+
+    package init(capacity: Int, write: @escaping @Sendable (inout [UInt8]) -> Void) {
+        self.capacity = capacity
+        self.write = write
+    }
+
+    /// The bytes alone.
+    package var bytes: [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(capacity)
+        write(&output)
+        return output
+    }
 }
 
 /// A JSON-RPC error object answering a provider's host request.
@@ -338,7 +368,7 @@ package struct ProviderRequestError: Error, Sendable {
 extension RequestEventsClient {
     /// No host requests: each is answered "method not found".
     package func providerRequest(
-        providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<JSONValue, ProviderRequestError>) -> Void
+        providerID: String, method: String, params: JSONValue, answer: @escaping @Sendable (Result<DeferredJSON, ProviderRequestError>) -> Void
     ) {
         answer(.failure(ProviderRequestError(["code": -32601, "message": .string("Host method not found: \(method)")])))
     }

@@ -55,3 +55,30 @@ package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     }
     return true
 }
+
+/// Writes all of `first` then all of `second` to `fd` with `writev`, retrying on EINTR: one
+/// system call for both in the common case, so the reader (a pipe's other end) wakes once for a
+/// frame's header and payload instead of possibly once for each. False if the peer is gone.
+package func writeAll(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Bool {
+    guard second.count > 0 else { return writeAll(fd, first) }
+    guard first.count > 0 else { return writeAll(fd, second) }
+    var firstDone = 0
+    while firstDone < first.count {
+        var vectors = (
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress! + firstDone), iov_len: first.count - firstDone),
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress!), iov_len: second.count)
+        )
+        let written = withUnsafeMutablePointer(to: &vectors) { $0.withMemoryRebound(to: iovec.self, capacity: 2) { writev(fd, $0, 2) } }
+        if written < 0 {
+            if errno == EINTR || errno == EAGAIN { continue }
+            return false
+        }
+        if written < first.count - firstDone {
+            firstDone += written
+            continue
+        }
+        let intoSecond = written - (first.count - firstDone)
+        return writeAll(fd, UnsafeRawBufferPointer(rebasing: second[intoSecond...]))
+    }
+    return true
+}

@@ -204,6 +204,12 @@ final class ProviderInstance<P: ContextProvider>: ProviderInstanceBase, @uncheck
             runPreviewMany(id, target, message: Array(message))
             return
         }
+        if target == nil, JSONRPCResponsePrefix.matches(message) {
+            // The host's answer to a request this instance sent it (`host/fetch`), told by its
+            // first bytes: not scanned as a request first (a fetch's answer carries its body).
+            if let answer = try? JSONReader.parse(message) { hostCalls.deliver(answer) }
+            return
+        }
         handle(message, target: target)
     }
 

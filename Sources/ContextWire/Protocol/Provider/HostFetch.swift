@@ -109,6 +109,28 @@ public struct ProviderHTTPResponse: Sendable, Hashable {
         return ["status": .number(Double(status)), "headers": .object(names), "body": .string(Base64.encode(body))]
     }
 
+    /// About how many bytes `writeJSON(to:)` appends.
+    package var jsonCapacity: Int {
+        headers.reduce(64 + Base64.encodedCount(body.count)) { $0 + $1.key.utf8.count + $1.value.utf8.count + 8 }
+    }
+
+    /// Appends `json`'s text to `output`, the body's Base64 written straight from `body` into it
+    /// (no `String` or `JSONValue` between: the host's answer to `host/fetch`).
+    package func writeJSON(to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"status":"#.utf8)
+        JSONWriter.appendInteger(Int64(clamping: status), to: &output)
+        output.append(contentsOf: #","headers":{"#.utf8)
+        for (index, (name, value)) in headers.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            JSONWriter.appendString(name, to: &output)
+            output.append(UInt8(ascii: ":"))
+            JSONWriter.appendString(value, to: &output)
+        }
+        output.append(contentsOf: #"},"body":""#.utf8)
+        Base64.append(body, to: &output)
+        output.append(contentsOf: #""}"#.utf8)
+    }
+
     /// Reads a result.
     public init(json: JSONValue, path: String = "result") throws(JSONDecodeError) {
         let reader = try JSONObjectReader(json, path: path)
@@ -128,5 +150,24 @@ public struct ProviderHTTPResponse: Sendable, Hashable {
             throw JSONDecodeError(path: reader.path("body"), message: "expected Base64")
         }
         body = bytes
+    }
+}
+
+/// Telling a JSON-RPC response from the rest by its first bytes, as both sides of the provider
+/// ABI write them (docs/provider-abi.md: a host request writes `method` before `id`).
+package enum JSONRPCResponsePrefix {
+    /// Whether `bytes` begin `{"jsonrpc":"2.0","id":DIGITS,"result":` or `…,"error":`: a
+    /// response, whatever follows (a request carries a `method` there instead).
+    package static func matches(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let prefix: StaticString = #"{"jsonrpc":"2.0","id":"#
+        let length = prefix.utf8CodeUnitCount
+        guard bytes.count > length, UnsafeRawBufferPointer(start: prefix.utf8Start, count: length).elementsEqual(bytes[0..<length]) else {
+            return false
+        }
+        var position = length
+        while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+        guard position > length else { return false }
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
+        return rest.starts(with: #","result":"#.utf8) || rest.starts(with: #","error":"#.utf8)
     }
 }
