@@ -34,6 +34,13 @@
 //   processes       fork 200 processes
 //   unshare         unshare(CLONE_NEWUSER)
 //   busy-after      answer, then spin a core forever in a background thread
+//   host-burst      send `count` (1 to 64) `host/fetch` requests of the URL `path` through the
+//                   reply callback at once, one after the other on a thread of its own (`call`
+//                   returns at once), then wait (at most 20 s) for every answer; the subtitle is
+//                   "answered A/N; inside-reply R; codes C1,C2,…; first error: CODE MESSAGE",
+//                   each Ci the status (200) or the error code of request i, R how many answers
+//                   came from inside the provider's own reply callback (the ABI forbids it: an
+//                   in-process provider may hold a lock there; docs/provider-abi.md)
 #define _GNU_SOURCE
 #include <context_provider.h>
 
@@ -53,6 +60,7 @@
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -109,6 +117,113 @@ static void *spin_thread(void *argument) {
     volatile unsigned long long counter = 0;
     for (;;) counter++;
     return NULL;
+}
+
+/* host-burst: the requests sent and their answers (one burst at a time per process). */
+#define BURST_MAXIMUM 64
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    long long first_id;
+    int count;
+    int answered;
+    int inside_reply;
+    long long codes[BURST_MAXIMUM];
+    int have[BURST_MAXIMUM];
+    char first_error[300];
+} burst = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+static long long burst_next_id = 1000;
+/* Set while this thread is inside a reply callback it called. */
+static __thread int in_reply_callback = 0;
+
+/* The host's answer to a host request (a message with `id` and `result` or `error`, passed to
+   `call` without a reply callback). */
+static void host_answer(const char *bytes, size_t length) {
+    long long id = integer_value(bytes, length, "id", -1);
+    int is_error = find_value(bytes, length, "error") != NULL;
+    long long code = is_error ? integer_value(bytes, length, "code", 0) : integer_value(bytes, length, "status", 0);
+    pthread_mutex_lock(&burst.lock);
+    long long index = id - burst.first_id;
+    if (index >= 0 && index < burst.count && !burst.have[index]) {
+        burst.have[index] = 1;
+        burst.codes[index] = code;
+        burst.answered++;
+        if (in_reply_callback) burst.inside_reply++;
+        if (is_error && !burst.first_error[0]) {
+            char message[256] = "";
+            string_value(bytes, length, "message", message, sizeof message);
+            snprintf(burst.first_error, sizeof burst.first_error, "%lld %s", code, message);
+        }
+        pthread_cond_broadcast(&burst.changed);
+    }
+    pthread_mutex_unlock(&burst.lock);
+}
+
+typedef struct {
+    char url[512];
+    long long count;
+    long long id;
+    ctxp_reply_fn reply;
+    void *reply_context;
+} burst_job_t;
+
+/* Sends the burst and answers the preview, on a thread of its own (`call` returns at once, so a
+   worker's reader goes on passing the host's answers to `call`). */
+static void *host_burst_thread(void *argument) {
+    burst_job_t *job = argument;
+    char out[900];
+    size_t size = sizeof out;
+    pthread_mutex_lock(&burst.lock);
+    burst.first_id = burst_next_id;
+    burst_next_id += BURST_MAXIMUM;
+    burst.count = (int)job->count;
+    burst.answered = 0;
+    burst.inside_reply = 0;
+    burst.first_error[0] = 0;
+    memset(burst.have, 0, sizeof burst.have);
+    long long first_id = burst.first_id;
+    pthread_mutex_unlock(&burst.lock);
+    /* All sent before any is waited for: a provider that starts many fetches at once. */
+    for (long long i = 0; i < job->count; i++) {
+        char message[700];
+        int n = snprintf(message, sizeof message, "{\"jsonrpc\":\"2.0\",\"method\":\"host/fetch\",\"id\":%lld,\"params\":{\"url\":\"%s\"}}", first_id + i, job->url);
+        in_reply_callback = 1;
+        job->reply(job->reply_context, (const uint8_t *)message, (size_t)n);
+        in_reply_callback = 0;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 20;
+    pthread_mutex_lock(&burst.lock);
+    while (burst.answered < burst.count) {
+        if (pthread_cond_timedwait(&burst.changed, &burst.lock, &deadline) != 0) break;
+    }
+    size_t n = (size_t)snprintf(out, size, "answered %d/%d; inside-reply %d; codes ", burst.answered, burst.count, burst.inside_reply);
+    for (int i = 0; i < burst.count && n + 24 < size; i++) {
+        n += (size_t)snprintf(out + n, size - n, "%s%lld", i ? "," : "", burst.have[i] ? burst.codes[i] : 0LL);
+    }
+    if (n < size) snprintf(out + n, size - n, "; first error: %s", burst.first_error[0] ? burst.first_error : "none");
+    pthread_mutex_unlock(&burst.lock);
+    answer_chip(job->reply, job->reply_context, job->id, "host-burst", out);
+    free(job);
+    return NULL;
+}
+
+static void host_burst(const char *bytes, size_t length, long long id, ctxp_reply_fn reply, void *reply_context) {
+    burst_job_t *job = calloc(1, sizeof *job);
+    string_value(bytes, length, "path", job->url, sizeof job->url);
+    job->count = integer_value(bytes, length, "count", 0);
+    job->id = id;
+    job->reply = reply;
+    job->reply_context = reply_context;
+    if (job->count < 1 || job->count > BURST_MAXIMUM) {
+        answer_chip(reply, reply_context, id, "host-burst", "count must be 1 to 64");
+        free(job);
+        return;
+    }
+    pthread_t thread;
+    pthread_create(&thread, NULL, host_burst_thread, job);
+    pthread_detach(thread);
 }
 
 static void try_escape(const instance_t *instance, const char *escape, const char *bytes, size_t length, char *out, size_t size) {
@@ -354,7 +469,11 @@ static int32_t hostile_open(const uint8_t *init_json, size_t init_length, void *
 static void hostile_call(void *opaque, const uint8_t *message, size_t length, ctxp_reply_fn reply, void *reply_context) {
     const instance_t *instance = opaque;
     const char *bytes = (const char *)message;
-    if (!reply) return;
+    if (!reply) {
+        /* The host's answer to a host request, or a notification. */
+        if (find_value(bytes, length, "method") == NULL && find_value(bytes, length, "id") != NULL) host_answer(bytes, length);
+        return;
+    }
     long long id = integer_value(bytes, length, "id", -1);
     char method[64] = "", escape[64] = "";
     string_value(bytes, length, "method", method, sizeof method);
@@ -367,6 +486,8 @@ static void hostile_call(void *opaque, const uint8_t *message, size_t length, ct
         int n = snprintf(buffer, sizeof buffer,
                          "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"id\":\"com.contexthost.hostile\",\"title\":\"Hostile\",\"version\":\"0.0.1\",\"iconName\":\"ant\",\"ctxui\":1}}", id);
         reply(reply_context, (const uint8_t *)buffer, (size_t)n);
+    } else if (strcmp(method, "item/preview") == 0 && strcmp(escape, "host-burst") == 0) {
+        host_burst(bytes, length, id, reply, reply_context);
     } else if (strcmp(method, "item/preview") == 0 && escape[0]) {
         char result[900] = "";
         try_escape(instance, escape, bytes, length, result, sizeof result);
