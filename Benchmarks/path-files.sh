@@ -2,39 +2,37 @@
 # The files of the stdio `items/preview` path (issue 36: ≤ 15 over stdio), counted from a profile
 # rather than by hand: a release `serve --isolation in-process` with the Note provider answers
 # N previews (64 in flight) from rpcload under `perf record -F 500 -g`; every frame of every sample
-# of the host process (its threads, not rpcload's) is mapped to its source line
-# (`perf script`, then `llvm-symbolizer`: inlined code under the file it was written in) and the distinct
-# `Sources/` files of the host's own binary are listed, with their sample-frame counts. The
+# of the host process (its threads, not rpcload's) is mapped to its source line (`perf script`,
+# then `llvm-symbolizer`: inlined code under the file it was written in, as `perf script -F
+# srcline` says it) and the distinct `Sources/` files of the host's own binary are listed, with
+# their frame counts. A file in one or two frames can be missed by one run: count a few. The
 # provider library (its own .so), the Swift runtime, Foundation and the C library are other
 # binaries and do not count; the first second (start-up, `initialize`) is not recorded (`-D`).
 #
 # Prints the ContextHost files (the figure the issue tracks), then the other Sources/ modules the
-# host's binary runs on the path (ContextProtocol's JSON, the CLI's `serve`), each with its count.
+# host's binary runs on the path (ContextWire's JSON, the CLI's `serve`), each with its count.
 #
 # Usage (from a clone; perf must be allowed to profile: root or perf_event_paranoid ≤ 1):
 #   flock /tmp/heavy.lock Benchmarks/path-files.sh           builds what is missing
-#   NOBUILD=1 BIN=DIR N=300000 Benchmarks/path-files.sh      another build
-#   KEEP=DIR Benchmarks/path-files.sh                        keeps perf.data and the srcline dump
+#   NOBUILD=1 BIN=DIR Benchmarks/path-files.sh               another build (DIR: context-host, libNoteProvider.so)
+#   N=… W=… FREQ=… KEEP=DIR Benchmarks/path-files.sh         load, sampling rate; KEEP keeps perf.data and the frames
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 [[ -d /opt/swift/usr/bin ]] && export PATH=/opt/swift/usr/bin:$PATH
-N=${N:-300000}; W=${W:-64}; FREQ=${FREQ:-500}
-BIN=${BIN:-$(swift build -c release --show-bin-path)}
-LOAD=${RPCLOAD:-$ROOT/.build/bench/rpcload}
 if [[ "${NOBUILD:-0}" != 1 ]]; then
-    swift build -c release --product context-host > /dev/null
-    swift build -c release --product NoteProvider > /dev/null
-    mkdir -p "$(dirname "$LOAD")"
-    gcc -O2 -Wall -Wextra -o "$LOAD" Benchmarks/rpcload/rpcload.c -lm
+    (cd "$(dirname "$0")/.." && swift build -c release --product context-host > /dev/null \
+        && swift build -c release --product NoteProvider > /dev/null && mkdir -p .build/bench \
+        && gcc -O2 -Wall -Wextra -o "${RPCLOAD:-.build/bench/rpcload}" Benchmarks/rpcload/rpcload.c -lm)
 fi
+N=${N:-300000}; W=${W:-64}; FREQ=${FREQ:-500}
+# ROOT, BIN, REQ, LOAD (and the package root as the working folder).
+source "$(dirname "${BASH_SOURCE[0]}")/rpcload-env.sh"
 command -v perf > /dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
 command -v llvm-symbolizer > /dev/null || { echo "llvm-symbolizer is missing (apt-get install llvm)" >&2; exit 1; }
 SCRATCH=${KEEP:-$(mktemp -d)}
 mkdir -p "$SCRATCH"
 [[ -n "${KEEP:-}" ]] || trap 'rm -rf "$SCRATCH"' EXIT
-PRE=Benchmarks/requests/preamble.jsonl
-CALL=Benchmarks/requests/preview-note.jsonl
+PRE=$REQ/preamble.jsonl
+CALL=$REQ/preview-note.jsonl
 HOST_FLAGS=(--manifests "$ROOT/manifests" --isolation in-process --no-state --no-installed --registry-cache none)
 
 perf record -q -F "$FREQ" -g -D 1000 -o "$SCRATCH/perf.data" -- \
