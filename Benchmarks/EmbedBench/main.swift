@@ -26,6 +26,8 @@ struct Options {
     var reps = 3
     /// Which rows to run (`--rows in-process` alone, e.g. under `perf record`).
     var rows: Set<String> = ["in-process", "client"]
+    /// Which measures to take (`--only preview_p50_us`, e.g. under callgrind); nil: all.
+    var only: Set<String>?
 }
 
 var options = Options()
@@ -36,8 +38,9 @@ while let argument = arguments.next() {
     case "--window": options.window = Int(arguments.next() ?? "") ?? options.window
     case "--reps": options.reps = Int(arguments.next() ?? "") ?? options.reps
     case "--rows": options.rows = Set((arguments.next() ?? "").split(separator: ",").map(String.init))
+    case "--only": options.only = Set((arguments.next() ?? "").split(separator: ",").map(String.init))
     default:
-        FileHandle.standardError.write("usage: embed-bench [--n N] [--window W] [--reps R] [--rows in-process,client]\n".data(using: .utf8)!)
+        FileHandle.standardError.write("usage: embed-bench [--n N] [--window W] [--reps R] [--rows in-process,client] [--only MEASURE,…]\n".data(using: .utf8)!)
         exit(2)
     }
 }
@@ -128,12 +131,17 @@ func measure(_ label: String, session: some ContextHostSession, item: ContextIte
     let preview = ItemsPreviewRequest(item: item)
     // Warm up.
     for _ in 0..<1000 { _ = try await session.send(preview) }
+    let measures: KeyValuePairs<String, () async throws -> Double> = [
+        "ping_p50_us": { try await closedLoop(options.n) { _ = try await session.send(PingBenchRequest()) } },
+        "preview_p50_us": { try await closedLoop(options.n) { _ = try await session.send(preview) } },
+        "ping_rps": { try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingBenchRequest()) } },
+        "preview_rps": { try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(preview) } },
+        "preview_spawned_rps": { try await spawned(options.n * 5, window: options.window) { _ = try await session.send(preview) } },
+    ]
     var results: [String: Double] = [:]
-    results["ping_p50_us"] = try await closedLoop(options.n) { _ = try await session.send(PingBenchRequest()) }
-    results["preview_p50_us"] = try await closedLoop(options.n) { _ = try await session.send(preview) }
-    results["ping_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingBenchRequest()) }
-    results["preview_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(preview) }
-    results["preview_spawned_rps"] = try await spawned(options.n * 5, window: options.window) { _ = try await session.send(preview) }
+    for (key, run) in measures where options.only?.contains(key) ?? true {
+        results[key] = try await run()
+    }
     return results
 }
 
