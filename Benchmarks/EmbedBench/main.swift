@@ -126,7 +126,7 @@ func spawned(_ n: Int, window: Int, _ body: @escaping @Sendable () async throws 
     return Double(n) / seconds
 }
 
-func measure(_ label: String, session: some ContextHostSession, item: ContextItem) async throws -> [String: Double] {
+func measure(_ label: String, session: some ContextHostSession, item: ContextItem, only: Set<String>?) async throws -> [String: Double] {
     _ = try await session.send(InitializeBenchRequest())
     let preview = ItemsPreviewRequest(item: item)
     // Warm up.
@@ -139,7 +139,7 @@ func measure(_ label: String, session: some ContextHostSession, item: ContextIte
         "preview_spawned_rps": { try await spawned(options.n * 5, window: options.window) { _ = try await session.send(preview) } },
     ]
     var results: [String: Double] = [:]
-    for (key, run) in measures where options.only?.contains(key) ?? true {
+    for (key, run) in measures where only?.contains(key) ?? true {
         results[key] = try await run()
     }
     return results
@@ -175,7 +175,7 @@ for _ in 0..<options.reps {
         var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [products])
         configuration.isolation.policy = .inProcess
         let inProcess = try InProcessHost(configuration: configuration)
-        for (key, value) in try await measure("in-process", session: inProcess, item: item) {
+        for (key, value) in try await measure("in-process", session: inProcess, item: item, only: options.only) {
             runs["in-process", default: [:]][key, default: []].append(value)
         }
         await inProcess.close()
@@ -185,7 +185,7 @@ for _ in 0..<options.reps {
         let client = try ContextHostClient(
             executable: products + "/context-host",
             arguments: ["serve", "--manifests", manifests, "--isolation", "in-process", "--no-state", "--no-installed", "--no-watch"])
-        for (key, value) in try await measure("client", session: client, item: item) {
+        for (key, value) in try await measure("client", session: client, item: item, only: options.only) {
             runs["client", default: [:]][key, default: []].append(value)
         }
         await client.close()
