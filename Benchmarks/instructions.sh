@@ -8,9 +8,6 @@
 #   Benchmarks/instructions.sh                 the release build in .build/release (builds it)
 #   Benchmarks/instructions.sh DIR [DIR…]      builds copied elsewhere (context-host + lib*.so)
 #   NOBUILD=1 Benchmarks/instructions.sh       use the release build as it is
-#   Benchmarks/instructions.sh --in-process-host [DIR…]
-#                                              the same for `InProcessHost` (embed-bench's closed
-#                                              loop, one preview in flight; DIR holds embed-bench)
 #
 # Each build is copied to a scratch folder and stripped of its DWARF (valgrind 3.19 cannot read
 # the DWARF 5 that Swift 6.3 writes), then run twice under callgrind with rpcload sending 2,000 and
@@ -28,14 +25,11 @@ if [[ ! -x "$LOAD" ]]; then
     gcc -O2 -Wall -Wextra -o "$LOAD" "$ROOT/Benchmarks/rpcload/rpcload.c" -lm
 fi
 
-EMBEDDED=0
-if [[ "${1:-}" == --in-process-host ]]; then EMBEDDED=1; shift; fi
 BUILDS=("$@")
 if [[ ${#BUILDS[@]} -eq 0 ]]; then
     if [[ "${NOBUILD:-0}" != 1 ]]; then
         swift build -c release --product context-host > /dev/null
         swift build -c release --product NoteProvider > /dev/null
-        if [[ $EMBEDDED == 1 ]]; then swift build -c release --product embed-bench > /dev/null; fi
     fi
     BUILDS=("$(swift build -c release --show-bin-path)")
 fi
@@ -46,13 +40,6 @@ trap 'rm -rf "$SCRATCH"' EXIT
 # Callgrind's total for n previews of one stripped build.
 total() { # dir n
     local out=$SCRATCH/callgrind.$2.out
-    if [[ $EMBEDDED == 1 ]]; then
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$1/embed-bench" --n "$2" --reps 1 --rows in-process \
-            --only preview_p50_us > "$SCRATCH/embed.txt" 2> /dev/null
-        grep -q "preview_p50_us=" "$SCRATCH/embed.txt" || { echo "embed-bench failed: $(cat "$SCRATCH/embed.txt")" >&2; exit 1; }
-        awk '/^totals:/ { print $2 }' "$out"
-        return
-    fi
     "$LOAD" -m throughput -t "$ROOT/Benchmarks/requests/preview-note.jsonl" -p "$ROOT/Benchmarks/requests/preamble.jsonl" \
         -n "$2" -w 16 -W 10 -T 600 -- valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$1/context-host" --manifests "$ROOT/manifests" --library-path "$1" --isolation in-process --no-state \
@@ -65,13 +52,8 @@ for build in "${BUILDS[@]}"; do
     copy=$SCRATCH/build
     rm -rf "$copy" && mkdir -p "$copy"
     cp "$build/context-host" "$build"/lib*.so "$copy/"
-    if [[ $EMBEDDED == 1 ]]; then cp "$build/embed-bench" "$copy/"; fi
     strip -g "$copy"/* 2> /dev/null || true
     small=$(total "$copy" 2000)
     large=$(total "$copy" 6000)
-    if [[ $EMBEDDED == 1 ]]; then
-        echo "$build: $(( (large - small) / 4000 )) instructions per items/preview (callgrind, InProcessHost, closed loop)"
-    else
-        echo "$build: $(( (large - small) / 4000 )) instructions per items/preview (callgrind, in-process)"
-    fi
+    echo "$build: $(( (large - small) / 4000 )) instructions per items/preview (callgrind, in-process)"
 done
