@@ -26,6 +26,8 @@ struct Options {
     var reps = 3
     /// Which rows to run (`--rows in-process` alone, e.g. under `perf record`).
     var rows: Set<String> = ["in-process", "client"]
+    /// Which measures to take (`--only preview_p50_us`, e.g. under callgrind); nil: all.
+    var only: Set<String>?
 }
 
 var options = Options()
@@ -36,8 +38,9 @@ while let argument = arguments.next() {
     case "--window": options.window = Int(arguments.next() ?? "") ?? options.window
     case "--reps": options.reps = Int(arguments.next() ?? "") ?? options.reps
     case "--rows": options.rows = Set((arguments.next() ?? "").split(separator: ",").map(String.init))
+    case "--only": options.only = Set((arguments.next() ?? "").split(separator: ",").map(String.init))
     default:
-        FileHandle.standardError.write("usage: embed-bench [--n N] [--window W] [--reps R] [--rows in-process,client]\n".data(using: .utf8)!)
+        FileHandle.standardError.write("usage: embed-bench [--n N] [--window W] [--reps R] [--rows in-process,client] [--only MEASURE,…]\n".data(using: .utf8)!)
         exit(2)
     }
 }
@@ -123,17 +126,22 @@ func spawned(_ n: Int, window: Int, _ body: @escaping @Sendable () async throws 
     return Double(n) / seconds
 }
 
-func measure(_ label: String, session: some ContextHostSession, item: ContextItem) async throws -> [String: Double] {
+func measure(_ label: String, session: some ContextHostSession, item: ContextItem, only: Set<String>?) async throws -> [String: Double] {
     _ = try await session.send(InitializeBenchRequest())
     let preview = ItemsPreviewRequest(item: item)
     // Warm up.
     for _ in 0..<1000 { _ = try await session.send(preview) }
+    let measures: KeyValuePairs<String, () async throws -> Double> = [
+        "ping_p50_us": { try await closedLoop(options.n) { _ = try await session.send(PingBenchRequest()) } },
+        "preview_p50_us": { try await closedLoop(options.n) { _ = try await session.send(preview) } },
+        "ping_rps": { try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingBenchRequest()) } },
+        "preview_rps": { try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(preview) } },
+        "preview_spawned_rps": { try await spawned(options.n * 5, window: options.window) { _ = try await session.send(preview) } },
+    ]
     var results: [String: Double] = [:]
-    results["ping_p50_us"] = try await closedLoop(options.n) { _ = try await session.send(PingBenchRequest()) }
-    results["preview_p50_us"] = try await closedLoop(options.n) { _ = try await session.send(preview) }
-    results["ping_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingBenchRequest()) }
-    results["preview_rps"] = try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(preview) }
-    results["preview_spawned_rps"] = try await spawned(options.n * 5, window: options.window) { _ = try await session.send(preview) }
+    for (key, run) in measures where only?.contains(key) ?? true {
+        results[key] = try await run()
+    }
     return results
 }
 
@@ -167,7 +175,7 @@ for _ in 0..<options.reps {
         var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [products])
         configuration.isolation.policy = .inProcess
         let inProcess = try InProcessHost(configuration: configuration)
-        for (key, value) in try await measure("in-process", session: inProcess, item: item) {
+        for (key, value) in try await measure("in-process", session: inProcess, item: item, only: options.only) {
             runs["in-process", default: [:]][key, default: []].append(value)
         }
         await inProcess.close()
@@ -177,7 +185,7 @@ for _ in 0..<options.reps {
         let client = try ContextHostClient(
             executable: products + "/context-host",
             arguments: ["serve", "--manifests", manifests, "--isolation", "in-process", "--no-state", "--no-installed", "--no-watch"])
-        for (key, value) in try await measure("client", session: client, item: item) {
+        for (key, value) in try await measure("client", session: client, item: item, only: options.only) {
             runs["client", default: [:]][key, default: []].append(value)
         }
         await client.close()

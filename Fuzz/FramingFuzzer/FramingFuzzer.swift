@@ -3,8 +3,8 @@
 // decoding for every method, and the provider-output validators. See Fuzz/README.md.
 //
 // Built two ways:
-// - `Fuzz/run.sh`: with `-sanitize=fuzzer -DFUZZING`; libFuzzer provides `main` and calls
-//   `LLVMFuzzerTestOneInput`.
+// - `Fuzz/run.sh`: with `-sanitize=fuzzer -DFUZZING`; `FuzzMain.start` runs libFuzzer's driver,
+//   which calls `fuzzOne` for each input.
 // - a normal `swift build`: a replay driver (`framing-fuzzer FILE|DIR…`) that runs each file once,
 //   for reproducing a crash or checking the corpus without the fuzzer runtime.
 import ContextHost
@@ -76,24 +76,7 @@ func fuzzOne(_ data: UnsafeRawBufferPointer) {
     if stream.count <= 4096 { message(stream, selector: first) }
 }
 
-#if FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    fuzzOne(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
-
-/// SwiftPM links executables with `main` aliased to `<module>_main`; start libFuzzer from there.
-@_cdecl("framing_fuzzer_main")
-public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    FuzzDriver.run(argc, argv) { data, size in LLVMFuzzerTestOneInput(data, size) }
-}
-#else
 @main
-enum Replay {
-    static func main() {
-        let count = FuzzReplay.run(CommandLine.arguments.dropFirst()) { fuzzOne($0) }
-        print("framing-fuzzer: replayed \(count) inputs without a crash")
-    }
+enum Main {
+    static func main() { FuzzMain.start(fuzzOne) }
 }
-#endif

@@ -1,6 +1,7 @@
-// What every fuzz target shares: libFuzzer's driver entry (fuzz builds, `-DFUZZING`) and the
-// replay of saved inputs (normal builds). A target keeps only its `fuzzOne` and two small shims
-// that must live in its own module: `LLVMFuzzerTestOneInput` and SwiftPM's `<module>_main`.
+// What every fuzz target shares: its entry (`FuzzMain.start`), which starts libFuzzer's driver
+// (fuzz builds, `-DFUZZING`) or replays saved inputs (normal builds). A target keeps only its
+// `fuzzOne` and a three-line `@main` that hands it to `FuzzMain.start` (SwiftPM names the `@main`
+// entry `<module>_main` and links the executable's `main` to it, in fuzz builds too).
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -15,18 +16,36 @@
         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
     ) -> CInt
 
-    /// Starts libFuzzer with the command line and the target's one-input callback.
-    public enum FuzzDriver {
-        public static func run(
-            _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-            _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-        ) -> CInt {
-            var count = argc
-            var arguments = argv
-            return LLVMFuzzerRunDriver(&count, &arguments, callback)
-        }
+    /// The running target's one-input check, for libFuzzer's C callback (which cannot capture it).
+    nonisolated(unsafe) private var fuzzTarget: (UnsafeRawBufferPointer) -> Void = { _ in }
+
+    /// libFuzzer's one-input entry (its runtime's `main` object refers to it), for the running target.
+    @_cdecl("LLVMFuzzerTestOneInput")
+    public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+        fuzzTarget(UnsafeRawBufferPointer(start: data, count: size))
+        return 0
     }
 #endif
+
+/// A fuzz target's entry: `@main enum Main { static func main() { FuzzMain.start(fuzzOne) } }`.
+public enum FuzzMain {
+    /// Fuzz builds: runs libFuzzer's driver with the command line and `fuzzOne`, and exits with its
+    /// status. Normal builds: replays every input named on the command line once (`FuzzReplay`),
+    /// then says how many ran under the program's name.
+    public static func start(_ fuzzOne: @escaping (UnsafeRawBufferPointer) -> Void) -> Never {
+        #if FUZZING
+            fuzzTarget = fuzzOne
+            var count = CommandLine.argc
+            var arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+            exit(LLVMFuzzerRunDriver(&count, &arguments) { data, size in LLVMFuzzerTestOneInput(data, size) })
+        #else
+            let count = FuzzReplay.run(CommandLine.arguments.dropFirst(), fuzzOne)
+            let name = CommandLine.arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "fuzzer"
+            print("\(name): replayed \(count) inputs without a crash")
+            exit(0)
+        #endif
+    }
+}
 
 /// The input being replayed, for the timeout handler (a fixed C buffer: a signal handler may
 /// not allocate).

@@ -2,7 +2,8 @@
  * ctxp_json.h — a small JSON reader and writer for C context providers.
  *
  * Just enough for the provider side of the ABI (context_provider.h): parse one request or item
- * into a tree, look members up, and build answers with correct string escaping and Base64.
+ * into a tree, look members up, and build answers with correct string escaping and Base64; with
+ * context_provider.h included first, also send results and errors and make item ids.
  * Everything is static, so this header can be copied into any provider without linking anything.
  */
 #ifndef CTXP_JSON_H
@@ -395,5 +396,63 @@ static void cj_append_base64(cj_buffer *b, const uint8_t *bytes, size_t n) {
         cj_append(b, out, 4);
     }
 }
+
+
+/* ---- Answers and item ids (when context_provider.h is included first) ------------------------ */
+#ifdef CTXP_ABI_VERSION
+#include <time.h>
+#include <unistd.h>
+
+/** Answers `{"jsonrpc":"2.0","id":ID,"result":RESULT}`, or an out-of-memory error when either
+ *  buffer failed. */
+static inline void ctxp_send_result(ctxp_reply_fn reply, void *context, long long id, cj_buffer *result) {
+    cj_buffer out = {0};
+    cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":", id);
+    cj_append(&out, result->data ? result->data : "null", result->data ? result->length : 4);
+    cj_appends(&out, "}");
+    if (out.failed || result->failed) {
+        free(out.data);
+        out = (cj_buffer){0};
+        cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32603,\"message\":\"out of memory\"}}", id);
+    }
+    reply(context, (const uint8_t *)out.data, out.length);
+    free(out.data);
+}
+
+/** Answers an error; `has_id == 0` answers with `"id":null` (unparseable requests). */
+static inline void ctxp_send_error(ctxp_reply_fn reply, void *context, int has_id, long long id, int code, const char *message) {
+    cj_buffer out = {0};
+    if (has_id) cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,", id);
+    else cj_appends(&out, "{\"jsonrpc\":\"2.0\",\"id\":null,");
+    cj_appendf(&out, "\"error\":{\"code\":%d,\"message\":", code);
+    cj_append_string(&out, message);
+    cj_appends(&out, "}}");
+    if (!out.failed) reply(context, (const uint8_t *)out.data, out.length);
+    free(out.data);
+}
+
+/** Answers -32601 `Method not found: METHOD` (the name cut at 200 bytes). */
+static inline void ctxp_send_method_not_found(ctxp_reply_fn reply, void *context, long long id, const char *method) {
+    cj_buffer text = {0};
+    cj_appends(&text, "Method not found: ");
+    cj_append(&text, method, strnlen(method, 200));
+    ctxp_send_error(reply, context, 1, id, -32601, text.data ? text.data : "Method not found");
+    free(text.data);
+}
+
+/** Writes a random RFC 4122 version 4 UUID (36 characters + NUL), for a new item's id. */
+static inline void ctxp_make_uuid(char out[37]) {
+    uint8_t b[16];
+    if (getentropy(b, sizeof b) != 0) {
+        /* Extremely unlikely; fall back to time and address bits, still unique enough per process. */
+        uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)out ^ ((uint64_t)clock() << 32);
+        for (int i = 0; i < 16; i++) { seed = seed * 6364136223846793005ULL + 1442695040888963407ULL; b[i] = (uint8_t)(seed >> 56); }
+    }
+    b[6] = (b[6] & 0x0F) | 0x40;
+    b[8] = (b[8] & 0x3F) | 0x80;
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+#endif /* CTXP_ABI_VERSION */
 
 #endif /* CTXP_JSON_H */

@@ -42,34 +42,6 @@ typedef struct {
     double cpu_count, uptime_seconds, memory_total, memory_available;
 } device_info;
 
-/* ---- Answers ------------------------------------------------------------------------------ */
-
-static void send_result(ctxp_reply_fn reply, void *context, long long id, cj_buffer *result) {
-    cj_buffer out = {0};
-    cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":", id);
-    cj_append(&out, result->data ? result->data : "null", result->data ? result->length : 4);
-    cj_appends(&out, "}");
-    if (out.failed || result->failed) {
-        free(out.data);
-        out = (cj_buffer){0};
-        cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32603,\"message\":\"out of memory\"}}", id);
-    }
-    reply(context, (const uint8_t *)out.data, out.length);
-    free(out.data);
-}
-
-/** Answers an error; `has_id == 0` answers with `"id":null` (unparseable requests). */
-static void send_error(ctxp_reply_fn reply, void *context, int has_id, long long id, int code, const char *message) {
-    cj_buffer out = {0};
-    if (has_id) cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,", id);
-    else cj_appends(&out, "{\"jsonrpc\":\"2.0\",\"id\":null,");
-    cj_appendf(&out, "\"error\":{\"code\":%d,\"message\":", code);
-    cj_append_string(&out, message);
-    cj_appends(&out, "}}");
-    if (!out.failed) reply(context, (const uint8_t *)out.data, out.length);
-    free(out.data);
-}
-
 /* ---- Collecting device information ----------------------------------------------------- */
 
 /** PRETTY_NAME from /etc/os-release (unquoted), else "<sysname> <release>". */
@@ -145,20 +117,6 @@ static double read_uptime(void) {
     return 0;
 }
 
-/** Writes an RFC 4122 version 4 UUID (36 characters + NUL). */
-static void make_uuid(char out[37]) {
-    uint8_t b[16];
-    if (getentropy(b, sizeof b) != 0) {
-        /* Extremely unlikely; fall back to time and address bits, still unique enough per process. */
-        uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)out ^ ((uint64_t)clock() << 32);
-        for (int i = 0; i < 16; i++) { seed = seed * 6364136223846793005ULL + 1442695040888963407ULL; b[i] = (uint8_t)(seed >> 56); }
-    }
-    b[6] = (b[6] & 0x0F) | 0x40;
-    b[8] = (b[8] & 0x3F) | 0x80;
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-}
-
 /** The item content, written in a fixed member order so encodings are deterministic. */
 static void append_content(cj_buffer *b, const device_info *d) {
     cj_appends(b, "{\"hostname\":");
@@ -194,7 +152,7 @@ static void make_context(const device_instance *instance, cj_buffer *result) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     device_info d = { hostname, os, kernel, u.machine[0] ? u.machine : "unknown", now, cpus > 0 ? (double)cpus : 1, read_uptime(), 0, 0 };
     read_memory(&d.memory_total, &d.memory_available);
-    make_uuid(uuid);
+    ctxp_make_uuid(uuid);
 
     cj_appends(result, "{\"item\":{\"id\":");
     cj_append_string(result, uuid);
@@ -418,13 +376,13 @@ static void device_call(void *opaque, const uint8_t *message, size_t length, ctx
         /* Answer the request's own id when one can be read (a notification gets no answer). */
         long long id = 0;
         int has_id = cj_recover_id(message, length, &id);
-        if (reply) send_error(reply, reply_context, has_id, id, -32700, "Parse error: the message is not valid JSON, or nests deeper than 128 levels");
+        if (reply) ctxp_send_error(reply, reply_context, has_id, id, -32700, "Parse error: the message is not valid JSON, or nests deeper than 128 levels");
         return;
     }
     const cj_value *id_value = cj_get(request, "id");
     if (request->type != CJ_OBJECT || (id_value && id_value->type != CJ_NUMBER && id_value->type != CJ_NULL) ||
         (id_value && id_value->type == CJ_NUMBER && (!id_value->is_integer || id_value->number > 9e15 || id_value->number < -9e15))) {
-        if (reply) send_error(reply, reply_context, 0, 0, -32600, "Invalid request: expected an object with an integer id");
+        if (reply) ctxp_send_error(reply, reply_context, 0, 0, -32600, "Invalid request: expected an object with an integer id");
         cj_free(request);
         return;
     }
@@ -439,7 +397,7 @@ static void device_call(void *opaque, const uint8_t *message, size_t length, ctx
     const char *jsonrpc = cj_get_string(request, "jsonrpc");
     const char *method = cj_get_string(request, "method");
     if (!jsonrpc || strcmp(jsonrpc, "2.0") != 0 || !method) {
-        send_error(reply, reply_context, 1, id, -32600, "Invalid request: jsonrpc must be \"2.0\" and method a string");
+        ctxp_send_error(reply, reply_context, 1, id, -32600, "Invalid request: jsonrpc must be \"2.0\" and method a string");
         cj_free(request);
         return;
     }
@@ -450,24 +408,24 @@ static void device_call(void *opaque, const uint8_t *message, size_t length, ctx
         cj_appends(&result, "{\"id\":");
         cj_append_string(&result, instance->provider_id);
         cj_appends(&result, ",\"title\":\"" PROVIDER_TITLE "\",\"version\":\"" PROVIDER_VERSION "\",\"iconName\":\"" PROVIDER_ICON "\",\"ctxui\":1}");
-        send_result(reply, reply_context, id, &result);
+        ctxp_send_result(reply, reply_context, id, &result);
     } else if (strcmp(method, "provider/availability") == 0) {
         cj_appends(&result, "{\"available\":true}");
-        send_result(reply, reply_context, id, &result);
+        ctxp_send_result(reply, reply_context, id, &result);
     } else if (strcmp(method, "provider/makeContext") == 0) {
         make_context(instance, &result);
-        send_result(reply, reply_context, id, &result);
+        ctxp_send_result(reply, reply_context, id, &result);
     } else if (strcmp(method, "item/preview") == 0 || strcmp(method, "item/detail") == 0 ||
                strcmp(method, "item/describe") == 0 || strcmp(method, "item/encode") == 0) {
         device_info d;
         if (!read_item(params, &d, error, sizeof error)) {
-            send_error(reply, reply_context, 1, id, -32602, error);
+            ctxp_send_error(reply, reply_context, 1, id, -32602, error);
         } else if (strcmp(method, "item/preview") == 0) {
             item_preview(&d, &result);
-            send_result(reply, reply_context, id, &result);
+            ctxp_send_result(reply, reply_context, id, &result);
         } else if (strcmp(method, "item/detail") == 0) {
             item_detail(&d, &result);
-            send_result(reply, reply_context, id, &result);
+            ctxp_send_result(reply, reply_context, id, &result);
         } else if (strcmp(method, "item/describe") == 0) {
             cj_buffer text = {0};
             describe_text(&d, &text);
@@ -476,21 +434,17 @@ static void device_call(void *opaque, const uint8_t *message, size_t length, ctx
             cj_appends(&result, "}");
             if (text.failed) result.failed = 1;
             free(text.data);
-            send_result(reply, reply_context, id, &result);
+            ctxp_send_result(reply, reply_context, id, &result);
         } else if (item_encode(&d, params, &result, error, sizeof error)) {
-            send_result(reply, reply_context, id, &result);
+            ctxp_send_result(reply, reply_context, id, &result);
         } else {
-            send_error(reply, reply_context, 1, id, -32602, error);
+            ctxp_send_error(reply, reply_context, 1, id, -32602, error);
         }
     } else if (strncmp(method, "collect/", 8) == 0) {
-        send_error(reply, reply_context, 1, id, -32601,
+        ctxp_send_error(reply, reply_context, 1, id, -32601,
                    PROVIDER_TITLE " has no collector; it makes items programmatically (provider/makeContext)");
     } else {
-        cj_buffer text = {0};
-        cj_appends(&text, "Method not found: ");
-        cj_append(&text, method, strnlen(method, 200));
-        send_error(reply, reply_context, 1, id, -32601, text.data ? text.data : "Method not found");
-        free(text.data);
+        ctxp_send_method_not_found(reply, reply_context, id, method);
     }
     free(result.data);
     cj_free(request);

@@ -119,10 +119,6 @@ package final class MCPBridge: Sendable {
     /// The request whose task is running (routes its elicitations and notifications).
     @TaskLocal static var currentRequest: String?
 
-    /// The protocol versions served: the handshake ones, newest first, then the stateless one.
-    package static let handshakeVersions = MCP.handshakeVersions
-    package static let statelessVersion = MCP.statelessVersion
-
     /// Initializes the host (protocol version 2, the granted permissions and locale) and starts
     /// forwarding its events.
     package func start() async throws(ResponseError) {

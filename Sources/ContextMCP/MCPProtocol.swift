@@ -1,57 +1,61 @@
 import ContextProtocol
 
 /// The Model Context Protocol as this bridge speaks it: the two deployed generations, the
-/// per-request `_meta` keys of the newer one, and the standard error codes. Host error codes are
+/// per-request `_meta` keys of the newer one, and the error codes (the bridge's and the HTTP transport's). Host error codes are
 /// never sent to an MCP client (MCP reserves −32020…−32099, which overlap the host's): a host
 /// failure becomes a tool error (`isError`) or one of these.
-enum MCP {
+package enum MCP {
     /// The handshake generation (`initialize`, server → client requests, pushed list changes).
-    static let handshakeVersion = "2025-11-25"
+    package static let handshakeVersion = "2025-11-25"
     /// Older handshake versions a client may ask for; answered in their own name (the shapes used
     /// here are the same in all of them).
-    static let handshakeVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    package static let handshakeVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
     /// The stateless generation (`server/discover`, `_meta` on every request, `input_required`).
-    static let statelessVersion = "2026-07-28"
+    package static let statelessVersion = "2026-07-28"
 
-    enum MetaKey {
-        static let protocolVersion = "io.modelcontextprotocol/protocolVersion"
-        static let clientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-        static let clientInfo = "io.modelcontextprotocol/clientInfo"
-        static let serverInfo = "io.modelcontextprotocol/serverInfo"
-        static let subscriptionID = "io.modelcontextprotocol/subscriptionId"
+    package enum MetaKey {
+        package static let protocolVersion = "io.modelcontextprotocol/protocolVersion"
+        package static let clientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+        package static let clientInfo = "io.modelcontextprotocol/clientInfo"
+        package static let serverInfo = "io.modelcontextprotocol/serverInfo"
+        package static let subscriptionID = "io.modelcontextprotocol/subscriptionId"
     }
 
     /// JSON-RPC and MCP error codes this bridge sends.
-    enum Code {
-        static let parseError = -32700
-        static let invalidRequest = -32600
-        static let methodNotFound = -32601
-        static let invalidParams = -32602
-        static let internalError = -32603
+    package enum Code {
+        package static let parseError = -32700
+        package static let invalidRequest = -32600
+        package static let methodNotFound = -32601
+        package static let invalidParams = -32602
+        package static let internalError = -32603
+        /// Streamable HTTP: a session id that names no open session (the SDKs' "session not found").
+        package static let sessionNotFound = -32001
+        /// 2026-07-28 over HTTP: a routing header missing, or different from the body.
+        package static let headerMismatch = -32020
         /// 2025-11-25: a resource URI that names nothing (2026-07-28 uses `invalidParams`).
-        static let resourceNotFound = -32002
+        package static let resourceNotFound = -32002
         /// 2026-07-28: the request's protocol version is not one this server speaks.
-        static let unsupportedProtocolVersion = -32022
+        package static let unsupportedProtocolVersion = -32022
     }
 
-    enum Method {
-        static let initialize = "initialize"
-        static let initialized = "notifications/initialized"
-        static let discover = "server/discover"
-        static let ping = "ping"
-        static let toolsList = "tools/list"
-        static let toolsCall = "tools/call"
-        static let resourcesList = "resources/list"
-        static let resourcesRead = "resources/read"
-        static let resourceTemplatesList = "resources/templates/list"
-        static let listen = "subscriptions/listen"
-        static let setLogLevel = "logging/setLevel"
-        static let cancelled = "notifications/cancelled"
-        static let progress = "notifications/progress"
-        static let elicit = "elicitation/create"
-        static let toolsListChanged = "notifications/tools/list_changed"
-        static let resourcesListChanged = "notifications/resources/list_changed"
-        static let subscriptionAcknowledged = "notifications/subscriptions/acknowledged"
+    package enum Method {
+        package static let initialize = "initialize"
+        package static let initialized = "notifications/initialized"
+        package static let discover = "server/discover"
+        package static let ping = "ping"
+        package static let toolsList = "tools/list"
+        package static let toolsCall = "tools/call"
+        package static let resourcesList = "resources/list"
+        package static let resourcesRead = "resources/read"
+        package static let resourceTemplatesList = "resources/templates/list"
+        package static let listen = "subscriptions/listen"
+        package static let setLogLevel = "logging/setLevel"
+        package static let cancelled = "notifications/cancelled"
+        package static let progress = "notifications/progress"
+        package static let elicit = "elicitation/create"
+        package static let toolsListChanged = "notifications/tools/list_changed"
+        package static let resourcesListChanged = "notifications/resources/list_changed"
+        package static let subscriptionAcknowledged = "notifications/subscriptions/acknowledged"
     }
 }
 

@@ -127,7 +127,7 @@ package enum MCPHTTPServer {
         guard session.open(key: key, continuation: continuation, clientID: clientID) else {
             continuation.finish()
             if session.isClosed { return sessionNotFound(id: id) }
-            return jsonError(.conflict, id: id, code: MCPHTTPCode.invalidRequest, "Request id \(AccessPolicy.printable(key)) is in use by a request that has not been answered.")
+            return jsonError(.conflict, id: id, code: MCP.Code.invalidRequest, "Request id \(AccessPolicy.printable(key)) is in use by a request that has not been answered.")
         }
         watch.begin(session: session, key: key)
         // Until the answer is written (by the handler, or by the SSE body after it returns), the
@@ -191,40 +191,40 @@ package enum MCPHTTPServer {
     /// limit with a valid id, and at most one protocol-version and one session header.
     static func readPost(_ request: Request, options: MCPHTTPOptions) async -> PostStep<PostedMessage> {
         guard accepts(request, "application/json") && accepts(request, "text/event-stream") else {
-            return .answer(jsonError(.notAcceptable, code: MCPHTTPCode.invalidRequest, "A POST must accept both application/json and text/event-stream (Accept header)."))
+            return .answer(jsonError(.notAcceptable, code: MCP.Code.invalidRequest, "A POST must accept both application/json and text/event-stream (Accept header)."))
         }
         guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/json") else {
-            return .answer(jsonError(.unsupportedMediaType, code: MCPHTTPCode.invalidRequest, "The body must be one JSON-RPC message with Content-Type: application/json."))
+            return .answer(jsonError(.unsupportedMediaType, code: MCP.Code.invalidRequest, "The body must be one JSON-RPC message with Content-Type: application/json."))
         }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: options.listener.maximumMessageBytes)
         } catch {
-            return .answer(jsonError(.contentTooLarge, code: MCPHTTPCode.invalidRequest, "The body is larger than the limit (\(options.listener.maximumMessageBytes) bytes, --max-message-bytes)."))
+            return .answer(jsonError(.contentTooLarge, code: MCP.Code.invalidRequest, "The body is larger than the limit (\(options.listener.maximumMessageBytes) bytes, --max-message-bytes)."))
         }
         let bytes = Array(body.readableBytesView)
         guard let message = try? JSONReader.parse(bytes) else {
-            return .answer(jsonError(.badRequest, code: MCPHTTPCode.parseError, "The body is not valid JSON."))
+            return .answer(jsonError(.badRequest, code: MCP.Code.parseError, "The body is not valid JSON."))
         }
         guard case .object(let object) = message else {
-            return .answer(jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "The body must be one JSON-RPC message, a JSON object (batches are not supported)."))
+            return .answer(jsonError(.badRequest, code: MCP.Code.invalidRequest, "The body must be one JSON-RPC message, a JSON object (batches are not supported)."))
         }
         let method = object["method"]?.stringValue
         let id = object["id"]
         let isRequest = method != nil && id != nil
         guard method != nil || (id != nil && (object["result"] != nil || object["error"] != nil)) else {
-            return .answer(jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "Not a JSON-RPC request, notification or response."))
+            return .answer(jsonError(.badRequest, code: MCP.Code.invalidRequest, "Not a JSON-RPC request, notification or response."))
         }
         if isRequest, let id, !MCPBridge.isValidID(id) {
-            return .answer(jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "The id must be a string or an integer."))
+            return .answer(jsonError(.badRequest, code: MCP.Code.invalidRequest, "The id must be a string or an integer."))
         }
         let versions = request.headers[values: .mcpProtocolVersion]
         guard versions.count <= 1 else {
-            return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "More than one MCP-Protocol-Version header."))
+            return .answer(jsonError(.badRequest, id: id, code: MCP.Code.invalidRequest, "More than one MCP-Protocol-Version header."))
         }
         let sessionIDs = request.headers[values: .mcpSessionID]
         guard sessionIDs.count <= 1 else {
-            return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "More than one Mcp-Session-Id header."))
+            return .answer(jsonError(.badRequest, id: id, code: MCP.Code.invalidRequest, "More than one Mcp-Session-Id header."))
         }
         return .next(PostedMessage(
             bytes: bytes, object: object, method: method, id: id, isRequest: isRequest, version: versions.first, sessionID: sessionIDs.first))
@@ -239,30 +239,30 @@ package enum MCPHTTPServer {
             guard let found = sessions.find(sessionID) else {
                 return .answer(sessionNotFound(id: id))
             }
-            if let version, !MCPBridge.handshakeVersions.contains(version) {
-                return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "Unsupported MCP-Protocol-Version '\(AccessPolicy.printable(version))' for this session; supported: \(MCPBridge.handshakeVersions.joined(separator: ", "))."))
+            if let version, !MCP.handshakeVersions.contains(version) {
+                return .answer(jsonError(.badRequest, id: id, code: MCP.Code.invalidRequest, "Unsupported MCP-Protocol-Version '\(AccessPolicy.printable(version))' for this session; supported: \(MCP.handshakeVersions.joined(separator: ", "))."))
             }
             if method == "initialize" {
-                return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "This session is initialized already; send initialize without Mcp-Session-Id to open another."))
+                return .answer(jsonError(.badRequest, id: id, code: MCP.Code.invalidRequest, "This session is initialized already; send initialize without Mcp-Session-Id to open another."))
             }
             return .next((found, false))
         } else if method == "initialize", posted.isRequest {
             do throws(MCPHTTPRefusal) {
                 return .next((try await sessions.create(), true))
             } catch {
-                return .answer(jsonError(error.status, id: id, code: MCPHTTPCode.internalError, error.message, retryAfter: error.status == .serviceUnavailable))
+                return .answer(jsonError(error.status, id: id, code: MCP.Code.internalError, error.message, retryAfter: error.status == .serviceUnavailable))
             }
-        } else if version == MCPBridge.statelessVersion || posted.object["params"]?["_meta"]?[MCPHTTPServer.protocolVersionMetaKey] != nil
-            || (version != nil && !MCPBridge.handshakeVersions.contains(version ?? ""))
+        } else if version == MCP.statelessVersion || posted.object["params"]?["_meta"]?[MCP.MetaKey.protocolVersion] != nil
+            || (version != nil && !MCP.handshakeVersions.contains(version ?? ""))
         {
             if let refusal = checkStatelessHeaders(request, object: posted.object, version: version) { return .answer(refusal) }
             do throws(MCPHTTPRefusal) {
                 return .next((try await sessions.stateless(), false))
             } catch {
-                return .answer(jsonError(error.status, id: id, code: MCPHTTPCode.internalError, error.message))
+                return .answer(jsonError(error.status, id: id, code: MCP.Code.internalError, error.message))
             }
         } else {
-            return .answer(jsonError(.badRequest, id: id, code: MCPHTTPCode.invalidRequest, "Missing Mcp-Session-Id: send initialize first (MCP \(MCPBridge.handshakeVersions[0])) and then its Mcp-Session-Id with every request, or send requests with the \(MCPBridge.statelessVersion) envelope and MCP-Protocol-Version header."))
+            return .answer(jsonError(.badRequest, id: id, code: MCP.Code.invalidRequest, "Missing Mcp-Session-Id: send initialize first (MCP \(MCP.handshakeVersions[0])) and then its Mcp-Session-Id with every request, or send requests with the \(MCP.statelessVersion) envelope and MCP-Protocol-Version header."))
         }
     }
 
@@ -296,21 +296,21 @@ package enum MCPHTTPServer {
     static func checkStatelessHeaders(_ request: Request, object: JSONObject, version: String?) -> Response? {
         let id = object["id"]
         let method = object["method"]?.stringValue
-        let envelope = object["params"]?["_meta"]?[protocolVersionMetaKey]?.stringValue
+        let envelope = object["params"]?["_meta"]?[MCP.MetaKey.protocolVersion]?.stringValue
         guard let version else {
-            return jsonError(.badRequest, id: id, code: MCPHTTPCode.headerMismatch, "Missing MCP-Protocol-Version header (\(MCPBridge.statelessVersion) requests carry it, equal to params._meta.\(protocolVersionMetaKey)).")
+            return jsonError(.badRequest, id: id, code: MCP.Code.headerMismatch, "Missing MCP-Protocol-Version header (\(MCP.statelessVersion) requests carry it, equal to params._meta.\(MCP.MetaKey.protocolVersion)).")
         }
-        guard version == MCPBridge.statelessVersion else {
-            return jsonError(.badRequest, id: id, code: MCPHTTPCode.unsupportedProtocolVersion, "Unsupported protocol version", data: [
-                "supported": .array(([MCPBridge.statelessVersion] + MCPBridge.handshakeVersions).map(JSONValue.string)), "requested": .string(version),
+        guard version == MCP.statelessVersion else {
+            return jsonError(.badRequest, id: id, code: MCP.Code.unsupportedProtocolVersion, "Unsupported protocol version", data: [
+                "supported": .array(([MCP.statelessVersion] + MCP.handshakeVersions).map(JSONValue.string)), "requested": .string(version),
             ])
         }
         if let envelope, envelope != version {
-            return jsonError(.badRequest, id: id, code: MCPHTTPCode.headerMismatch, "The MCP-Protocol-Version header (\(AccessPolicy.printable(version))) does not match params._meta.\(protocolVersionMetaKey) (\(AccessPolicy.printable(envelope))).")
+            return jsonError(.badRequest, id: id, code: MCP.Code.headerMismatch, "The MCP-Protocol-Version header (\(AccessPolicy.printable(version))) does not match params._meta.\(MCP.MetaKey.protocolVersion) (\(AccessPolicy.printable(envelope))).")
         }
         let methods = request.headers[values: .mcpMethod]
         guard methods.count == 1, let header = methods.first, header == method else {
-            return jsonError(.badRequest, id: id, code: MCPHTTPCode.headerMismatch, methods.isEmpty ? "Missing Mcp-Method header (\(MCPBridge.statelessVersion) requests carry their method in it)." : "The Mcp-Method header does not match the body's method.")
+            return jsonError(.badRequest, id: id, code: MCP.Code.headerMismatch, methods.isEmpty ? "Missing Mcp-Method header (\(MCP.statelessVersion) requests carry their method in it)." : "The Mcp-Method header does not match the body's method.")
         }
         let nameKey: String? = switch method {
         case "tools/call", "prompts/get": "name"
@@ -320,7 +320,7 @@ package enum MCPHTTPServer {
         if let nameKey, let value = object["params"]?[nameKey]?.stringValue {
             let names = request.headers[values: .mcpName]
             guard names.count == 1, let header = names.first, header == value || header == encodedHeaderValue(value) else {
-                return jsonError(.badRequest, id: id, code: MCPHTTPCode.headerMismatch, names.isEmpty ? "Missing Mcp-Name header (a \(method ?? "") request carries params.\(nameKey) in it)." : "The Mcp-Name header does not match params.\(nameKey).")
+                return jsonError(.badRequest, id: id, code: MCP.Code.headerMismatch, names.isEmpty ? "Missing Mcp-Name header (a \(method ?? "") request carries params.\(nameKey) in it)." : "The Mcp-Name header does not match params.\(nameKey).")
             }
         }
         return nil
@@ -334,7 +334,6 @@ package enum MCPHTTPServer {
         return plain ? value : "=?base64?" + Base64.encode(Array(value.utf8)) + "?="
     }
 
-    static let protocolVersionMetaKey = "io.modelcontextprotocol/protocolVersion"
     /// Messages kept for one stream whose client does not read (the oldest dropped past it).
     static let streamBuffer = 4096
 
@@ -350,19 +349,19 @@ package enum MCPHTTPServer {
         _ request: Request, context: MCPRequestContext, sessions: MCPHTTPSessions, connections: ConnectionWatches, pingInterval: Duration
     ) async -> Response {
         guard let sessionID = request.headers[.mcpSessionID] else {
-            if request.headers[.mcpProtocolVersion] == MCPBridge.statelessVersion {
-                return jsonError(.methodNotAllowed, code: MCPHTTPCode.invalidRequest, "\(MCPBridge.statelessVersion) has no GET stream; POST requests (subscriptions/listen for list changes).", allow: "POST")
+            if request.headers[.mcpProtocolVersion] == MCP.statelessVersion {
+                return jsonError(.methodNotAllowed, code: MCP.Code.invalidRequest, "\(MCP.statelessVersion) has no GET stream; POST requests (subscriptions/listen for list changes).", allow: "POST")
             }
-            return jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "Missing Mcp-Session-Id: GET opens the stream of an initialized session.")
+            return jsonError(.badRequest, code: MCP.Code.invalidRequest, "Missing Mcp-Session-Id: GET opens the stream of an initialized session.")
         }
         guard accepts(request, "text/event-stream") else {
-            return jsonError(.notAcceptable, code: MCPHTTPCode.invalidRequest, "GET must accept text/event-stream.")
+            return jsonError(.notAcceptable, code: MCP.Code.invalidRequest, "GET must accept text/event-stream.")
         }
         guard let session = sessions.find(sessionID) else { return sessionNotFound(id: nil) }
         let (stream, continuation) = makeStream()
         guard let token = session.openGeneral(continuation) else {
             continuation.finish()
-            return jsonError(.conflict, code: MCPHTTPCode.invalidRequest, "This session's GET stream is open already (one per session).")
+            return jsonError(.conflict, code: MCP.Code.invalidRequest, "This session's GET stream is open already (one per session).")
         }
         let watch = connections.watch(context.channel)
         watch.begin(session: session, key: nil, generalToken: token)
@@ -396,7 +395,7 @@ package enum MCPHTTPServer {
 
     static func delete(_ request: Request, sessions: MCPHTTPSessions) async -> Response {
         guard let sessionID = request.headers[.mcpSessionID] else {
-            return jsonError(.badRequest, code: MCPHTTPCode.invalidRequest, "Missing Mcp-Session-Id: DELETE ends an initialized session.")
+            return jsonError(.badRequest, code: MCP.Code.invalidRequest, "Missing Mcp-Session-Id: DELETE ends an initialized session.")
         }
         guard let session = sessions.remove(sessionID) else { return sessionNotFound(id: nil) }
         await session.close()
@@ -428,7 +427,7 @@ package enum MCPHTTPServer {
     }
 
     static func sessionNotFound(id: JSONValue?) -> Response {
-        jsonError(.notFound, id: id, code: MCPHTTPCode.sessionNotFound, "Session not found: it ended or never existed; send initialize (without Mcp-Session-Id) to open a new one.")
+        jsonError(.notFound, id: id, code: MCP.Code.sessionNotFound, "Session not found: it ended or never existed; send initialize (without Mcp-Session-Id) to open a new one.")
     }
 
     static func jsonError(
@@ -449,17 +448,6 @@ package enum MCPHTTPServer {
     }
 }
 
-/// JSON-RPC codes the transport answers with.
-enum MCPHTTPCode {
-    static let parseError = -32700
-    static let invalidRequest = -32600
-    static let internalError = -32603
-    /// A session id that names no open session (the SDKs' "session not found").
-    static let sessionNotFound = -32001
-    /// 2026-07-28: a routing header missing, or different from the body.
-    static let headerMismatch = -32020
-    static let unsupportedProtocolVersion = -32022
-}
 
 extension HTTPField.Name {
     static let mcpSessionID = Self("Mcp-Session-Id")!

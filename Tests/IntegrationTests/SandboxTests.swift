@@ -528,19 +528,10 @@ struct SandboxTests {
         let server = try LoopbackHTTPS()
         for declared in [true, false] {
             let folder = try TemporaryDirectory()
-            try folder.write("manifests/fetch.yaml", """
-                manifestVersion: 1
-                id: com.contexthost.fetch-fixture
-                title: Fetch
-                iconName: network
-                version: 0.0.1
-                library: libFixtureFetchProvider.so
-                collection: programmatic
-                isolation: process
-                availability:
-                  permissions: \(declared ? "[network]" : "[]")
-                timeouts: { collect: 30s, preview: 10s, detail: 10s, encode: 10s }
-                """)
+            try folder.write("manifests/fetch.yaml", TestManifest.yaml(
+                id: "com.contexthost.fetch-fixture", library: "libFixtureFetchProvider.so", isolation: "process",
+                collection: "programmatic", timeouts: "{ collect: 30s, preview: 10s, detail: 10s, encode: 10s }",
+                permissions: declared ? "[network]" : "[]"))
             let host = try HostProcess(arguments: [
                 "--manifests", folder.path + "/manifests", "--no-installed", "--no-state", "--data-dir", folder.path + "/data",
                 "--sandbox", "required", "--no-watch",

@@ -111,6 +111,10 @@ public final class InProcessHost: ContextHostSession {
         self.server = server
     }
 
+    // The hot methods specialised (an outside caller otherwise runs the generic body: a dynamic
+    // cast and generic metadata lookups per call); the generic entry jumps to these on a match.
+    @_specialize(exported: false, kind: full, where Request == ItemsPreviewRequest)
+    @_specialize(exported: false, kind: full, where Request == ItemsDetailRequest)
     public func send<Request: RequestType>(_ request: Request) async throws(ResponseError) -> Request.Response {
         // `~`: no JSON id looks like this, so a direct key never meets a wire id in the table.
         var keyBytes: [UInt8] = [UInt8(ascii: "~")]

@@ -31,14 +31,4 @@ extension Host {
         let current = registry.entry(id: id) ?? entry
         return ["provider": ProviderEntryJSON.json(for: current, locale: locale, configuration: configuration)]
     }
-
-    /// Timeouts capped by the host's maximum call timeout.
-    static func capping(_ timeouts: Timeouts, at cap: Duration) -> Timeouts {
-        var timeouts = timeouts
-        timeouts.collect = min(timeouts.collect, cap)
-        timeouts.preview = min(timeouts.preview, cap)
-        timeouts.detail = min(timeouts.detail, cap)
-        timeouts.encode = min(timeouts.encode, cap)
-        return timeouts
-    }
 }

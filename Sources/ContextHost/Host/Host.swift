@@ -183,20 +183,25 @@ package final class Host: Sendable {
     package struct LiveProvider: Sendable {
         /// The provider's id.
         package var id: String
-        /// The manifest's timeouts; `provider(_:for:)` caps them by the host configuration
-        /// (`capping(_:at:)`).
-        package var timeouts: Timeouts
+        /// The manifest's timeouts in milliseconds; `provider(_:for:)` caps them by the host
+        /// configuration's `maximumCallTimeout`.
+        package var timeouts: CallTimeouts
         /// The manifest's limit on items of this provider in one composer.
         package var maximumAttachmentCount: Int
         /// Where its requests go.
         package var connection: any ProviderConnection
 
         /// A provider from its parts.
-        package init(id: String, timeouts: Timeouts, maximumAttachmentCount: Int, connection: any ProviderConnection) {
+        package init(id: String, timeouts: CallTimeouts, maximumAttachmentCount: Int, connection: any ProviderConnection) {
             self.id = id
             self.timeouts = timeouts
             self.maximumAttachmentCount = maximumAttachmentCount
             self.connection = connection
+        }
+
+        /// A provider from its parts, with `timeouts` as they are (not capped).
+        package init(id: String, timeouts: Timeouts, maximumAttachmentCount: Int, connection: any ProviderConnection) {
+            self.init(id: id, timeouts: CallTimeouts(timeouts), maximumAttachmentCount: maximumAttachmentCount, connection: connection)
         }
 
         /// The provider of `manifest`, with the manifest's timeouts as they are (not capped).
@@ -213,7 +218,8 @@ package final class Host: Sendable {
     /// load finished (`whenLoaded`, `registry.waitForLoad(of:)`); a provider found through a
     /// collection session or an attached item's request already waited.
     package func provider(_ id: String, for use: Use) throws(RPCError) -> LiveProvider {
-        let cap = configuration.isolation.maximumCallTimeout
+        let registry = self.registry
+        let cap = registry.maximumCallMilliseconds
         let live = try registry.withEntry(id: id) { (entry: UnsafePointer<ProviderEntry>) throws(RPCError) -> LiveProvider in
             // `route`, not `manifest`: this runs per request (see `ProviderEntry.route`).
             let route = entry.pointee.route
@@ -248,7 +254,7 @@ package final class Host: Sendable {
                 break
             }
             return LiveProvider(
-                id: route.id ?? id, timeouts: Self.capping(route.timeouts, at: cap),
+                id: route.id ?? id, timeouts: route.timeouts.capped(at: cap),
                 maximumAttachmentCount: route.maximumAttachmentCount, connection: connection)
         }
         guard let live else {
@@ -342,14 +348,15 @@ package final class Host: Sendable {
         return memchr(base, 0x0A, bytes.count) != nil || memchr(base, 0x0D, bytes.count) != nil
     }
 
-    static func timeout(for method: String, in timeouts: Timeouts) -> Int {
+    /// The timeout of a call of `method`, in milliseconds.
+    static func timeout(for method: String, in timeouts: CallTimeouts) -> Int {
         switch method {
         case ItemPreviewRequest.method, ItemPreviewManyRequest.method, ItemDescribeRequest.method, ProviderAvailabilityRequest.method,
             ProviderInfoRequest.method:
-            timeouts.preview.milliseconds
-        case ItemDetailRequest.method: timeouts.detail.milliseconds
-        case ItemEncodeRequest.method: timeouts.encode.milliseconds
-        default: timeouts.collect.milliseconds
+            timeouts.preview
+        case ItemDetailRequest.method: timeouts.detail
+        case ItemEncodeRequest.method: timeouts.encode
+        default: timeouts.collect
         }
     }
 

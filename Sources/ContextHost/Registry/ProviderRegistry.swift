@@ -82,7 +82,8 @@ package struct ProviderEntry: Sendable {
         package let status: Status
         /// The connection of a loaded provider (not of a quarantined one).
         package let connection: (any ProviderConnection)?
-        package let timeouts: Timeouts
+        /// The manifest's timeouts in milliseconds, converted here rather than per request.
+        package let timeouts: CallTimeouts
         package let maximumAttachmentCount: Int
         package let collection: CollectionMode
 
@@ -101,13 +102,13 @@ package struct ProviderEntry: Sendable {
             switch state {
             case .rejected:
                 id = nil
-                timeouts = Timeouts()
+                timeouts = CallTimeouts(Timeouts())
                 maximumAttachmentCount = 1
                 collection = .form
             case .discovered(let manifest), .disabled(let manifest), .failed(let manifest, _, _), .loaded(let manifest, _),
                 .quarantined(let manifest, _, _):
                 id = manifest.id
-                timeouts = manifest.timeouts
+                timeouts = CallTimeouts(manifest.timeouts)
                 maximumAttachmentCount = manifest.maximumAttachmentCount
                 collection = manifest.collection
             }
@@ -195,6 +196,41 @@ struct LoadProgress {
     }
 }
 
+/// A provider's call timeouts in whole milliseconds (each rounded up), as a call's deadline
+/// takes them (`Host.timeout(for:in:)`): a request copies these out of `route` rather than
+/// converting the manifest's `Duration`s each time.
+package struct CallTimeouts: Sendable, Equatable {
+    package var collect: Int
+    package var preview: Int
+    package var detail: Int
+    package var encode: Int
+
+    /// The timeouts of a manifest.
+    package init(_ timeouts: Timeouts) {
+        collect = Self.milliseconds(timeouts.collect)
+        preview = Self.milliseconds(timeouts.preview)
+        detail = Self.milliseconds(timeouts.detail)
+        encode = Self.milliseconds(timeouts.encode)
+    }
+
+    /// `duration` in whole milliseconds, rounded up, taken as 0 … `Timeouts.maximum` (what a
+    /// manifest may ask for; a cache file is read as hostile and could hold any value).
+    package static func milliseconds(_ duration: Duration) -> Int {
+        min(max(duration, .zero), Timeouts.maximum).milliseconds
+    }
+
+    /// Each timeout at most `cap` milliseconds (the host's `maximumCallTimeout`,
+    /// `ProviderRegistry.maximumCallMilliseconds`).
+    package func capped(at cap: Int) -> CallTimeouts {
+        var capped = self
+        capped.collect = min(collect, cap)
+        capped.preview = min(preview, cap)
+        capped.detail = min(detail, cap)
+        capped.encode = min(encode, cap)
+        return capped
+    }
+}
+
 /// The set of providers: discovered from manifests, loaded, checked, and ordered.
 package final class ProviderRegistry: Sendable {
     package let configuration: HostConfiguration
@@ -215,6 +251,9 @@ package final class ProviderRegistry: Sendable {
     package let workerStarts: WorkerStartLimiter
     /// The host's call runtime, which its in-process providers answer through.
     package let calls: CallRuntime
+    /// The configuration's `maximumCallTimeout` in milliseconds (`CallTimeouts.milliseconds`):
+    /// the cap on every call's timeout, converted once here rather than per request.
+    package let maximumCallMilliseconds: Int
 
     /// Discovers manifests; nothing is loaded until `startLoading(client:)` (or `load(client:)`).
     ///
@@ -224,6 +263,7 @@ package final class ProviderRegistry: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.calls = calls ?? CallRuntime(maximumReplyBytes: configuration.maximumMessageBytes)
+        self.maximumCallMilliseconds = CallTimeouts.milliseconds(configuration.isolation.maximumCallTimeout)
         let catalog = Self.discoverCatalog(configuration, logger: logger)
         var entries: [ProviderEntry] = []
         for entry in catalog.entries {

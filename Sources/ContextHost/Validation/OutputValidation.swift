@@ -282,9 +282,17 @@ package enum OutputValidation {
         }
     }
 
-    private static func dataURI(_ text: String, at path: String) throws(JSONDecodeError) {
-        guard text.hasPrefix("data:") else {
-            throw JSONDecodeError(path: path, message: "expected a data: URI, got \"\(text.prefix(40))\"")
+    /// Checks that `text` is a `data:` URI; the path is only written for the error (a chip's
+    /// thumbnail is checked on every preview).
+    private static func dataURI(_ text: String, at path: @autoclosure () -> String) throws(JSONDecodeError) {
+        var text = text
+        // The bytes compared in place: `hasPrefix` goes through the generic `starts(with:)`.
+        let isData = text.withUTF8 { bytes in
+            bytes.count >= 5 && bytes[0] == UInt8(ascii: "d") && bytes[1] == UInt8(ascii: "a") && bytes[2] == UInt8(ascii: "t")
+                && bytes[3] == UInt8(ascii: "a") && bytes[4] == UInt8(ascii: ":")
+        }
+        guard isData else {
+            throw JSONDecodeError(path: path(), message: "expected a data: URI, got \"\(text.prefix(40))\"")
         }
     }
 }

@@ -129,7 +129,13 @@ public struct ContextChip: JSONConvertible, Hashable {
             return nil
         }
         guard !unusual, reader.position == text.count, let icon, let title, let fallbackText else { return nil }
-        self.init(icon: icon, title: title, subtitle: subtitle, tone: tone, thumbnail: thumbnail, accessory: accessory)
+        // Member by member: the memberwise init would first write the derived defaults.
+        self.icon = icon
+        self.title = title
+        self.subtitle = subtitle
+        self.tone = tone
+        self.thumbnail = thumbnail
+        self.accessory = accessory
         self.accessibilityLabel = accessibilityLabel ?? title
         self.fallbackText = fallbackText
     }

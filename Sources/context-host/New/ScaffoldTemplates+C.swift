@@ -123,52 +123,12 @@ clean:
 
 typedef struct { char *provider_id; } instance_t;
 
-/* ---- Answers ------------------------------------------------------------------------------ */
-
-static void send_result(ctxp_reply_fn reply, void *context, long long id, cj_buffer *result) {
-    cj_buffer out = {0};
-    cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":", id);
-    cj_append(&out, result->data ? result->data : "null", result->data ? result->length : 4);
-    cj_appends(&out, "}");
-    if (out.failed || result->failed) {
-        free(out.data);
-        out = (cj_buffer){0};
-        cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32603,\"message\":\"out of memory\"}}", id);
-    }
-    reply(context, (const uint8_t *)out.data, out.length);
-    free(out.data);
-}
-
-static void send_error(ctxp_reply_fn reply, void *context, int has_id, long long id, int code, const char *message) {
-    cj_buffer out = {0};
-    if (has_id) cj_appendf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%lld,", id);
-    else cj_appends(&out, "{\"jsonrpc\":\"2.0\",\"id\":null,");
-    cj_appendf(&out, "\"error\":{\"code\":%d,\"message\":", code);
-    cj_append_string(&out, message);
-    cj_appends(&out, "}}");
-    if (!out.failed) reply(context, (const uint8_t *)out.data, out.length);
-    free(out.data);
-}
-
 /* ---- Items -------------------------------------------------------------------------------- */
-
-/** A random (version 4) UUID for a new item. */
-static void make_uuid(char out[37]) {
-    uint8_t b[16];
-    if (getentropy(b, sizeof b) != 0) {
-        uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)out;
-        for (int i = 0; i < 16; i++) { seed = seed * 6364136223846793005ULL + 1442695040888963407ULL; b[i] = (uint8_t)(seed >> 56); }
-    }
-    b[6] = (b[6] & 0x0F) | 0x40;
-    b[8] = (b[8] & 0x3F) | 0x80;
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-}
 
 /** provider/makeContext → {"item": Item}. The content is everything the views need. */
 static void make_item(const instance_t *instance, cj_buffer *r) {
     char uuid[37], now[32];
-    make_uuid(uuid);
+    ctxp_make_uuid(uuid);
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -224,7 +184,7 @@ static void provider_call(void *opaque, const uint8_t *bytes, size_t length, ctx
         /* Answer the request's own id when one can be read, so its caller is not left waiting. */
         long long id = 0;
         int has_id = cj_recover_id(bytes, length, &id);
-        if (reply) send_error(reply, reply_context, has_id, id, -32700, "Parse error: the message is not valid JSON, or nests deeper than 128 levels");
+        if (reply) ctxp_send_error(reply, reply_context, has_id, id, -32700, "Parse error: the message is not valid JSON, or nests deeper than 128 levels");
         return;
     }
     const cj_value *id_value = cj_get(request, "id");
@@ -234,14 +194,14 @@ static void provider_call(void *opaque, const uint8_t *bytes, size_t length, ctx
         return;
     }
     if (id_value->type != CJ_NUMBER || !id_value->is_integer || id_value->number > 9e15 || id_value->number < -9e15) {
-        send_error(reply, reply_context, 0, 0, -32600, "Invalid request: id must be an integer");
+        ctxp_send_error(reply, reply_context, 0, 0, -32600, "Invalid request: id must be an integer");
         cj_free(request);
         return;
     }
     long long id = (long long)id_value->number;
     const char *jsonrpc = cj_get_string(request, "jsonrpc"), *method = cj_get_string(request, "method");
     if (!jsonrpc || strcmp(jsonrpc, "2.0") != 0 || !method) {
-        send_error(reply, reply_context, 1, id, -32600, "Invalid request: jsonrpc must be \"2.0\" and method a string");
+        ctxp_send_error(reply, reply_context, 1, id, -32600, "Invalid request: jsonrpc must be \"2.0\" and method a string");
         cj_free(request);
         return;
     }
@@ -254,17 +214,17 @@ static void provider_call(void *opaque, const uint8_t *bytes, size_t length, ctx
         cj_appends(&r, "{\"id\":");
         cj_append_string(&r, instance->provider_id);
         cj_appends(&r, ",\"title\":\"" PROVIDER_TITLE "\",\"version\":\"" PROVIDER_VERSION "\",\"iconName\":\"" PROVIDER_ICON "\",\"ctxui\":1}");
-        send_result(reply, reply_context, id, &r);
+        ctxp_send_result(reply, reply_context, id, &r);
     } else if (strcmp(method, "provider/availability") == 0) {
         cj_appends(&r, "{\"available\":true}");
-        send_result(reply, reply_context, id, &r);
+        ctxp_send_result(reply, reply_context, id, &r);
     } else if (strcmp(method, "provider/makeContext") == 0) {
         make_item(instance, &r);
-        send_result(reply, reply_context, id, &r);
+        ctxp_send_result(reply, reply_context, id, &r);
     } else if (is_view && (strcmp(method, "item/preview") == 0 || strcmp(method, "item/detail") == 0 ||
                            strcmp(method, "item/describe") == 0 || strcmp(method, "item/encode") == 0)) {
         if (!read_item(params, &message, &made_at, error, sizeof error)) {
-            send_error(reply, reply_context, 1, id, -32602, error);
+            ctxp_send_error(reply, reply_context, 1, id, -32602, error);
         } else if (strcmp(method, "item/preview") == 0) {
             /* A chip (docs/ctxui.schema.json): icon, title, fallbackText at least. */
             cj_appends(&r, "{\"ctxui\":1,\"icon\":\"" PROVIDER_ICON "\",\"title\":");
@@ -274,7 +234,7 @@ static void provider_call(void *opaque, const uint8_t *bytes, size_t length, ctx
             cj_appends(&r, ",\"fallbackText\":");
             cj_append_string(&r, message);
             cj_appends(&r, "}");
-            send_result(reply, reply_context, id, &r);
+            ctxp_send_result(reply, reply_context, id, &r);
         } else if (strcmp(method, "item/detail") == 0) {
             /* A detail document: a title and blocks (text, facts, chart, map, list, image, link). */
             cj_appends(&r, "{\"ctxui\":1,\"title\":");
@@ -286,21 +246,21 @@ static void provider_call(void *opaque, const uint8_t *bytes, size_t length, ctx
             cj_appends(&r, "}]}],\"fallbackText\":");
             cj_append_string(&r, message);
             cj_appends(&r, "}");
-            send_result(reply, reply_context, id, &r);
+            ctxp_send_result(reply, reply_context, id, &r);
         } else if (strcmp(method, "item/describe") == 0) {
             cj_appends(&r, "{\"text\":");
             cj_append_string(&r, message);
             cj_appends(&r, "}");
-            send_result(reply, reply_context, id, &r);
+            ctxp_send_result(reply, reply_context, id, &r);
         } else {
             /* item/encode: json (the content) or text; data is Base64. */
             const cj_value *rep = cj_get(params, "representation");
             const char *name = rep && rep->type == CJ_STRING ? rep->string : "json";
             cj_buffer data = {0};
             if (rep && rep->type != CJ_STRING && rep->type != CJ_NULL) {
-                send_error(reply, reply_context, 1, id, -32602, "params.representation: expected a string");
+                ctxp_send_error(reply, reply_context, 1, id, -32602, "params.representation: expected a string");
             } else if (strcmp(name, "json") != 0 && strcmp(name, "text") != 0) {
-                send_error(reply, reply_context, 1, id, -32602, "params.representation: unknown representation; expected one of json, text");
+                ctxp_send_error(reply, reply_context, 1, id, -32602, "params.representation: unknown representation; expected one of json, text");
             } else {
                 int json = strcmp(name, "json") == 0;
                 if (json) {
@@ -317,17 +277,13 @@ static void provider_call(void *opaque, const uint8_t *bytes, size_t length, ctx
                 cj_append_base64(&r, (const uint8_t *)(data.data ? data.data : ""), data.length);
                 cj_appends(&r, "\",\"metadata\":{}}");
                 if (data.failed) r.failed = 1;
-                send_result(reply, reply_context, id, &r);
+                ctxp_send_result(reply, reply_context, id, &r);
             }
             free(data.data);
         }
     } else {
         /* collect/start and the rest: this provider has no form (manifest: collection: programmatic). */
-        cj_buffer text = {0};
-        cj_appends(&text, "Method not found: ");
-        cj_append(&text, method, strnlen(method, 200));
-        send_error(reply, reply_context, 1, id, -32601, text.data ? text.data : "Method not found");
-        free(text.data);
+        ctxp_send_method_not_found(reply, reply_context, id, method);
     }
     free(r.data);
     cj_free(request);

@@ -36,7 +36,7 @@ extension ItemMethod {
     ) throws(RPCError) {
         let provider = try server.host.provider(providerID, for: .item)
         let message = request.message
-        let token = try Host.progressToken(request)
+        let token = try progressToken(request)
         server.host.forward(
             reply: reply, server: server, provider: provider, method: providerMethod,
             params: { out in
@@ -89,6 +89,29 @@ extension ItemMethod {
                 throw RPCError.invalidParams("params.item.providerId: expected a string")
             }
             return (item, providerID, extras)
+        }
+    }
+
+    /// A request's `progressToken`: from where the params check found it (`Request.itemLocation`),
+    /// so the `items/*` hot path reads nothing more when there is none.
+    static func progressToken(_ request: Request) throws(RPCError) -> ProgressToken? {
+        if request.itemLocation.scanned, request.itemLocation.progressToken == nil { return nil }
+        return try request.withRawParams { bytes, range throws(RPCError) -> ProgressToken? in
+            let member: Range<Int>
+            if request.itemLocation.scanned {
+                guard let found = request.itemLocation.progressToken else { return nil }
+                member = found
+            } else {
+                guard let range, let found = try? RawObject.member("progressToken", of: bytes, in: range) else { return nil }
+                member = found
+            }
+            guard let value = try? JSONReader.parse(UnsafeRawBufferPointer(rebasing: bytes[member])) else { return nil }
+            if value.isNull { return nil }
+            do throws(JSONDecodeError) {
+                return try ProgressToken(json: value, path: "params.progressToken")
+            } catch {
+                throw .invalidParams("\(error)")
+            }
         }
     }
 }

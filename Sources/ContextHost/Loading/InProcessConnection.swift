@@ -1,10 +1,13 @@
-// The call runtime of one host's in-process providers, and its parts in the order a call meets
-// them: where calls run (`CallThread`, one per in-process provider, running its jobs in the
+// Calling a provider that lives in the host process: the connection (`InProcessConnection`),
+// then the call runtime of one host's in-process providers and its parts, in the order a call
+// meets them: where calls run (`CallThread`, one per in-process provider, running its jobs in the
 // runtime's batch scope), what waits for an answer (`ReplyTable`, and `replyCallback`, the C
 // callback providers answer through), how answers reach the stdio reader while it is awake
 // (`ReplyRelay`), and the message buffers those threads hand each other (`MessageBuffers`).
 
 import CContextProvider
+import ContextProviderKit
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,6 +15,182 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// Collects the JSON error an `open` call reports.
+private final class OpenErrorBox {
+    var bytes: [UInt8] = []
+}
+
+private let openErrorCallback: ctxp_reply_fn = { context, bytes, length in
+    guard let context, let bytes else { return }
+    let box = Unmanaged<OpenErrorBox>.fromOpaque(context).takeUnretainedValue()
+    box.bytes = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+}
+
+/// A provider instance living in the host process.
+package final class InProcessConnection: ProviderConnection, @unchecked Sendable {
+    package let library: ProviderLibrary
+    private let instance: UnsafeMutableRawPointer?
+    /// Requests run on a thread of their own, in order: the reader goes on reading while the
+    /// provider works (two cores share a pipelined load), and a provider stuck inside `call` holds
+    /// up only its own requests, which then time out, instead of the whole host. (A second thread
+    /// per provider was measured: lock contention made it slower on two cores.)
+    private let calls: CallThread
+    /// The host's call runtime (its table of waiting requests, reply limit and batching).
+    private let runtime: CallRuntime
+    /// Request messages, reused.
+    private let buffers = MessageBuffers()
+
+    /// Opens an instance with the init JSON.
+    ///
+    /// - Parameter runtime: the host's call runtime: its table of waiting requests, its reply
+    ///   limit (larger replies become `-32014` errors) and its reply batching. Default: a private
+    ///   one with no limit (tests, the conformance runner).
+    package init(library: ProviderLibrary, initJSON: [UInt8], runtime: CallRuntime = CallRuntime()) throws(LoadError) {
+        self.library = library
+        self.runtime = runtime
+        self.owner = runtime.replies.newOwner()
+        self.calls = CallThread(runtime: runtime)
+        self.instance = try Self.openInstance(library: library, initJSON: initJSON)
+    }
+
+    /// The last step of the C ABI's lifecycle: `close`, once (a hot reload replaced or removed the
+    /// provider, or a test or the conformance runner is done with it).
+    ///
+    /// Nothing can still be queued or inside `call`: every queued request holds this connection.
+    /// A request the provider has not answered yet would normally hold it too (its completion or
+    /// its deadline does); any that does not is answered `-32011` just before `close`, so no
+    /// completion is lost. Both run on another thread: the last reference may go inside a reply
+    /// callback or on the call thread, and a provider's `close` waits for its callbacks in
+    /// progress (the SDK's does), which could then wait for itself. The library stays loaded for
+    /// the process's life, so its table outlives the instance.
+    deinit {
+        calls.stop()
+        let library = library
+        let address = Int(bitPattern: instance)
+        let owner = owner
+        let runtime = runtime
+        // A thread of its own, not Dispatch's pool: the SDK's `close` spins while a reply callback
+        // runs elsewhere, and the pool's threads also carry the host's timeouts. The owed
+        // requests are failed there too, since their completions take locks (the deadline
+        // timer's) that the thread dropping the last reference may hold.
+        startThread(name: "provider-close") {
+            runtime.replies.failAll(
+                owner: owner,
+                RPCError(.providerUnavailable, "The provider's instance was closed before it answered (a reload replaced or removed the provider); send the request again."))
+            library.table.pointee.close(UnsafeMutableRawPointer(bitPattern: address))
+        }
+    }
+
+    /// How many calls went to the provider's call thread (for tests: the rest were made inline).
+    package var queuedCallCount: Int { calls.submittedCount }
+
+    /// This connection's key in the runtime's table of waiting requests: never reused, so
+    /// failing a closed connection's requests later cannot touch a newer connection's.
+    private let owner: UInt
+
+    /// Calls the provider's `open`; its reported error becomes a `provider-open-failed` LoadError.
+    package static func openInstance(library: ProviderLibrary, initJSON: [UInt8]) throws(LoadError) -> UnsafeMutableRawPointer? {
+        let box = OpenErrorBox()
+        var instance: UnsafeMutableRawPointer?
+        let status = initJSON.withUnsafeBufferPointer { buffer in
+            library.table.pointee.open(buffer.baseAddress, buffer.count, &instance, openErrorCallback, Unmanaged.passUnretained(box).toOpaque())
+        }
+        guard status == CTXP_OK else {
+            let reported = try? JSONValue(parsing: box.bytes)
+            let message = reported?["message"]?.stringValue ?? "The provider refused to open and gave no reason."
+            let hint = reported?["hint"]?.stringValue ?? "Check the provider's settings in the host configuration."
+            throw LoadError(code: "provider-open-failed", message: message, hint: hint)
+        }
+        return instance
+    }
+
+    @discardableResult
+    package func send(
+        method: String, params: ParamsWriter,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64 {
+        send(method: method, params: params, events: nil, completion: completion)
+    }
+
+    @discardableResult
+    package func send(
+        method: String, params: ParamsWriter, events: RequestEvents?,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64 {
+        send(method: method, params: params, events: events, inline: nil, completion: completion)
+    }
+
+    /// `send`, with the provider's `call` made by the caller (`inline`, an `InProcessHost`
+    /// request) when it still takes calls, else on the call thread.
+    @discardableResult
+    package func send(
+        method: String, params: ParamsWriter, events: RequestEvents?, inline: InlineCalls?,
+        completion: @escaping @Sendable (ProviderResponse) -> Void
+    ) -> Int64 {
+        let events = events ?? RequestEvents.withoutHostRequests(providerID: library.path)
+        events.setResponder(self)
+        let id = runtime.replies.register(ReplyTable.Waiting(
+            completion: completion, expected: ReplyRouter.Expected(method: method, forCaller: inline != nil), owner: owner, events: events,
+            relay: runtime.relay, maximumBytes: runtime.maximumReplyBytes))
+        var bytes = buffers.take()
+        ProviderMessage.write(id: id, method: method, params: params, into: &bytes)
+        let queued = QueuedCall(connection: self, id: id, message: bytes)
+        if let inline, inline.take({ queued.run() }) { return id }
+        calls.submit { queued.run() }  // (captures only `queued`: no closure context)
+        return id
+    }
+
+    /// One request waiting for the call thread, which takes the message out (so the buffer is
+    /// uniquely referenced again when it is given back).
+    private final class QueuedCall: @unchecked Sendable {
+        let connection: InProcessConnection
+        let id: Int64
+        /// Taken by `run`, on the call thread.
+        var message: [UInt8]
+
+        init(connection: InProcessConnection, id: Int64, message: [UInt8]) {
+            self.connection = connection
+            self.id = id
+            self.message = message
+        }
+
+        func run() {
+            var message: [UInt8] = []
+            swap(&message, &self.message)
+            connection.call(id: id, message: message)
+        }
+    }
+
+    /// Hands one request to the provider's `call` (on the call thread).
+    private func call(id: Int64, message: consuming [UInt8]) {
+        // Cancelled or timed out while queued: nobody waits for the answer.
+        if runtime.replies.isPending(id) {
+            message.withUnsafeBufferPointer { buffer in
+                library.table.pointee.call(instance, buffer.baseAddress, buffer.count, replyCallback, runtime.replies.token(for: id))
+            }
+        }
+        buffers.giveBack(message)
+    }
+
+    /// The host's answer to a provider's host request, through `call` without a reply callback
+    /// (as `$/cancelRequest`).
+    package func answerProviderRequest(_ answer: DeferredJSON) {
+        answer.bytes.withUnsafeBufferPointer { buffer in
+            library.table.pointee.call(instance, buffer.baseAddress, buffer.count, nil, nil)
+        }
+    }
+
+    package func cancel(_ id: Int64) {
+        let message = ProviderMessage.cancel(id: id)
+        message.withUnsafeBufferPointer { buffer in
+            library.table.pointee.call(instance, buffer.baseAddress, buffer.count, nil, nil)
+        }
+        runtime.replies.fail(id, RPCError(.requestCancelled, "Request cancelled"))
+    }
+}
+
+// MARK: - The call runtime
 
 /// What one host's calls to its in-process providers share: the table of requests waiting for an
 /// answer, the largest answer accepted, the reader's relay and how call threads batch their
