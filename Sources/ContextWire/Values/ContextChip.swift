@@ -129,15 +129,10 @@ public struct ContextChip: JSONConvertible, Hashable {
             return nil
         }
         guard !unusual, reader.position == text.count, let icon, let title, let fallbackText else { return nil }
-        // Member by member: the memberwise init would first write the derived defaults.
-        self.icon = icon
-        self.title = title
-        self.subtitle = subtitle
-        self.tone = tone
-        self.thumbnail = thumbnail
-        self.accessory = accessory
-        self.accessibilityLabel = accessibilityLabel ?? title
-        self.fallbackText = fallbackText
+        // Both texts passed: the init writes its derived defaults (by interpolation) only for nil.
+        self.init(
+            icon: icon, title: title, subtitle: subtitle, tone: tone, thumbnail: thumbnail, accessory: accessory,
+            accessibilityLabel: accessibilityLabel ?? title, fallbackText: fallbackText)
     }
 
     /// Converts the wire form.
