@@ -218,7 +218,7 @@ struct LazyWorkerTests {
         var listed = try entry(client, Self.fixture)
         #expect(listed["availabilityState"] == "current")
         #expect(listed["available"] == true)
-        let files = { (try? FileManager.default.contentsOfDirectory(atPath: cache.path))?.filter { $0.hasPrefix("metadata-") } ?? [] }
+        let files = { (try? FileManager.default.contentsOfDirectory(atPath: cache.path))?.filter { $0.hasPrefix("metadata-") && $0.hasSuffix(".cache") } ?? [] }
         let deadline = Date().addingTimeInterval(5)
         while files().isEmpty, Date() < deadline { usleep(20_000) }
         let file = try #require(files().first)
@@ -259,7 +259,7 @@ struct LazyWorkerTests {
         var client = try host(manifests, ["--registry-cache", cache.path])
         _ = try client.call("items/preview", ["item": fixtureItem()])
         _ = try client.nextNotification(method: "providers/changed")
-        let files = { (try? FileManager.default.contentsOfDirectory(atPath: cache.path))?.filter { $0.hasPrefix("metadata-") } ?? [] }
+        let files = { (try? FileManager.default.contentsOfDirectory(atPath: cache.path))?.filter { $0.hasPrefix("metadata-") && $0.hasSuffix(".cache") } ?? [] }
         let deadline = Date().addingTimeInterval(5)
         while files().isEmpty, Date() < deadline { usleep(20_000) }
         let file = cache.path + "/" + (try #require(files().first))
