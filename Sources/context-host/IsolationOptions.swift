@@ -67,22 +67,37 @@ struct IsolationOptions: ParsableArguments {
     var maxWorkerStarts: Int?
 
     func validate() throws {
-        guard workerIdleTimeout >= 0, workerIdleTimeout <= 86_400 * 365 else {
-            throw ValidationError("--worker-idle-timeout must be 0 (never) or a number of seconds.")
+        // Bounded before they become durations (`Int64(seconds * 1000)` traps beyond Int64's range).
+        guard workerIdleTimeout >= 0, workerIdleTimeout <= Self.longestSeconds else {
+            throw ValidationError("--worker-idle-timeout must be 0 (never) or a number of seconds up to \(Int(Self.longestSeconds)) (one year).")
         }
         if let maxWorkerStarts, maxWorkerStarts < 1 { throw ValidationError("--max-worker-starts must be at least 1.") }
-        guard workerIdleCpu >= 0 else { throw ValidationError("--worker-idle-cpu must be 0 (no watchdog) or more seconds.") }
+        guard workerIdleCpu >= 0, workerIdleCpu <= Self.longestSeconds else {
+            throw ValidationError("--worker-idle-cpu must be 0 (no watchdog) or a number of seconds up to \(Int(Self.longestSeconds)) (one year).")
+        }
         guard IsolationConfiguration.Policy(rawValue: isolation) != nil else {
             throw ValidationError("--isolation must be one of manifest, process, in-process (got '\(isolation)').")
         }
-        guard maxCallTimeout > 0 else { throw ValidationError("--max-call-timeout must be more than 0 seconds.") }
-        guard cancelGrace > 0 else { throw ValidationError("--cancel-grace must be more than 0 ms.") }
+        guard maxCallTimeout > 0, maxCallTimeout <= Self.longestSeconds else {
+            throw ValidationError("--max-call-timeout must be more than 0 and at most \(Int(Self.longestSeconds)) seconds (one year).")
+        }
+        guard cancelGrace > 0, cancelGrace <= Int(Self.longestSeconds) * 1000 else {
+            throw ValidationError("--cancel-grace must be more than 0 and at most \(Int(Self.longestSeconds) * 1000) ms (one year).")
+        }
         guard maxCrashes >= 1 else { throw ValidationError("--max-crashes must be at least 1.") }
-        guard crashWindow >= 1 else { throw ValidationError("--crash-window must be at least 1 second.") }
-        guard workerMemoryLimit == 0 || workerMemoryLimit >= 64 else {
-            throw ValidationError("--worker-memory-limit must be 0 (no cap) or at least 64 MiB.")
+        guard crashWindow >= 1, crashWindow <= Int(Self.longestSeconds) else {
+            throw ValidationError("--crash-window must be at least 1 and at most \(Int(Self.longestSeconds)) seconds (one year).")
+        }
+        guard workerMemoryLimit == 0 || (64...Self.largestMemoryLimit).contains(workerMemoryLimit) else {
+            throw ValidationError("--worker-memory-limit must be 0 (no cap) or 64 to \(Self.largestMemoryLimit) MiB.")
         }
     }
+
+    /// The longest duration any option takes: one year, in seconds.
+    static let longestSeconds: Double = 86_400 * 365
+    /// The largest `--worker-memory-limit`: 1 PiB in MiB (its bytes, plus the address space's
+    /// extra GiB, fit in an `Int`).
+    static let largestMemoryLimit = 1 << 30
 
     /// Applies these options to a host configuration.
     func apply(to configuration: inout HostConfiguration) {

@@ -102,9 +102,4 @@ public struct IsolationConfiguration: Sendable {
         guard let root = dataDirectory ?? Self.defaultDataDirectory() else { return nil }
         return root + "/providers/" + id
     }
-
-    /// `timeout` capped by `maximumCallTimeout`, in milliseconds.
-    package func cappedMilliseconds(_ timeout: Duration) -> Int {
-        min(timeout, maximumCallTimeout).milliseconds
-    }
 }

@@ -154,7 +154,10 @@ package enum ProviderLauncher {
         if let disabled = getenv("CONTEXT_HOST_SANDBOX_DISABLE") { options.disabledLayers = String(cString: disabled) }
         // The address space counts every mapping (shared ones too, unlike the heap cap), plus what
         // the runtime reserves (thread stacks, allocator arenas, libraries): the heap cap + 1 GiB.
-        options.addressSpaceLimit = isolation.workerMemoryLimit.map { $0 + (1 << 30) } ?? 0
+        options.addressSpaceLimit = isolation.workerMemoryLimit.map { limit in
+            let (sum, overflow) = limit.addingReportingOverflow(1 << 30)
+            return overflow ? .max : sum
+        } ?? 0
         options.taskLimit = isolation.workerTaskLimit
         options.fileLimit = isolation.workerFileLimit
         options.fileSizeLimit = isolation.workerFileSizeLimit

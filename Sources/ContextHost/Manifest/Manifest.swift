@@ -257,10 +257,14 @@ extension Duration {
         return "\(ms)ms"
     }
 
-    /// Whole milliseconds (rounded up), handy for timers.
+    /// Whole milliseconds (rounded up), handy for timers; clamped to `Int`'s range (an embedder's
+    /// or a cache file's duration may be near `Int64.max` seconds).
     package var milliseconds: Int {
         let c = components
-        return Int(c.seconds) * 1000 + Int((c.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        let (whole, overflow) = Int(c.seconds).multipliedReportingOverflow(by: 1000)
+        if overflow { return c.seconds < 0 ? .min : .max }
+        let (total, carried) = whole.addingReportingOverflow(Int((c.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
+        return carried ? .max : total
     }
 }
 
