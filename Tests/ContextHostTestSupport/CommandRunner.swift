@@ -19,8 +19,8 @@ public enum CommandRunner {
             host.terminate()
             throw RPCClient.Failure(description: "context-host \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
         }
-        // Let the drain threads catch the last bytes.
-        usleep(50_000)
+        // The drain threads read up to end of file: nothing written is lost on a slow machine.
+        host.waitForOutputEnd()
         let output = host.takeOutput(timeout: 0.1) { buffer in (String(decoding: buffer, as: UTF8.self), buffer.count) } ?? ""
         return CommandResult(status: status, standardOutput: output, standardError: host.standardError)
     }

@@ -114,6 +114,18 @@ public final class HostProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// Waits until both output pipes reached end of file (the process and anything that inherited
+    /// them have exited and everything written was read), at most `timeout` seconds; true if so.
+    @discardableResult
+    public func waitForOutputEnd(timeout: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !(stdoutBuffer.closed.withLock { $0 } && stderrBuffer.closed.withLock { $0 }) {
+            if Date() > deadline { return false }
+            usleep(1000)
+        }
+        return true
+    }
+
     /// Stops the process if it is still running.
     public func terminate() {
         if process.isRunning { process.terminate() }

@@ -104,7 +104,8 @@ struct ChipListingTests {
             #expect(error.data?["method"] == "item/previewMany")
         }
         // The provider is told to stop (off the timer thread, so allow it a moment).
-        for _ in 0..<200 where silent.timedOutIDs.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        let end = ContinuousClock.now + .seconds(10)
+        while silent.timedOutIDs.isEmpty, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
         #expect(silent.timedOutIDs == silent.calls.map(\.id))
     }
 
@@ -148,7 +149,8 @@ struct ChipListingTests {
         }
         let previewIDs = connection.calls.filter { $0.method == "item/preview" }.map(\.id)
         #expect(previewIDs.count == 2)
-        for _ in 0..<200 where connection.timedOutIDs.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        let end = ContinuousClock.now + .seconds(10)
+        while connection.timedOutIDs.count < 2, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
         #expect(Set(connection.timedOutIDs) == Set(previewIDs))
     }
 

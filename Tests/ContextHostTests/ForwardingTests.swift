@@ -75,9 +75,10 @@ struct ForwardingTests {
         weak var reply: Reply?
     }
 
-    /// Waits up to two seconds for `condition`.
+    /// Waits up to ten seconds (by the clock) for `condition`.
     private func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<400 {
+        let end = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < end {
             if condition() { return true }
             usleep(5_000)
         }

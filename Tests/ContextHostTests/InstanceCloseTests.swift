@@ -77,16 +77,19 @@ struct InstanceCloseTests {
         var connection: InProcessConnection? = try open(log: log, tag: "owed")
         let answers = Mutex<[ProviderResponse.Summary]>([])
         // The completion does not hold the connection (the host's always do, through a deadline).
-        // The provider answers after 2 s, from a thread of its own.
-        connection?.send(method: "item/preview", params: preview(["misbehave": "slow", "slowMs": 2000])) { response in
+        // The provider answers after 3 s, from a thread of its own.
+        let sent = Date()
+        connection?.send(method: "item/preview", params: preview(["misbehave": "slow", "slowMs": 3000])) { response in
             answers.withLock { $0.append(ProviderResponse.Summary(response)) }
         }
         connection = nil  // the last reference once the call thread is done with the request
-        let deadline = Date().addingTimeInterval(1.5)
+        let deadline = sent.addingTimeInterval(2.5)
         while answers.withLock({ $0.isEmpty }), Date() < deadline { usleep(5_000) }
         #expect(answers.withLock { $0 } == [.init(code: -32011, fromHost: true)])
         #expect(lines(log, atLeast: 1) == ["closed owed"])
-        usleep(1_000_000)  // the provider's late answer is dropped
+        // Past the provider's late answer, which is dropped.
+        let late = sent.addingTimeInterval(3.5).timeIntervalSinceNow
+        if late > 0 { usleep(UInt32(late * 1_000_000)) }
         #expect(answers.withLock { $0 } == [.init(code: -32011, fromHost: true)])
         #expect(lines(log, atLeast: 0) == ["closed owed"])
     }

@@ -46,10 +46,11 @@ struct DeadlineTimerTests {
     func cancelAndOrder() {
         let timer = DeadlineTimer(resolution: .milliseconds(1))
         let fired = Mutex<[Int]>([])
-        let cancelled = timer.schedule(afterMilliseconds: 10) { fired.withLock { $0.append(0) } }
-        timer.schedule(afterMilliseconds: 120) { fired.withLock { $0.append(3) } }
-        timer.schedule(afterMilliseconds: 20) { fired.withLock { $0.append(1) } }
-        timer.schedule(afterMilliseconds: 60) { fired.withLock { $0.append(2) } }
+        // Spaced so that a stalled test thread cannot let the cancelled one fire or reorder them.
+        let cancelled = timer.schedule(afterMilliseconds: 1000) { fired.withLock { $0.append(0) } }
+        timer.schedule(afterMilliseconds: 1200) { fired.withLock { $0.append(3) } }
+        timer.schedule(afterMilliseconds: 200) { fired.withLock { $0.append(1) } }
+        timer.schedule(afterMilliseconds: 600) { fired.withLock { $0.append(2) } }
         timer.cancel(cancelled)
         #expect(wait { fired.withLock { $0.count == 3 } })
         #expect(fired.withLock { $0 } == [1, 2, 3])
@@ -94,13 +95,14 @@ struct DeadlineTimerQueueTests {
         // Two FIFOs; the other delays go to the overflow queue, kept in deadline order.
         let timer = DeadlineTimer(resolution: .milliseconds(1), maximumQueues: 2)
         let fired = Mutex<[Int]>([])
-        timer.schedule(afterMilliseconds: 400) { fired.withLock { $0.append(5) } }
-        timer.schedule(afterMilliseconds: 500) { fired.withLock { $0.append(6) } }
-        timer.schedule(afterMilliseconds: 300) { fired.withLock { $0.append(4) } }
-        let cancelled = timer.schedule(afterMilliseconds: 100) { fired.withLock { $0.append(0) } }
-        timer.schedule(afterMilliseconds: 200) { fired.withLock { $0.append(3) } }
-        timer.schedule(afterMilliseconds: 40) { fired.withLock { $0.append(1) } }
-        timer.schedule(afterMilliseconds: 150) { fired.withLock { $0.append(2) } }
+        // Spaced by 200 ms or more, so that a stalled test thread cannot reorder them.
+        timer.schedule(afterMilliseconds: 2000) { fired.withLock { $0.append(5) } }
+        timer.schedule(afterMilliseconds: 2500) { fired.withLock { $0.append(6) } }
+        timer.schedule(afterMilliseconds: 1500) { fired.withLock { $0.append(4) } }
+        let cancelled = timer.schedule(afterMilliseconds: 500) { fired.withLock { $0.append(0) } }
+        timer.schedule(afterMilliseconds: 1000) { fired.withLock { $0.append(3) } }
+        timer.schedule(afterMilliseconds: 200) { fired.withLock { $0.append(1) } }
+        timer.schedule(afterMilliseconds: 750) { fired.withLock { $0.append(2) } }
         #expect(cancelled.rawValue & UInt64(DeadlineTimer.overflowIndex) == UInt64(DeadlineTimer.overflowIndex))
         timer.cancel(cancelled)
         #expect(timer.armedCount == 6)
@@ -131,7 +133,7 @@ struct DeadlineTimerQueueTests {
         #expect(wait { fired.withLock { $0 == [1] } })
         usleep(5_000)
         // The one queue is empty: the new delay takes it over, not the overflow queue.
-        let second = timer.schedule(afterMilliseconds: 60) { fired.withLock { $0.append(2) } }
+        let second = timer.schedule(afterMilliseconds: 1000) { fired.withLock { $0.append(2) } }
         #expect(second.rawValue & UInt64(DeadlineTimer.overflowIndex) == first.rawValue & UInt64(DeadlineTimer.overflowIndex))
         timer.cancel(first)  // ran already: cancels nothing, in particular not `second`
         #expect(timer.armedCount == 1)

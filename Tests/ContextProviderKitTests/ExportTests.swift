@@ -135,9 +135,11 @@ final class ReplyBox: @unchecked Sendable {
 
     var all: [JSONValue] { lock.withLock { replies } }
 
-    /// Waits until at least `count` replies arrived (or two seconds passed).
+    /// Waits until at least `count` replies arrived (or 30 seconds passed: a clock, not a number
+    /// of polls, so a slow machine's late replies still count).
     func wait(for count: Int) async throws -> [JSONValue] {
-        for _ in 0..<2000 {
+        let end = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < end {
             let current = all
             if current.count >= count { return current }
             try await Task.sleep(nanoseconds: 1_000_000)
@@ -428,7 +430,8 @@ struct ExportTests {
     func cancellationAnswersExactlyOnce(method: String) async throws {
         let harness = try Harness(EchoProvider.self)
         defer { harness.close() }
-        harness.request(7, method, ["item": Self.item(content: ["sleepMs": 200])])
+        // Long enough that the cancel always comes first; the cancel ends the sleep early.
+        harness.request(7, method, ["item": Self.item(content: ["sleepMs": 5000])])
         harness.send(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": 7]])
         let replies = try await harness.box.wait(for: 1)
         #expect(replies.first == ["jsonrpc": "2.0", "id": 7, "error": ["code": -32800, "message": "Request cancelled"]])
@@ -541,7 +544,7 @@ struct ExportTests {
     @Test func duplicateIdsInFlightAreRejected() async throws {
         let harness = try Harness(EchoProvider.self)
         defer { harness.close() }
-        harness.request(5, "item/preview", ["item": Self.item(content: ["sleepMs": 100])])
+        harness.request(5, "item/preview", ["item": Self.item(content: ["sleepMs": 1000])])
         harness.request(5, "item/preview", ["item": Self.item])
         let replies = try await harness.box.wait(for: 2)
         #expect(replies[0]["error"]?["message"] == "Invalid Request: request id 5 is already in flight")

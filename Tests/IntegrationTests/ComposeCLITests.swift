@@ -21,7 +21,7 @@ struct ComposeCLITests {
             process.terminate()
             throw ComposeFailure(description: "compose did not finish; stderr: \(process.standardError)")
         }
-        usleep(50_000)
+        process.waitForOutputEnd()
         let output = process.takeOutput(timeout: 0.5) { buffer in (String(decoding: buffer, as: UTF8.self), buffer.count) } ?? ""
         return (output, status)
     }

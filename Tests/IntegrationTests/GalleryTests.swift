@@ -9,7 +9,7 @@ import Testing
 /// The browser test leaves its output in `.build/test-artifacts/gallery/`: `index.html`,
 /// `gallery.json`, and `screenshots/` (`full-page.png`, one `section-provider-<id>.png` per
 /// provider, `chromium.log`), for CI to collect.
-@Suite("gallery", .timeLimit(.minutes(1)))
+@Suite("gallery", .timeLimit(.minutes(3)))
 struct GalleryTests {
     static let manifests = BuildProducts.packageRoot + "/manifests"
     static let artifacts = BuildProducts.packageRoot + "/.build/test-artifacts/gallery"

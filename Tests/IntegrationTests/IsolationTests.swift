@@ -22,8 +22,8 @@ struct IsolationTests {
     static let swiftFixture = "com.contexthost.fixture.isolated"
     static let note = "com.contexthost.note"
 
-    private func client(_ extra: [String] = []) throws -> RPCClient {
-        let client = try RPCClient(arguments: ["--manifests", Self.bundledManifests, "--manifests", Self.isolatedManifests] + extra)
+    private func client(_ extra: [String] = [], bundled: String = Self.bundledManifests) throws -> RPCClient {
+        let client = try RPCClient(arguments: ["--manifests", bundled, "--manifests", Self.isolatedManifests] + extra)
         try client.initialize()
         return client
     }
@@ -136,7 +136,8 @@ struct IsolationTests {
         try expectNoteAnswers(client)
         client.host.terminate()
 
-        client = try self.client(["--isolation", "process"])
+        // Note's first preview starts its worker within the preview's timeout: 10 s here, not 500 ms.
+        client = try self.client(["--isolation", "process"], bundled: RelaxedManifests.folder(copying: RelaxedManifests.bundled))
         let note = try entry(client, Self.note)
         #expect(note["isolation"] == "in-process")
         #expect(note["effectiveIsolation"] == "process")

@@ -17,9 +17,13 @@ struct LazyWorkerTests {
     static let misbehaving = "com.contexthost.misbehaving"
 
     /// A folder with the Swift fixture's manifest in a worker.
+    /// The fixture's timeouts with a preview long enough for a cold worker start on a loaded
+    /// debug build (the first request to a lazy worker waits for the start within its timeout).
+    static let roomyTimeouts = "{ collect: 30s, preview: 10s, detail: 2s, encode: 1s }"
+
     private func fixtureManifests(library: String = "libFixtureProviders.so") throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        try directory.write("fixture.yaml", TestManifest.yaml(id: Self.fixture, library: library, isolation: "process"))
+        try directory.write("fixture.yaml", TestManifest.yaml(id: Self.fixture, library: library, isolation: "process", timeouts: Self.roomyTimeouts))
         return directory
     }
 
@@ -106,7 +110,8 @@ struct LazyWorkerTests {
     @Test("an idle worker stops after --worker-idle-timeout, not as a crash, and the next request restarts it")
     func idleStop() throws {
         let manifests = try fixtureManifests()
-        let client = try host(manifests, ["--worker-idle-timeout", "0.3"])
+        // Long enough that a stalled test thread still sees the worker before it goes idle.
+        let client = try host(manifests, ["--worker-idle-timeout", "2"])
         _ = try client.call("items/preview", ["item": fixtureItem()])
         let first = Self.children(of: client.host)
         #expect(first.count == 1)
@@ -205,7 +210,7 @@ struct LazyWorkerTests {
         let manifests = try TemporaryDirectory()
         let library = manifests.path + "/libFixtureProviders.so"
         try FileManager.default.copyItem(atPath: BuildProducts.directory + "/libFixtureProviders.so", toPath: library)
-        try manifests.write("fixture.yaml", TestManifest.yaml(id: Self.fixture, library: "libFixtureProviders.so", isolation: "process"))
+        try manifests.write("fixture.yaml", TestManifest.yaml(id: Self.fixture, library: "libFixtureProviders.so", isolation: "process", timeouts: Self.roomyTimeouts))
         let cache = try TemporaryDirectory()
 
         // First run: never computed; the first request starts the worker, which checks, and the
@@ -310,7 +315,9 @@ struct LazyWorkerTests {
         for index in 0..<4 {
             try directory.write("note-\(index).yaml", note
                 .replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.contexthost.note-copy-\(index)")
-                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process"))
+                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process")
+                // Each preview waits for the starts queued before it, within its own timeout.
+                .replacingOccurrences(of: "preview: 500ms", with: "preview: 10s"))
         }
         let client = try host(directory, ["--max-worker-starts", "1"])
         let ids = (0..<4).map { client.send("items/preview", ["item": noteItem("com.contexthost.note-copy-\($0)")]) }

@@ -14,6 +14,14 @@ struct ProviderBehaviourTests {
         return client
     }
 
+    /// A client whose fixture worker already runs: the first request to a lazy worker pays for its
+    /// start within its own timeout, and a test that times a preview (500 ms) must not.
+    private func warmFixtureClient() throws -> RPCClient {
+        let client = try fixtureClient()
+        _ = try client.call("items/detail", ["item": item([:])])  // 2 s for the start
+        return client
+    }
+
     private func item(_ content: JSONValue) -> JSONValue {
         [
             "id": "8c4a9f4e-1d55-4b8e-9a0a-0c1f4b3f2a11", "providerId": "com.contexthost.fixture", "type": "fixture",
@@ -23,7 +31,7 @@ struct ProviderBehaviourTests {
 
     @Test("a slow request does not hold up a fast one; responses match by id")
     func concurrentRequests() throws {
-        let client = try fixtureClient()
+        let client = try warmFixtureClient()
         defer { client.host.terminate() }
         let slow = client.send("items/preview", ["item": item(["delayMs": 300])])
         let fast = client.send("ping")
@@ -75,7 +83,7 @@ struct ProviderBehaviourTests {
 
     @Test("a provider's print goes to stderr, never into the protocol")
     func stdoutIsProtected() throws {
-        let client = try fixtureClient()
+        let client = try warmFixtureClient()
         defer { client.host.terminate() }
         let chip = try client.call("items/preview", ["item": item(["print": "STRAY-OUTPUT-FROM-PROVIDER"])])
         #expect(chip["title"] != nil)
