@@ -44,6 +44,7 @@ struct ExtremeSettingsTests {
             manifestDirectories: [BuildProducts.packageRoot + "/Tests/Fixtures/manifests-isolated"],
             libraryDirectories: [BuildProducts.directory])
         configuration.isolation.policy = .process
+        configuration.isolation.workerExecutable = BuildProducts.hostExecutable
         configuration.isolation.workerMemoryLimit = .max
         configuration.isolation.cancelGrace = forever
         configuration.isolation.crashWindow = forever
