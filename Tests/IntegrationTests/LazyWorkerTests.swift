@@ -18,8 +18,27 @@ struct LazyWorkerTests {
 
     /// A folder with the Swift fixture's manifest in a worker.
     private func fixtureManifests(library: String = "libFixtureProviders.so") throws -> TemporaryDirectory {
+        try TemporaryDirectory(writing: "fixture.yaml", TestManifest.yaml(id: Self.fixture, library: library, isolation: "process"))
+    }
+
+    /// A folder with the C misbehaving fixture's manifest in a worker.
+    private func misbehavingManifests(timeouts: String, extra: String = "") throws -> TemporaryDirectory {
+        try TemporaryDirectory(
+            writing: "misbehaving.yaml",
+            TestManifest.yaml(
+                id: Self.misbehaving, library: "libFixtureMisbehavingProvider.so", isolation: "process", extra: extra, timeouts: timeouts))
+    }
+
+    /// A folder with `count` copies of the Note manifest in workers, `com.contexthost.note-copy-0`…
+    private func noteCopies(_ count: Int) throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        try directory.write("fixture.yaml", TestManifest.yaml(id: Self.fixture, library: library, isolation: "process"))
+        let note = try String(contentsOfFile: BuildProducts.packageRoot + "/manifests/note.yaml", encoding: .utf8)
+        for index in 0..<count {
+            let yaml = note
+                .replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.contexthost.note-copy-\(index)")
+                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process")
+            try directory.write("note-\(index).yaml", yaml)
+        }
         return directory
     }
 
@@ -140,11 +159,7 @@ struct LazyWorkerTests {
 
     @Test("a worker busy with a request is not stopped as idle")
     func busyWorkerIsNotStopped() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "misbehaving.yaml",
-            TestManifest.yaml(id: Self.misbehaving, library: "libFixtureMisbehavingProvider.so", isolation: "process",
-                timeouts: "{ collect: 2s, preview: 300ms, detail: 5s, encode: 2s }"))
+        let directory = try misbehavingManifests(timeouts: "{ collect: 2s, preview: 300ms, detail: 5s, encode: 2s }")
         let client = try host(directory, ["--worker-idle-timeout", "0.2"])
         // item/detail answers after 1.2 s (`slow`), well past the idle timeout.
         let detail = try client.call("items/detail", ["item": [
@@ -160,12 +175,8 @@ struct LazyWorkerTests {
 
     @Test("a crash while a worker starts is reported to the waiting request and counted once")
     func coldStartCrash() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "misbehaving.yaml",
-            TestManifest.yaml(id: Self.misbehaving, library: "libFixtureMisbehavingProvider.so", isolation: "process",
-                extra: "settings:\n  mode: { type: string, default: abort-on-open }",
-                timeouts: "{ collect: 10s, preview: 10s, detail: 10s, encode: 10s }"))
+        let directory = try misbehavingManifests(
+            timeouts: "{ collect: 10s, preview: 10s, detail: 10s, encode: 10s }", extra: "settings:\n  mode: { type: string, default: abort-on-open }")
         let client = try host(directory, ["--max-crashes", "2"])
         let listed = try entry(client, Self.misbehaving)
         #expect(listed["status"] == "loaded")
@@ -277,14 +288,7 @@ struct LazyWorkerTests {
 
     @Test("300 workers-mode copies of the Note manifest list at once, with no worker; one request starts one")
     func threeHundredProviders() throws {
-        let directory = try TemporaryDirectory()
-        let note = try String(contentsOfFile: BuildProducts.packageRoot + "/manifests/note.yaml", encoding: .utf8)
-        for index in 0..<300 {
-            let yaml = note
-                .replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.contexthost.note-copy-\(index)")
-                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process")
-            try directory.write("note-\(index).yaml", yaml)
-        }
+        let directory = try noteCopies(300)
         let started = Date()
         let client = try host(directory)
         let providers = try client.call("providers/list")["providers"]?.arrayValue ?? []
@@ -305,13 +309,7 @@ struct LazyWorkerTests {
 
     @Test("with --max-worker-starts 1, cold requests to several providers queue and all succeed")
     func boundedStarts() throws {
-        let directory = try TemporaryDirectory()
-        let note = try String(contentsOfFile: BuildProducts.packageRoot + "/manifests/note.yaml", encoding: .utf8)
-        for index in 0..<4 {
-            try directory.write("note-\(index).yaml", note
-                .replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.contexthost.note-copy-\(index)")
-                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process"))
-        }
+        let directory = try noteCopies(4)
         let client = try host(directory, ["--max-worker-starts", "1"])
         let ids = (0..<4).map { client.send("items/preview", ["item": noteItem("com.contexthost.note-copy-\($0)")]) }
         for id in ids {
@@ -326,9 +324,8 @@ struct LazyWorkerTests {
 
     /// A folder with the fixture's manifest in a worker whose `open` sleeps `openDelayMs`.
     private func slowManifests(openDelayMs: Int, settings: String = "") throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "fixture.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "fixture.yaml",
             TestManifest.yaml(
                 id: Self.fixture, library: "libFixtureProviders.so", isolation: "process",
                 extra: "settings:\n  openDelayMs: { type: integer, default: \(openDelayMs) }\n\(settings)"))
