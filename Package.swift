@@ -186,8 +186,8 @@ let package = Package(
         .target(name: "ProviderSupport", dependencies: ["ContextProviderKit"], path: "Providers/Support"),
         .target(name: "LocationProvider", dependencies: ["ContextProviderKit", "ProviderSupport"], path: "Providers/Location", linkerSettings: providerLinkerSettings),
         .target(name: "CalendarProvider", dependencies: ["ContextProviderKit", "ProviderSupport"], path: "Providers/Calendar", linkerSettings: providerLinkerSettings),
-        .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit"], path: "Providers/StockQuote", linkerSettings: providerLinkerSettings),
-        .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit"], path: "Providers/HealthMetric", linkerSettings: providerLinkerSettings),
+        .target(name: "StockQuoteProvider", dependencies: ["ContextProviderKit", "ProviderSupport"], path: "Providers/StockQuote", linkerSettings: providerLinkerSettings),
+        .target(name: "HealthMetricProvider", dependencies: ["ContextProviderKit", "ProviderSupport"], path: "Providers/HealthMetric", linkerSettings: providerLinkerSettings),
         // Written in plain C against context_provider.h alone (also builds with its own Makefile).
         .target(name: "DeviceInfoProvider", dependencies: ["CContextProvider"], path: "Providers/DeviceInfo", exclude: ["Makefile"]),
         // Benchmarks (run on demand; see Benchmarks/README.md).

@@ -266,21 +266,9 @@ struct EgressBench {
         }
 
         // Brokered: the fetch fixture in a worker of the real context-host.
-        _ = try root.write("manifests/fetch.yaml", """
-            manifestVersion: 1
-            id: com.contexthost.fetch-fixture
-            title: Fetch bench
-            iconName: network
-            version: 0.0.1
-            library: libFixtureFetchProvider.so
-            collection: programmatic
-            isolation: process
-            network:
-              timeout: 60s
-              origins:
-                - { origin: "https://localhost:\(port)", privateAddresses: true }
-            timeouts: { collect: 60s, preview: 10s, detail: 10s, encode: 10s }
-            """)
+        _ = try root.write("manifests/fetch.yaml", TestManifest.brokered(
+            id: "com.contexthost.fetch-fixture", title: "Fetch bench", iconName: "network", library: "libFixtureFetchProvider.so", port: port,
+            networkTimeout: "60s", timeouts: "{ collect: 60s, preview: 10s, detail: 10s, encode: 10s }"))
         let client = try RPCClient(host: HostProcess(
             arguments: ["serve", "--no-watch", "--no-installed", "--manifests", root.path + "/manifests", "--log-level", "warning"],
             environment: ["CONTEXT_HOST_EXTRA_CA_FILE": root.path + "/ca/ca.pem", "XDG_STATE_HOME": root.path + "/state", "XDG_CACHE_HOME": root.path + "/cache"]))

@@ -132,9 +132,9 @@ func measure(_ label: String, session: some ContextHostSession, item: ContextIte
     // Warm up.
     for _ in 0..<1000 { _ = try await session.send(preview) }
     let measures: KeyValuePairs<String, () async throws -> Double> = [
-        "ping_p50_us": { try await closedLoop(options.n) { _ = try await session.send(PingBenchRequest()) } },
+        "ping_p50_us": { try await closedLoop(options.n) { _ = try await session.send(PingRequest()) } },
         "preview_p50_us": { try await closedLoop(options.n) { _ = try await session.send(preview) } },
-        "ping_rps": { try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingBenchRequest()) } },
+        "ping_rps": { try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(PingRequest()) } },
         "preview_rps": { try await pipelined(options.n * 5, window: options.window) { _ = try await session.send(preview) } },
         "preview_spawned_rps": { try await spawned(options.n * 5, window: options.window) { _ = try await session.send(preview) } },
     ]
@@ -145,26 +145,12 @@ func measure(_ label: String, session: some ContextHostSession, item: ContextIte
     return results
 }
 
-/// `ping`, answered `{}`.
-struct PingBenchRequest: RequestType {
-    typealias Response = EmptyObject
-    static let method = "ping"
-    static let summary = "ping"
-    init() {}
-    init(json: JSONValue, path: String) throws(JSONDecodeError) {}
-    var json: JSONValue { .object([:]) }
-    static var schema: JSONValue { [:] }
-}
-
-/// `initialize` with defaults; the answer is not read.
-struct InitializeBenchRequest: RequestType {
+/// `initialize` with defaults; the answer is read as `EmptyObject` (not decoded).
+struct InitializeBenchRequest: RequestType, EmptyParams {
     typealias Response = EmptyObject
     static let method = "initialize"
     static let summary = "initialize"
-    init() {}
-    init(json: JSONValue, path: String) throws(JSONDecodeError) {}
     var json: JSONValue { ["clientInfo": ["name": "embed-bench"], "locale": "en-US"] }
-    static var schema: JSONValue { [:] }
 }
 
 let item = try noteItem()

@@ -35,35 +35,20 @@ struct ExportGenerator {
           type          CDATA #REQUIRED
           unit          CDATA #IMPLIED
           value         CDATA #IMPLIED
-          sourceName    CDATA #REQUIRED
-          sourceVersion CDATA #IMPLIED
-          device        CDATA #IMPLIED
-          creationDate  CDATA #IMPLIED
-          startDate     CDATA #REQUIRED
-          endDate       CDATA #REQUIRED
+          \(Self.sampleAttributes(width: 14))
         >
         <!-- Note: Any Records that appear as children of a correlation also appear as top-level records in this document. -->
         <!ELEMENT Correlation ((MetadataEntry|Record)*)>
         <!ATTLIST Correlation
           type          CDATA #REQUIRED
-          sourceName    CDATA #REQUIRED
-          sourceVersion CDATA #IMPLIED
-          device        CDATA #IMPLIED
-          creationDate  CDATA #IMPLIED
-          startDate     CDATA #REQUIRED
-          endDate       CDATA #REQUIRED
+          \(Self.sampleAttributes(width: 14))
         >
         <!ELEMENT Workout ((MetadataEntry|WorkoutEvent|WorkoutRoute|WorkoutStatistics)*)>
         <!ATTLIST Workout
           workoutActivityType   CDATA #REQUIRED
           duration              CDATA #IMPLIED
           durationUnit          CDATA #IMPLIED
-          sourceName            CDATA #REQUIRED
-          sourceVersion         CDATA #IMPLIED
-          device                CDATA #IMPLIED
-          creationDate          CDATA #IMPLIED
-          startDate             CDATA #REQUIRED
-          endDate               CDATA #REQUIRED
+          \(Self.sampleAttributes(width: 22))
         >
         <!ELEMENT WorkoutStatistics EMPTY>
         <!ATTLIST WorkoutStatistics
@@ -95,6 +80,17 @@ struct ExportGenerator {
         ]>
 
         """
+
+    /// The attributes every sample element (`Record`, `Correlation`, `Workout`) has, names padded
+    /// to `width` columns as in a real export's DTD.
+    static func sampleAttributes(width: Int) -> String {
+        let attributes = [
+            ("sourceName", "REQUIRED"), ("sourceVersion", "IMPLIED"), ("device", "IMPLIED"), ("creationDate", "IMPLIED"),
+            ("startDate", "REQUIRED"), ("endDate", "REQUIRED"),
+        ]
+        return attributes.map { name, use in name.padding(toLength: width, withPad: " ", startingAt: 0) + "CDATA #" + use }
+            .joined(separator: "\n  ")
+    }
 
     static let phone = (
         name: "Jane’s iPhone", version: "17.2.1",

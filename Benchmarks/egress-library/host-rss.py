@@ -17,17 +17,12 @@ import time
 import uuid
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(root, "Benchmarks"))
+import hostproc  # noqa: E402
+from hostproc import rss_kb  # noqa: E402
 build = os.path.abspath(sys.argv[1])
 count = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 fixtures = os.path.join(root, "Tests", "Fixtures", "https")
-
-
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status", encoding="utf-8") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
 
 
 with tempfile.TemporaryDirectory() as folder:
@@ -67,15 +62,7 @@ timeouts: {{ collect: 60s, preview: 10s, detail: 10s, encode: 10s }}
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment)
 
     def call(identifier, method, params=None):
-        message = {"jsonrpc": "2.0", "id": identifier, "method": method}
-        if params is not None:
-            message["params"] = params
-        host.stdin.write((json.dumps(message) + "\n").encode())
-        host.stdin.flush()
-        while True:
-            answer = json.loads(host.stdout.readline())
-            if answer.get("id") == identifier:
-                return answer
+        return hostproc.call(host, identifier, method, params)
 
     call(0, "initialize", {"protocolVersion": 1, "clientInfo": {"name": "host-rss"}, "locale": "en-US"})
     host.stdin.write(b'{"jsonrpc":"2.0","method":"initialized","params":{}}\n')

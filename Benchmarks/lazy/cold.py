@@ -9,7 +9,11 @@ Spawns the host, sends initialize and providers/list, and reports:
                copy, one at a time), p50 and max over `cold` providers
 Usage: cold.py PROVIDERS COLD SETTLE -- HOST ARGS...
 """
-import json, os, subprocess, sys, time
+import os, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import hostproc  # noqa: E402
+from hostproc import rss_kb  # noqa: E402
 
 
 def children(pid):
@@ -37,16 +41,6 @@ def tree(pid):
     return seen
 
 
-def rss_kb(pid):
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def main():
     sep = sys.argv.index("--")
     providers, cold, settle = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
@@ -57,15 +51,7 @@ def main():
 
     def call(method, params=None):
         next_id[0] += 1
-        message = {"jsonrpc": "2.0", "id": next_id[0], "method": method}
-        if params is not None:
-            message["params"] = params
-        proc.stdin.write((json.dumps(message) + "\n").encode())
-        proc.stdin.flush()
-        while True:
-            answer = json.loads(proc.stdout.readline())
-            if answer.get("id") == next_id[0]:
-                return answer
+        return hostproc.call(proc, next_id[0], method, params)
 
     call("initialize", {"clientInfo": {"name": "lazy-bench"}, "locale": "en-US"})
     listed = call("providers/list")["result"]["providers"]

@@ -206,6 +206,16 @@ static int jliteral(jp_t *j, const char *lit) {
 
 static int jvalue(jp_t *j);
 
+/* After a member or element: 1 after a ',' (another follows), 0 after `close` (the container
+ * ends), -1 for anything else. */
+static int jnext(jp_t *j, char close) {
+    jws(j);
+    if (j->p >= j->end) return -1;
+    if (*j->p == ',') { j->p++; return 1; }
+    if (*j->p == close) { j->p++; return 0; }
+    return -1;
+}
+
 static int jobject(jp_t *j, int top) {
     j->p++; /* '{' */
     jws(j);
@@ -241,11 +251,8 @@ static int jobject(jp_t *j, int top) {
                 else if (kn == 6 && memcmp(k, "method", 6) == 0) j->has_method = 1;
             }
         }
-        jws(j);
-        if (j->p >= j->end) return -1;
-        if (*j->p == ',') { j->p++; continue; }
-        if (*j->p == '}') { j->p++; return 0; }
-        return -1;
+        int next = jnext(j, '}');
+        if (next <= 0) return next;
     }
 }
 
@@ -255,11 +262,8 @@ static int jarray(jp_t *j) {
     if (j->p < j->end && *j->p == ']') { j->p++; return 0; }
     for (;;) {
         if (jvalue(j)) return -1;
-        jws(j);
-        if (j->p >= j->end) return -1;
-        if (*j->p == ',') { j->p++; continue; }
-        if (*j->p == ']') { j->p++; return 0; }
-        return -1;
+        int next = jnext(j, ']');
+        if (next <= 0) return next;
     }
 }
 

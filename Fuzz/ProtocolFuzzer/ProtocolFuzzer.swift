@@ -12,17 +12,7 @@ import FuzzSupport
 
 /// Decodes `value` as `T`, and checks the round trip.
 func roundTrip<T: WireValue>(_ value: JSONValue, as type: T.Type) {
-    guard let decoded = try? T(json: value, path: "fuzz") else { return }
-    let encoded = decoded.json
-    guard let reparsed = try? JSONValue(parsing: encoded.jsonBytes) else {
-        preconditionFailure("\(T.self) encodes to JSON that does not parse")
-    }
-    let again: T
-    do {
-        again = try T(json: reparsed, path: "fuzz")
-    } catch {
-        preconditionFailure("\(T.self) does not decode its own encoding: \(error)")
-    }
+    guard let (_, encoded, again) = T.fuzzRoundTrip(value) else { return }
     precondition(again.json == encoded, "\(T.self) decodes its own encoding to another value")
 }
 

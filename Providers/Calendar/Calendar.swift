@@ -2,12 +2,6 @@ import ContextProviderKit
 import ProviderSupport
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The Calendar provider: upcoming events from iCalendar (RFC 5545) files.
 ///
 /// Settings (see `manifests/calendar.yaml` and `docs/providers/calendar.md`): `calendars` (a
@@ -116,10 +110,7 @@ public struct CalendarProvider: ContextProvider {
     // MARK: Time
 
     var now: Int {
-        if let fixedNow { return fixedNow }
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int(spec.tv_sec)
+        fixedNow ?? ItemIdentity.nowSecondsSince1970()
     }
 
     var formatter: EventFormatter { EventFormatter(locale: context.locale, zone: zone.rules, now: now) }

@@ -187,7 +187,6 @@ extension CalendarStore {
 /// Messages for the operator, on stderr (stdout belongs to the host protocol).
 enum Log {
     static func warning(_ message: String) {
-        var line = "calendar: warning: \(message)\n"
-        line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+        writeStandardError("calendar: warning: \(message)")
     }
 }

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import ContextProviderKit
+import ProviderSupport
 
 /// What `stat` says about a file: enough to tell whether it changed.
 struct FileStamp: Sendable, Hashable {
@@ -16,16 +17,10 @@ struct FileStamp: Sendable, Hashable {
 
     /// The stamp of `path`, or `nil` when it does not exist or cannot be read.
     static func of(_ path: String) -> FileStamp? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
+        guard let info = FileIO.info(path) else { return nil }
         return FileStamp(
-            size: UInt64(clamping: Int64(info.st_size)), modifiedSeconds: Int64(time.tv_sec), modifiedNanoseconds: Int64(time.tv_nsec),
-            isDirectory: (info.st_mode & S_IFMT) == S_IFDIR)
+            size: UInt64(clamping: info.size), modifiedSeconds: Int64(info.modified), modifiedNanoseconds: Int64(info.modifiedNanoseconds),
+            isDirectory: info.isDirectory)
     }
 }
 
@@ -190,8 +185,7 @@ enum FileSystem {
 
     /// Writes a line to standard error (providers never print to stdout).
     static func log(_ message: String) {
-        let line = "health-metric: " + message + "\n"
-        _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress!, $0.count - 1) }
+        writeStandardError("health-metric: " + message)
     }
 }
 

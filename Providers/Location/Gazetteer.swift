@@ -1,3 +1,4 @@
+import ContextProviderKit
 import ProviderSupport
 #if canImport(Glibc)
 import Glibc
@@ -490,7 +491,6 @@ enum Profile {
 
     static func report(_ message: String) {
         guard enabled else { return }
-        let line = Array("[com.contexthost.location] load: \(message)\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        writeStandardError("[com.contexthost.location] load: \(message)")
     }
 }

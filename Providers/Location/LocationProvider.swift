@@ -2,12 +2,6 @@ import ProviderSupport
 import ContextProviderKit
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The Location provider: places from an offline GeoNames gazetteer, found by name (prefix and
 /// diacritic-insensitive search) or by coordinates in the common notations, and "current
 /// location" from settings.
@@ -78,8 +72,7 @@ public struct LocationProvider: ContextProvider {
             }
         }
         // Not loaded yet: a cheap check, so `initialize` stays fast.
-        var status = stat()
-        if stat(store.path, &status) != 0 {
+        if FileIO.info(store.path) == nil {
             return .unavailable("Gazetteer \(store.path): file not found. Set the `gazetteer` setting to a GeoNames cities*.txt or allCountries.txt file, or restore data/location/cities15000.tsv.")
         }
         return .available
@@ -261,7 +254,7 @@ public struct LocationProvider: ContextProvider {
         if let zone = location.timeZone, !zone.isEmpty {
             facts.append(Fact(label: "Time zone", value: zone))
             do {
-                let offset = try ZoneInfo.load(zone).offset(at: Int64(time(nil)))
+                let offset = try ZoneInfo.load(zone).offset(at: Int64(ItemIdentity.nowSecondsSince1970()))
                 let abbreviation = offset.abbreviation.isEmpty || offset.abbreviation.hasPrefix("+") || offset.abbreviation.hasPrefix("-")
                     ? "" : " (\(offset.abbreviation)\(offset.isDaylightSaving ? ", daylight saving" : ""))"
                 facts.append(Fact(label: "UTC offset now", value: offset.label + abbreviation))
@@ -414,8 +407,7 @@ final class GazetteerStore: Sendable {
     }
 
     private static func log(_ message: String) {
-        let line = Array("[com.contexthost.location] \(message)\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        writeStandardError("[com.contexthost.location] \(message)")
     }
 }
 

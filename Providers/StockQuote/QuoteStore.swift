@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import ContextProviderKit
+import ProviderSupport
 
 /// A symbol the provider can quote: from a price file, the symbols file, or both.
 struct SymbolEntry: Hashable, Sendable {
@@ -107,7 +108,7 @@ final class QuoteStore: @unchecked Sendable {
         var folderProblem: String? = nil
         var priceFiles = 0
         if let stamp = directoryStamp, stamp.isDirectory {
-            let names = FileSystem.listDirectory(directory) ?? []
+            let names = FileIO.list(directory) ?? []
             var considered = 0
             for name in names.sorted() {
                 guard !name.hasPrefix("."), let symbol = Self.symbol(forFileName: name) else { continue }
@@ -255,7 +256,7 @@ final class QuoteStore: @unchecked Sendable {
     private func fetchHistory(
         _ remote: RemoteSource, symbol: String, url: String, fetch: @Sendable (ProviderHTTPRequest) async throws -> ProviderHTTPResponse
     ) async -> FetchResult {
-        let now = FileSystem.monotonicSeconds()
+        let now = Double(monotonicNanoseconds()) / 1e9
         let (cached, paused): ((history: PriceHistory, wallClock: Double)?, Bool) = lock.withLock {
             let entry = httpCache[url].flatMap { now - $0.fetchedAt < httpCacheSeconds ? ($0.history, $0.wallClock) : nil }
             return (entry, now < pausedUntil)
@@ -277,7 +278,7 @@ final class QuoteStore: @unchecked Sendable {
             case .csv(let bytes):
                 let history = PriceParser.parse(bytes, source: url)
                 StockLog.write(history)
-                let wallClock = Double(time(nil))
+                let wallClock = Double(ItemIdentity.nowSecondsSince1970())
                 if !history.rows.isEmpty {
                     lock.withLock { httpCache[url] = (now, wallClock, history) }
                     diskCache.store(remote, symbol, bytes)
@@ -298,7 +299,7 @@ final class QuoteStore: @unchecked Sendable {
             }
         }
         let pause = QuoteBackoff.pause(retryAfter: lastRetryAfter)
-        lock.withLock { pausedUntil = FileSystem.monotonicSeconds() + pause }
+        lock.withLock { pausedUntil = Double(monotonicNanoseconds()) / 1e9 + pause }
         return .failed("\(lastReason) after \(QuoteBackoff.attempts) tries")
     }
 
@@ -437,9 +438,7 @@ enum StockLog {
 
     static func write(_ diagnostic: DataDiagnostic) {
         let level = diagnostic.severity == .problem ? "warning" : "note"
-        let line = Array("stock-quote: \(level): \(diagnostic.text)\n".utf8)
-        // One write(2) per line, so lines from concurrent calls do not interleave.
-        _ = line.withUnsafeBytes { systemWrite(2, $0.baseAddress, $0.count) }
+        writeStandardError("stock-quote: \(level): \(diagnostic.text)")
     }
 }
 
@@ -470,20 +469,6 @@ struct FileStamp: Hashable, Sendable {
 
 /// Plain POSIX file access (no Foundation).
 enum FileSystem {
-    /// The names in a folder (without `.` and `..`), or `nil` if it cannot be opened.
-    static func listDirectory(_ path: String) -> [String]? {
-        guard let handle = opendir(path) else { return nil }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
-    }
-
     /// A whole file, or `nil` (see `errno`).
     static func read(_ path: String, limit: Int) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -523,17 +508,7 @@ enum FileSystem {
         guard stat(lhs, &left) == 0, stat(rhs, &right) == 0 else { return false }
         return left.st_dev == right.st_dev && left.st_ino == right.st_ino
     }
-
-    static func monotonicSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
 }
-
 
 @inline(__always)
 private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
-
-@inline(__always)
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }

@@ -21,13 +21,13 @@ package enum MCP {
         package static let subscriptionID = "io.modelcontextprotocol/subscriptionId"
     }
 
-    /// JSON-RPC and MCP error codes this bridge sends.
+    /// JSON-RPC and MCP error codes this bridge sends (JSON-RPC's own are the protocol's `ErrorCode`s).
     package enum Code {
-        package static let parseError = -32700
-        package static let invalidRequest = -32600
-        package static let methodNotFound = -32601
-        package static let invalidParams = -32602
-        package static let internalError = -32603
+        package static let parseError = ErrorCode.parseError.rawValue
+        package static let invalidRequest = ErrorCode.invalidRequest.rawValue
+        package static let methodNotFound = ErrorCode.methodNotFound.rawValue
+        package static let invalidParams = ErrorCode.invalidParams.rawValue
+        package static let internalError = ErrorCode.internalError.rawValue
         /// Streamable HTTP: a session id that names no open session (the SDKs' "session not found").
         package static let sessionNotFound = -32001
         /// 2026-07-28 over HTTP: a routing header missing, or different from the body.

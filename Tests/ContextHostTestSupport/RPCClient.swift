@@ -147,6 +147,16 @@ public final class RPCClient: @unchecked Sendable {
         return entry
     }
 
+    /// `collect/submit` of `values` in `session`, which must answer an item (else this throws,
+    /// saying what it answered); returns the item.
+    public func submitForItem(session: JSONValue, values: JSONValue) throws -> JSONValue {
+        let submitted = try call("collect/submit", ["sessionId": session, "values": values])
+        guard submitted["outcome"] == "item", let item = submitted["item"] else {
+            throw Failure(description: "collect/submit did not answer an item: \(submitted)")
+        }
+        return item
+    }
+
     /// Sends a request and returns its `error`, failing on success.
     public func callExpectingError(_ method: String, _ params: JSONValue? = nil) throws -> JSONValue {
         let id = send(method, params)

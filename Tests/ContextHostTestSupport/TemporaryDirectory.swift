@@ -9,6 +9,12 @@ public final class TemporaryDirectory: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
+    /// A new folder holding one file, `relativePath` (see `write`).
+    public convenience init(writing relativePath: String, _ contents: String) throws {
+        try self.init()
+        try write(relativePath, contents)
+    }
+
     /// Writes a file (creating folders) and returns its path.
     @discardableResult
     public func write(_ relativePath: String, _ contents: String) throws -> String {
@@ -26,6 +32,19 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
 /// Manifest text for tests, with every field set and overridable lines.
 public enum TestManifest {
+    /// A manifest's first lines (no line break after the last): `manifestVersion: 1`, `id`, `title`,
+    /// `iconName`, `version` and `library`.
+    public static func identity(id: String, title: String, iconName: String = "wrench", version: String = "1.0.0", library: String) -> String {
+        """
+        manifestVersion: 1
+        id: \(id)
+        title: \(title)
+        iconName: \(iconName)
+        version: \(version)
+        library: \(library)
+        """
+    }
+
     public static func yaml(
         id: String, library: String, isolation: String = "in-process", collection: String = "both",
         extra: String = "", timeouts: String = "{ collect: 30s, preview: 500ms, detail: 2s, encode: 1s }",
@@ -33,12 +52,7 @@ public enum TestManifest {
         maximumAttachmentCount: Int = 2
     ) -> String {
         """
-        manifestVersion: 1
-        id: \(id)
-        title: Test \(id)
-        iconName: wrench
-        version: 1.0.0
-        library: \(library)
+        \(identity(id: id, title: "Test \(id)", library: library))
         priority: \(priority)
         maximumAttachmentCount: \(maximumAttachmentCount)
         collection: \(collection)
@@ -49,6 +63,24 @@ public enum TestManifest {
           permissions: \(permissions)
         timeouts: \(timeouts)
         \(extra)
+        """
+    }
+
+    /// A programmatic provider in a worker that fetches through the host's broker from a loopback
+    /// test server on `port` (declared with `privateAddresses: true`); `extra` goes before `network`.
+    public static func brokered(
+        id: String, title: String, iconName: String, library: String, port: Int, networkTimeout: String, timeouts: String,
+        extra: String = ""
+    ) -> String {
+        """
+        \(identity(id: id, title: title, iconName: iconName, version: "0.0.1", library: library))
+        collection: programmatic
+        isolation: process
+        \(extra)network:
+          timeout: \(networkTimeout)
+          origins:
+            - { origin: "https://localhost:\(port)", privateAddresses: true }
+        timeouts: \(timeouts)
         """
     }
 }

@@ -98,11 +98,7 @@ struct ChipListingTests {
         let silent = ScriptedConnection { _ in .never }
         let items = (1...3).map { item("n\($0)", provider: "com.test.note") }
         let results = await list(items, connections: ["com.test.note": silent], previewTimeout: "100ms")
-        for result in results {
-            let error = try #require(failure(result))
-            #expect(error.code == .providerTimedOut)
-            #expect(error.data?["method"] == "item/previewMany")
-        }
+        try expectTimedOut(results, method: "item/previewMany")
         // The provider is told to stop (off the timer thread, so allow it a moment).
         let end = ContinuousClock.now + .seconds(10)
         while silent.timedOutIDs.isEmpty, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
@@ -142,11 +138,7 @@ struct ChipListingTests {
         }
         let items = (1...2).map { item("n\($0)", provider: "com.test.note") }
         let results = await list(items, connections: ["com.test.note": connection], previewTimeout: "100ms")
-        for result in results {
-            let error = try #require(failure(result))
-            #expect(error.code == .providerTimedOut)
-            #expect(error.data?["method"] == "item/preview")
-        }
+        try expectTimedOut(results, method: "item/preview")
         let previewIDs = connection.calls.filter { $0.method == "item/preview" }.map(\.id)
         #expect(previewIDs.count == 2)
         let end = ContinuousClock.now + .seconds(10)
@@ -325,6 +317,15 @@ struct ChipListingTests {
 
     private func title(_ result: ChipOutcome) throws -> String? {
         try JSONReader.parse(Array(result.get()))["title"]?.stringValue
+    }
+
+    /// Every result is a `-32015` whose data names `method`.
+    private func expectTimedOut(_ results: [ChipOutcome], method: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for result in results {
+            let error = try #require(failure(result), sourceLocation: sourceLocation)
+            #expect(error.code == .providerTimedOut, sourceLocation: sourceLocation)
+            #expect(error.data?["method"] == .string(method), sourceLocation: sourceLocation)
+        }
     }
 
     private func failure(_ result: ChipOutcome) -> RPCError? {

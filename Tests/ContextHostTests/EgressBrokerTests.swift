@@ -1,3 +1,4 @@
+import ContextHostTestSupport
 import ContextProviderKit
 import Dispatch
 import Logging
@@ -80,12 +81,7 @@ final class MemorySecrets: SecretStore {
 
 @Suite struct EgressBrokerTests {
     static let manifestText = """
-        manifestVersion: 1
-        id: com.example.quotes
-        title: Quotes
-        iconName: chart
-        version: 1.0.0
-        library: libQuotes.so
+        \(TestManifest.identity(id: "com.example.quotes", title: "Quotes", iconName: "chart", library: "libQuotes.so"))
         settings:
           apiKey:
             type: secret
@@ -112,6 +108,19 @@ final class MemorySecrets: SecretStore {
 
     static func broker(_ transport: ScriptedTransport, _ secrets: MemorySecrets = MemorySecrets()) -> EgressBroker {
         EgressBroker(transport: transport, secrets: secrets, logger: Logger(label: "test"))
+    }
+
+    /// How the broker refuses a GET of `url` under the test manifest's egress; nil (an issue
+    /// recorded) when it fetched it.
+    static func refusal(
+        _ url: String, _ transport: ScriptedTransport = ScriptedTransport(), sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> EgressRefusal? {
+        let outcome = await broker(transport).fetch(ProviderHTTPRequest(url: url), egress: try egress())
+        guard case .failure(let refusal) = outcome else {
+            Issue.record("\(url) was fetched", sourceLocation: sourceLocation)
+            return nil
+        }
+        return refusal
     }
 
     @Test func manifestDeclaresOriginsAndSecrets() throws {
@@ -154,8 +163,7 @@ final class MemorySecrets: SecretStore {
 
     @Test func undeclaredOriginIsRefusedNamingTheField() async throws {
         let transport = ScriptedTransport()
-        let outcome = await Self.broker(transport).fetch(ProviderHTTPRequest(url: "https://evil.example/x"), egress: try Self.egress())
-        guard case .failure(let refusal) = outcome else { Issue.record("fetched"); return }
+        guard let refusal = try await Self.refusal("https://evil.example/x", transport) else { return }
         #expect(refusal.code == .originNotAllowed)
         #expect(refusal.field == "network.origins")
         #expect(refusal.hint?.contains("https://evil.example") == true)
@@ -164,8 +172,7 @@ final class MemorySecrets: SecretStore {
 
     @Test func userInfoTrickIsRefused() async throws {
         let transport = ScriptedTransport()
-        let outcome = await Self.broker(transport).fetch(ProviderHTTPRequest(url: "https://api.example.com@evil.example/"), egress: try Self.egress())
-        guard case .failure(let refusal) = outcome else { Issue.record("fetched"); return }
+        guard let refusal = try await Self.refusal("https://api.example.com@evil.example/", transport) else { return }
         #expect(refusal.code == .invalidURL)
         #expect(transport.sent.withLock { $0.isEmpty })
     }
@@ -216,8 +223,7 @@ final class MemorySecrets: SecretStore {
     }
 
     @Test func unsetSecretSaysHowToSetIt() async throws {
-        let outcome = await Self.broker(ScriptedTransport()).fetch(ProviderHTTPRequest(url: "https://93.184.216.34/"), egress: try Self.egress())
-        guard case .failure(let refusal) = outcome else { Issue.record("fetched without its secret"); return }
+        guard let refusal = try await Self.refusal("https://93.184.216.34/") else { return }
         #expect(refusal.code == .secretNotSet)
         #expect(refusal.hint?.contains("context-host secrets set com.example.quotes token") == true)
     }
@@ -225,8 +231,7 @@ final class MemorySecrets: SecretStore {
     @Test func loopbackNeedsPrivateAddresses() async throws {
         // `https://localhost:8443` is declared (from a setting) but without privateAddresses.
         let transport = ScriptedTransport()
-        let refused = await Self.broker(transport).fetch(ProviderHTTPRequest(url: "https://localhost:8443/dav/"), egress: try Self.egress())
-        guard case .failure(let refusal) = refused else { Issue.record("reached loopback"); return }
+        guard let refusal = try await Self.refusal("https://localhost:8443/dav/", transport) else { return }
         #expect(refusal.code == .privateAddress)
         #expect(refusal.field == "network.origins[2].privateAddresses")
         // Control: [::1]:9443 is declared with privateAddresses: true.

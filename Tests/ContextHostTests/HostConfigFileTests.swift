@@ -29,12 +29,7 @@ fileprivate func diagnostics(_ yaml: String) -> [ManifestDiagnostic] {
 fileprivate func manifestWithSettings() throws -> Manifest {
     try Manifest.parse(
         """
-        manifestVersion: 1
-        id: com.example.quotes
-        title: Quotes
-        iconName: chart
-        version: 1.0.0
-        library: libQuotes.so
+        \(TestManifest.identity(id: "com.example.quotes", title: "Quotes", iconName: "chart", library: "libQuotes.so"))
         settings:
           quotesDirectory: { type: path, default: "~/quotes" }
           limit: { type: integer, default: 10 }
@@ -273,8 +268,7 @@ struct RegistryConfigurationTests {
 
     @Test("order: effective priority (config overrides manifest), then title, then id")
     func ordering() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("m/a.yaml", manifest("com.example.zeta", title: "Same", priority: 10))
+        let directory = try TemporaryDirectory(writing: "m/a.yaml", manifest("com.example.zeta", title: "Same", priority: 10))
         try directory.write("m/b.yaml", manifest("com.example.alpha", title: "Same", priority: 10))
         try directory.write("m/c.yaml", manifest("com.example.apple", title: "Apple", priority: 10))
         try directory.write("m/d.yaml", manifest("com.example.low", title: "Low", priority: 1))
@@ -312,8 +306,7 @@ struct RegistryConfigurationTests {
 
     @Test("enabled: false hides a provider with reason 'disabled'; unknown ids are catalog warnings")
     func disabled() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("m/a.yaml", manifest("com.example.off", title: "Off", priority: 10))
+        let directory = try TemporaryDirectory(writing: "m/a.yaml", manifest("com.example.off", title: "Off", priority: 10))
         let registry = try registry(
             directory,
             config: """

@@ -17,8 +17,7 @@ struct ProviderReloadTests {
 
     @Test("added, changed, unchanged, renamed, broken, fixed and removed manifests")
     func diff() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("m/a.yaml", manifest("com.example.a"))
+        let directory = try TemporaryDirectory(writing: "m/a.yaml", manifest("com.example.a"))
         let registry = ProviderRegistry(
             configuration: HostConfiguration(manifestDirectories: [directory.path + "/m"]), logger: Logger(label: "test"))
         #expect(registry.reload(client: nil).isEmpty)

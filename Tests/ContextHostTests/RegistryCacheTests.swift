@@ -12,9 +12,8 @@ import Testing
 struct RegistryCacheTests {
     /// A folder of manifests that exercise every part of a `Manifest` and of a rejection.
     private func makeFolder() throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "m/a-full.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "m/a-full.yaml",
             """
             # yaml-language-server: $schema=../docs/manifest.schema.json
             manifestVersion: 1

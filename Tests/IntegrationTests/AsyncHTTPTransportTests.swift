@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2))) struct AsyncHTTPTransportTests {
     static func request(_ server: LoopbackHTTPS, _ path: String, cap: Int = 1 << 20, within: Duration = .seconds(10)) -> BrokeredRequest {
         BrokeredRequest(
-            providerID: "com.example.transport-test", method: "GET", url: "https://localhost:\(server.port)\(path)", host: "localhost",
+            providerID: "com.example.transport-test", method: "GET", url: server.baseURL + path, host: "localhost",
             port: server.port, address: "127.0.0.1", headers: [], body: nil, deadline: ContinuousClock.now.advanced(by: within),
             maximumResponseBytes: cap)
     }

@@ -29,9 +29,8 @@ struct BackgroundLoadingTests {
 
     /// A folder with the fixture's manifest (`openDelayMs` and any other settings).
     private func manifests(isolation: String, openDelayMs: Int, settings: String = "") throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "fixture.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "fixture.yaml",
             TestManifest.yaml(
                 id: Self.fixture, library: "libFixtureProviders.so", isolation: isolation,
                 extra: "settings:\n  openDelayMs: { type: integer, default: \(openDelayMs) }\n\(settings)"))
@@ -43,6 +42,13 @@ struct BackgroundLoadingTests {
         try RPCClient(arguments: [
             "--manifests", manifests.path, "--library-path", BuildProducts.directory, "--trust", Self.fixture, "--eager-workers",
         ] + extra)
+    }
+
+    /// `host(manifests, extra)` after its `initialize`.
+    private func initialized(_ manifests: TemporaryDirectory, _ extra: [String] = []) throws -> RPCClient {
+        let client = try host(manifests, extra)
+        try client.initialize()
+        return client
     }
 
     private func item(_ content: JSONValue = [:]) -> JSONValue {
@@ -121,8 +127,7 @@ struct BackgroundLoadingTests {
     @Test("collect/make and collect/start sent during loading wait for the provider and succeed")
     func collectionWaits() throws {
         let manifests = try manifests(isolation: "process", openDelayMs: Self.slowOpenMilliseconds)
-        let client = try host(manifests)
-        try client.initialize()
+        let client = try initialized(manifests)
         let make = client.send("collect/make", ["providerId": .string(Self.fixture)])
         let start = client.send("collect/start", ["providerId": .string(Self.fixture)])
         let ping = client.send("ping")
@@ -142,8 +147,7 @@ struct BackgroundLoadingTests {
         let manifests = try manifests(
             isolation: isolation, openDelayMs: Self.slowOpenMilliseconds,
             settings: "  failOpen: { type: string, default: \"no database at /nowhere\" }")
-        let client = try host(manifests)
-        try client.initialize()
+        let client = try initialized(manifests)
         let preview = client.send("items/preview", ["item": item()])
         let list = client.send("providers/list")
         let ping = client.send("ping")
@@ -164,8 +168,7 @@ struct BackgroundLoadingTests {
     @Test("$/cancelRequest answers a request that waits for a load at once")
     func cancelWhileWaiting() throws {
         let manifests = try manifests(isolation: "process", openDelayMs: Self.slowOpenMilliseconds)
-        let client = try host(manifests)
-        try client.initialize()
+        let client = try initialized(manifests)
         let preview = client.send("items/preview", ["item": item()])
         client.notify("$/cancelRequest", ["id": preview])
         let ping = client.send("ping")
@@ -183,8 +186,7 @@ struct BackgroundLoadingTests {
     @Test("shutdown and exit while a provider takes a minute to load: the host exits at once, its worker too")
     func shutdownDuringLoad() throws {
         let manifests = try manifests(isolation: "process", openDelayMs: 60_000)
-        let client = try host(manifests)
-        try client.initialize()
+        let client = try initialized(manifests)
         let workers = try workerPIDs(of: client.host)
         let started = Date()
         _ = try client.call("shutdown")
@@ -211,8 +213,7 @@ struct BackgroundLoadingTests {
 
         // A request waiting for the load is answered first, as every pending request is at EOF.
         manifests = try self.manifests(isolation: isolation, openDelayMs: Self.slowOpenMilliseconds)
-        client = try host(manifests)
-        try client.initialize()
+        client = try initialized(manifests)
         let preview = client.send("items/preview", ["item": item()])
         client.host.closeInput()
         let answer = try client.response(to: preview, timeout: 30)
@@ -223,8 +224,7 @@ struct BackgroundLoadingTests {
     @Test("a manifest added while providers load is applied after the loads, and the notification lists them loaded")
     func hotReloadDuringLoad() throws {
         let manifests = try manifests(isolation: "process", openDelayMs: Self.slowOpenMilliseconds)
-        let client = try host(manifests)  // watches its manifest folder
-        try client.initialize()
+        let client = try initialized(manifests)  // watches its manifest folder
         var note = try String(contentsOfFile: BuildProducts.packageRoot + "/manifests/note.yaml", encoding: .utf8)
         note = note.replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.example.note-two")
         try manifests.write("note-two.yaml", note)
@@ -249,8 +249,7 @@ struct BackgroundLoadingTests {
         #expect(try client.shutdown() == 0)
 
         manifests = try self.manifests(isolation: "process", openDelayMs: Self.slowOpenMilliseconds)
-        client = try host(manifests, ["--state-dir", state.path])
-        try client.initialize()
+        client = try initialized(manifests, ["--state-dir", state.path])
         let listing = try client.call("composer/list", ["composerId": composer])
         let entry = try #require(listing["items"]?.arrayValue?.first)
         #expect(entry["providerAvailable"] == true)

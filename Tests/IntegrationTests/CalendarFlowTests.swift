@@ -46,10 +46,7 @@ struct CalendarFlowTests {
         #expect(offsite["detail"] == "24.–26. März · Work (Google)")
 
         // collect/submit: the item.
-        let submitted = try client.call(
-            "collect/submit", ["sessionId": .string(sessionID), "values": ["event": offsite["value"] ?? .null]])
-        #expect(submitted["outcome"] == "item")
-        let item = try #require(submitted["item"])
+        let item = try client.submitForItem(session: .string(sessionID), values: ["event": offsite["value"] ?? .null])
         #expect(item["providerId"] == "com.contexthost.calendar")
         #expect(item["type"] == "event")
         #expect(item["content"]?["startDate"] == "2025-03-24")

@@ -22,6 +22,12 @@ struct ComposerTests {
         return try #require(result["composerId"])
     }
 
+    /// The id of the item `attachNote` attached (failing when it attached none).
+    private func attachedNoteID(_ client: RPCClient, composer: JSONValue, title: String, body: String) throws -> JSONValue {
+        let attached = try attachNote(client, composer: composer, title: title, body: body)
+        return try #require(attached["result"]?["item"]?["id"], "\(attached)")
+    }
+
     /// Fills and submits the Note form inside a composer.
     @discardableResult
     private func attachNote(_ client: RPCClient, composer: JSONValue, title: String, body: String = "Some words here.") throws -> JSONValue {
@@ -105,8 +111,7 @@ struct ComposerTests {
         let client = try client()
         defer { client.host.terminate() }
         let composer = try open(client)
-        let attached = try attachNote(client, composer: composer, title: "Groceries", body: "Milk and eggs")
-        let itemID = try #require(attached["result"]?["item"]?["id"])
+        let itemID = try attachedNoteID(client, composer: composer, title: "Groceries", body: "Milk and eggs")
         let listing = try client.call("composer/list", ["composerId": composer])
         let items = listing["items"]?.arrayValue ?? []
         #expect(items.count == 1)
@@ -136,8 +141,7 @@ struct ComposerTests {
         let client = try client()
         defer { client.host.terminate() }
         let composer = try open(client)
-        let attached = try attachNote(client, composer: composer, title: "Groceries", body: "Milk, eggs and **bread**.\nAlso coffee.")
-        let itemID = try #require(attached["result"]?["item"]?["id"]?.stringValue)
+        let itemID = try #require(try attachedNoteID(client, composer: composer, title: "Groceries", body: "Milk, eggs and **bread**.\nAlso coffee.").stringValue)
         let envelope = try client.call("composer/send", ["composerId": composer, "text": "What can I cook with this?"])
         // Ids are random: put placeholders in before comparing.
         let text = envelope.jsonString

@@ -186,7 +186,7 @@ import Testing
         defer { client.host.terminate() }
         let composer = try #require(try client.call("composer/open")["composerId"])
         let made = try client.call("collect/make", ["providerId": "com.contexthost.fetch-fixture", "composerId": composer])
-        #expect(made["item"]?["content"]?["url"]?.stringValue == "https://localhost:\(setup.server.port)/huge/321", "\(made)")
+        #expect(made["item"]?["content"]?["url"]?.stringValue == setup.server.baseURL + "/huge/321", "\(made)")
         let fetched = { setup.server.requests.filter { $0["path"]?.stringValue?.hasPrefix("/huge/321?") == true }.count }
         let before = fetched()
 
@@ -261,7 +261,7 @@ import Testing
         let unknown = try client.callExpectingError("secrets/set", ["providerId": "com.contexthost.fetch-fixture", "name": "nope", "value": "x"])
         #expect(unknown["code"]?.intValue == -32602)
         // The value works: the server got it.
-        let echo = try Self.fetch(client, "https://localhost:\(setup.server.port)/echo")
+        let echo = try Self.fetch(client, setup.server.baseURL + "/echo")
         #expect(echo["status"]?.intValue == 200)
         #expect(setup.server.requests.contains { $0["path"]?.stringValue?.contains("apikey=\(Self.canaryA)") == true })
         #expect(try client.call("secrets/set", ["providerId": "com.contexthost.fetch-fixture", "name": "apiKey", "value": .null])["set"] == false)

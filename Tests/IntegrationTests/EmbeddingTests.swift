@@ -23,7 +23,9 @@ struct EmbeddingTests {
     static let relaxedManifests: String =
         (try? RelaxedManifests.folder(copying: [bundledManifests + "/note.yaml", fixtureManifests + "/fixture.yaml"])) ?? ""
 
+    /// A host in this process (its providers in workers), once the products are built.
     static func inProcessHost(stateDirectory: String? = nil, watch: Bool = false, manifests: [String] = [relaxedManifests]) throws -> InProcessHost {
+        try BuildProducts.checkBuilt()
         var configuration = HostConfiguration(
             manifestDirectories: manifests, libraryDirectories: [BuildProducts.directory], stateDirectory: stateDirectory)
         configuration.watchManifests = watch
@@ -36,8 +38,22 @@ struct EmbeddingTests {
         return try InProcessHost(configuration: configuration)
     }
 
+    /// A `client` (child process) or an `inProcessHost` session by `mode`.
+    static func session(_ mode: String) throws -> any ContextHostSession {
+        try mode == "client" ? client() : inProcessHost()
+    }
+
+    /// An initialized `session(mode)` and an item the fixture made.
+    static func fixtureItem(_ mode: String) async throws -> (host: any ContextHostSession, item: ContextItem) {
+        let host = try session(mode)
+        _ = try await host.initialize()
+        return (host, try #require(try await host.make(providerId: "com.contexthost.fixture").item))
+    }
+
+    /// A `serve` child with the bundled and fixture manifests, once the products are built.
     static func client(_ extra: [String] = []) throws -> ContextHostClient {
-        try ContextHostClient(
+        try BuildProducts.checkBuilt()
+        return try ContextHostClient(
             executable: BuildProducts.hostExecutable,
             arguments: ["serve", "--manifests", bundledManifests, "--manifests", fixtureManifests, "--library-path", BuildProducts.directory,
                         "--no-state", "--no-installed"] + extra)
@@ -82,7 +98,6 @@ struct EmbeddingTests {
 
     @Test("in-process: Note end to end through the typed session")
     func inProcessNote() async throws {
-        try BuildProducts.checkBuilt()
         let host = try Self.inProcessHost()
         _ = try await Self.noteRoundTrip(host)
         await host.close()
@@ -93,7 +108,6 @@ struct EmbeddingTests {
 
     @Test("ContextHostClient: Note end to end against the real binary")
     func clientNote() async throws {
-        try BuildProducts.checkBuilt()
         let host = try Self.client()
         _ = try await Self.noteRoundTrip(host)
         await host.close()
@@ -101,7 +115,6 @@ struct EmbeddingTests {
 
     @Test("two in-process hosts in one process do not interfere")
     func twoHosts() async throws {
-        try BuildProducts.checkBuilt()
         let first = try Self.inProcessHost()
         let second = try Self.inProcessHost()
         async let one = Self.noteRoundTrip(first)
@@ -115,10 +128,7 @@ struct EmbeddingTests {
 
     @Test("many requests in flight, answered to their callers", arguments: ["in-process", "client"])
     func manyInFlight(_ mode: String) async throws {
-        try BuildProducts.checkBuilt()
-        let host: any ContextHostSession = try mode == "client" ? Self.client() : Self.inProcessHost()
-        _ = try await host.initialize()
-        let made = try #require(try await host.make(providerId: "com.contexthost.fixture").item)
+        let (host, made) = try await Self.fixtureItem(mode)
         let titles = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<64 {
                 var item = made
@@ -136,10 +146,8 @@ struct EmbeddingTests {
 
     @Test("cancelling the Swift task cancels the provider call", arguments: ["in-process", "client"])
     func cancellation(_ mode: String) async throws {
-        try BuildProducts.checkBuilt()
-        let host: any ContextHostSession = try mode == "client" ? Self.client() : Self.inProcessHost()
-        _ = try await host.initialize()
-        var hanging = try #require(try await host.make(providerId: "com.contexthost.fixture").item)
+        let (host, made) = try await Self.fixtureItem(mode)
+        var hanging = made
         hanging.content = ["hang": true]
         let start = ContinuousClock.now
         let task = Task { [hanging] in try await host.detail(hanging) }
@@ -161,7 +169,6 @@ struct EmbeddingTests {
 
     @Test("ContextHostClient: a dead host fails waiting and later requests with connectionClosed, saying how it ended")
     func processDeath() async throws {
-        try BuildProducts.checkBuilt()
         let host = try Self.client()
         _ = try await host.call(method: "initialize", params: [:])
         let made = try await host.call(method: "collect/make", params: ["providerId": "com.contexthost.fixture"])
@@ -222,8 +229,7 @@ struct EmbeddingTests {
 
     @Test("events: provider log lines arrive typed, at the session's level", arguments: ["in-process", "client"])
     func logEvents(_ mode: String) async throws {
-        try BuildProducts.checkBuilt()
-        let host: any ContextHostSession = try mode == "client" ? Self.client() : Self.inProcessHost()
+        let host = try Self.session(mode)
         let events = host.events()
         _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "embedding-test"), logLevel: .warning))
         guard let made = try await host.make(providerId: "com.contexthost.fixture").item else {

@@ -52,9 +52,7 @@ struct EndToEndTests {
 
         // collect/submit valid: an item.
         let body = "Milk, eggs and **bread**.\nAlso coffee."
-        let submitted = try client.call("collect/submit", ["sessionId": .string(sessionID), "values": ["title": "Groceries", "body": .string(body)]])
-        #expect(submitted["outcome"] == "item")
-        let item = try #require(submitted["item"])
+        let item = try client.submitForItem(session: .string(sessionID), values: ["title": "Groceries", "body": .string(body)])
         #expect(item["providerId"] == "com.contexthost.note")
         #expect(item["type"] == "note")
         #expect(item["displayName"] == "Groceries")

@@ -115,8 +115,7 @@ struct GalleryTests {
     @Test("unavailable, failed and rejected providers get a section saying why; the gallery still succeeds")
     func unavailableProviders() throws {
         try BuildProducts.checkBuilt()
-        let directory = try TemporaryDirectory()
-        try directory.write("m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", priority: 30))
+        let directory = try TemporaryDirectory(writing: "m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", priority: 30))
         try directory.write("m/perm.yaml", TestManifest.yaml(id: "com.example.perm", library: "libFixtureProviders.so", permissions: "[network]", priority: 20))
         try directory.write("m/failing.yaml", TestManifest.yaml(
             id: "com.example.failing", library: "libFixtureProviders.so", extra: "settings:\n  failOpen: { type: string, default: \"no database at /nowhere\" }"))

@@ -15,8 +15,10 @@ import Glibc
 struct HostCoreTests {
     static let note = "com.contexthost.note"
 
-    /// A core over a copy of the relaxed manifests (Note and the fixture), its providers in workers.
+    /// A core over a copy of the relaxed manifests (Note and the fixture), its providers in workers;
+    /// fails first when the products it loads are not built.
     static func core(manifests: String = EmbeddingTests.relaxedManifests) throws -> HostCore {
+        try BuildProducts.checkBuilt()
         var configuration = HostConfiguration(manifestDirectories: [manifests], libraryDirectories: [BuildProducts.directory])
         configuration.watchManifests = false
         configuration.isolation.workerExecutable = BuildProducts.hostExecutable
@@ -53,7 +55,6 @@ struct HostCoreTests {
 
     @Test("two sessions with the same grants share one worker; their composers stay their own")
     func sameProfileShares() async throws {
-        try BuildProducts.checkBuilt()
         let core = try Self.core()
         let first = InProcessHost(core: core)
         let second = InProcessHost(core: core)
@@ -86,7 +87,6 @@ struct HostCoreTests {
 
     @Test("sessions that grant different permissions get providers of their own")
     func differentProfilesDoNotShare() async throws {
-        try BuildProducts.checkBuilt()
         let core = try Self.core()
         let plain = InProcessHost(core: core)
         let granted = InProcessHost(core: core)

@@ -26,8 +26,10 @@ struct HostLimitTests {
         return folder
     }()
 
-    /// A host whose providers all run inside this process, with `limit` as its message limit.
+    /// A host whose providers all run inside this process, with `limit` as its message limit
+    /// (fails first when the products it loads are not built).
     static func inProcessHost(limit: Int) throws -> InProcessHost {
+        try BuildProducts.checkBuilt()
         var configuration = HostConfiguration(
             manifestDirectories: [manifests], libraryDirectories: [BuildProducts.directory], maximumMessageBytes: limit)
         configuration.isolation.policy = .inProcess
@@ -59,7 +61,6 @@ struct HostLimitTests {
 
     @Test("two in-process hosts apply their own reply limits, in either order of opening", arguments: [true, false])
     func twoHostsOwnLimits(largeFirst: Bool) async throws {
-        try BuildProducts.checkBuilt()
         let large: InProcessHost
         let small: InProcessHost
         // The host opened last used to set the one process-wide limit for both.
@@ -92,7 +93,6 @@ struct HostLimitTests {
 
     @Test("InProcessHost refuses a request over its message limit, and goes on")
     func inProcessRequestLimit() async throws {
-        try BuildProducts.checkBuilt()
         let host = try Self.inProcessHost(limit: 16 << 10)
         try await Self.start(host)
         var item = Self.bigDetailItem(kilobytes: 1)
@@ -124,8 +124,10 @@ struct HostLimitTests {
         return answer.withLock { $0 }
     }
 
+    /// A child `serve` with `limit` as its message limit (fails first when it is not built).
     static func client(limit: Int) throws -> ContextHostClient {
-        try ContextHostClient(
+        try BuildProducts.checkBuilt()
+        return try ContextHostClient(
             executable: BuildProducts.hostExecutable,
             arguments: ["serve", "--manifests", manifests, "--library-path", BuildProducts.directory, "--no-state", "--no-installed",
                         "--max-message-bytes", String(limit)])
@@ -133,7 +135,6 @@ struct HostLimitTests {
 
     @Test("ContextHostClient refuses a request over the child's limit once it knows it, without sending it")
     func clientRefusesLocally() async throws {
-        try BuildProducts.checkBuilt()
         let host = try Self.client(limit: 16 << 10)
         _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "limits-test")))
         let item = ContextItem(
@@ -153,7 +154,6 @@ struct HostLimitTests {
 
     @Test("ContextHostClient: a request the child discards unread fails instead of waiting forever")
     func clientDiscardedRequestFails() async throws {
-        try BuildProducts.checkBuilt()
         let host = try Self.client(limit: 16 << 10)
         // Before `initialize` the client does not know the limit, so the request goes out; the
         // host answers -32600 with `id: null`, naming the discarded message's length.

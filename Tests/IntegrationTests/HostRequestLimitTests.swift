@@ -22,23 +22,9 @@ import Testing
     func oneHostRequestTooManyIsRefusedAndTheOthersAreFetched(isolation: String) throws {
         let root = try TemporaryDirectory()
         let server = try LoopbackHTTPS()
-        try root.write("manifests/hostile.yaml", """
-            manifestVersion: 1
-            id: com.contexthost.hostile
-            title: Hostile
-            iconName: ant
-            version: 0.0.1
-            library: libFixtureHostileProvider.so
-            collection: programmatic
-            isolation: process
-            availability:
-              permissions: []
-            network:
-              timeout: 20s
-              origins:
-                - { origin: "https://localhost:\(server.port)", privateAddresses: true }
-            timeouts: { collect: 30s, preview: 40s, detail: 10s, encode: 10s }
-            """)
+        try root.write("manifests/hostile.yaml", TestManifest.brokered(
+            id: "com.contexthost.hostile", title: "Hostile", iconName: "ant", library: "libFixtureHostileProvider.so", port: server.port,
+            networkTimeout: "20s", timeouts: "{ collect: 30s, preview: 40s, detail: 10s, encode: 10s }", extra: "availability:\n  permissions: []\n"))
         let client = try RPCClient(host: HostProcess(
             arguments: ["serve", "--no-watch", "--no-installed", "--manifests", root.path + "/manifests"]
                 + (isolation == "in-process" ? ["--isolation", "in-process"] : []),
@@ -49,7 +35,7 @@ import Testing
         let count = Self.limit + 1
         let item: JSONValue = [
             "id": "5d2c6a1e-0000-4000-8000-000000000017", "providerId": "com.contexthost.hostile", "type": "hostile", "displayName": "Hostile",
-            "content": ["escape": "host-burst", "path": .string("https://localhost:\(server.port)/slow/1500"), "count": .number(Double(count))],
+            "content": ["escape": "host-burst", "path": .string(server.baseURL + "/slow/1500"), "count": .number(Double(count))],
         ]
         // Bounded: 16 fetches of 1.5 s, 8 connections at a time, take ~3 s; a wait that runs out
         // throws, and fails the test.

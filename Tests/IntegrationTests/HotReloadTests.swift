@@ -33,8 +33,7 @@ struct HotReloadTests {
 
     @Test("add, edit, break, fix, change library, delete: each sends providers/changed")
     func lifecycle() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so"))
+        let directory = try TemporaryDirectory(writing: "m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so"))
         let client = try serve(directory)
         defer { client.host.terminate() }
         try client.initialize()
@@ -148,8 +147,7 @@ struct HotReloadTests {
 
     @Test("--no-watch: no providers/changed, and the list stays as it was")
     func quiet() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so"))
+        let directory = try TemporaryDirectory(writing: "m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so"))
         let client = try serve(directory, ["--no-watch"])
         defer { client.host.terminate() }
         try client.initialize()
@@ -173,8 +171,7 @@ struct ConfigFileCLITests {
 
     @Test("priority overrides, disabled providers and settings errors in providers/list")
     func overrides() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", priority: 10))
+        let directory = try TemporaryDirectory(writing: "m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", priority: 10))
         try directory.write("m/off.yaml", TestManifest.yaml(id: "com.example.off", library: "libFixtureProviders.so", priority: 99))
         try directory.write(
             "m/set.yaml",
@@ -219,8 +216,7 @@ struct ConfigFileCLITests {
 
     @Test("a bad configuration file stops list and serve before anything starts")
     func badFile() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so"))
+        let directory = try TemporaryDirectory(writing: "m/fixture.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so"))
         let config = "providers:\n  com.contexthost.fixture:\n    priorty: 3\n"
         let listed = try list(directory, config: config)
         #expect(listed.status == 2)

@@ -21,6 +21,15 @@ struct InputLimitTests {
         #expect(try client.call("ping") == [:], sourceLocation: sourceLocation)
     }
 
+    /// `response` is a parse error (-32700) whose message mentions `text`, and the host still answers.
+    private func expectParseError(
+        _ response: JSONValue, mentioning text: String, _ client: RPCClient, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(response["error"]?["code"] == -32700, sourceLocation: sourceLocation)
+        #expect(response["error"]?["message"]?.stringValue?.contains(text) == true, "\(response)", sourceLocation: sourceLocation)
+        try expectAlive(client, sourceLocation: sourceLocation)
+    }
+
     @Test("initialize reports the limits in force")
     func reported() throws {
         let client = try RPCClient(arguments: ["--manifests", Self.fixtureManifests, "--no-state"])
@@ -54,9 +63,7 @@ struct InputLimitTests {
         #expect(response["error"]?["message"]?.stringValue?.contains("Nesting deeper than 256 levels") == true)
         let deepObject = String(repeating: #"{"a":"#, count: 10_000) + "1" + String(repeating: "}", count: 10_000)
         client.sendRaw(#"{"jsonrpc":"2.0","id":6,"method":"collect/submit","params":{"sessionId":"s","values":"# + deepObject + "}}")
-        response = try client.response(to: 6)
-        #expect(response["error"]?["message"]?.stringValue?.contains("Nesting deeper than 256 levels") == true)
-        try expectAlive(client)
+        try expectParseError(try client.response(to: 6), mentioning: "Nesting deeper than 256 levels", client)
     }
 
     @Test("ill-formed UTF-8 in a request is refused as a parse error naming it; the host keeps answering")
@@ -64,10 +71,7 @@ struct InputLimitTests {
         let client = try client()
         defer { client.host.terminate() }
         client.host.write(Array(#"{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"caf"#.utf8) + [0xE9] + Array("\"}}\n".utf8))
-        let response = try client.response(to: 5)
-        #expect(response["error"]?["code"] == -32700)
-        #expect(response["error"]?["message"]?.stringValue?.contains("Invalid UTF-8 in string") == true)
-        try expectAlive(client)
+        try expectParseError(try client.response(to: 5), mentioning: "Invalid UTF-8 in string", client)
     }
 
     @Test("a string over 1 MiB in params is refused naming the field and the limit")

@@ -503,9 +503,8 @@ struct IsolationTests {
 
     @Test("a provider that aborts while its worker starts: the request that started it gets the error, counted once; the host serves the others")
     func abortDuringLoad() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "abort.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "abort.yaml",
             TestManifest.yaml(
                 id: "com.contexthost.misbehaving.abort-on-open", library: "libFixtureMisbehavingProvider.so", isolation: "process",
                 collection: "programmatic", extra: "settings:\n  mode: { type: string, default: abort-on-open }"))

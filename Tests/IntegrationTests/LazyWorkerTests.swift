@@ -16,14 +16,35 @@ struct LazyWorkerTests {
     static let fixture = "com.contexthost.fixture"
     static let misbehaving = "com.contexthost.misbehaving"
 
-    /// A folder with the Swift fixture's manifest in a worker.
     /// The fixture's timeouts with a preview long enough for a cold worker start on a loaded
     /// debug build (the first request to a lazy worker waits for the start within its timeout).
     static let roomyTimeouts = "{ collect: 30s, preview: 10s, detail: 2s, encode: 1s }"
 
+    /// A folder with the Swift fixture's manifest in a worker.
     private func fixtureManifests(library: String = "libFixtureProviders.so") throws -> TemporaryDirectory {
+        try TemporaryDirectory(writing: "fixture.yaml", TestManifest.yaml(id: Self.fixture, library: library, isolation: "process", timeouts: Self.roomyTimeouts))
+    }
+
+    /// A folder with the C misbehaving fixture's manifest in a worker.
+    private func misbehavingManifests(timeouts: String, extra: String = "") throws -> TemporaryDirectory {
+        try TemporaryDirectory(
+            writing: "misbehaving.yaml",
+            TestManifest.yaml(
+                id: Self.misbehaving, library: "libFixtureMisbehavingProvider.so", isolation: "process", extra: extra, timeouts: timeouts))
+    }
+
+    /// A folder with `count` copies of the Note manifest in workers, `com.contexthost.note-copy-0`…,
+    /// with 10 s previews (a cold request waits for the starts queued before it within its timeout).
+    private func noteCopies(_ count: Int) throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        try directory.write("fixture.yaml", TestManifest.yaml(id: Self.fixture, library: library, isolation: "process", timeouts: Self.roomyTimeouts))
+        let note = try String(contentsOfFile: BuildProducts.packageRoot + "/manifests/note.yaml", encoding: .utf8)
+        for index in 0..<count {
+            let yaml = note
+                .replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.contexthost.note-copy-\(index)")
+                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process")
+                .replacingOccurrences(of: "preview: 500ms", with: "preview: 10s")
+            try directory.write("note-\(index).yaml", yaml)
+        }
         return directory
     }
 
@@ -145,11 +166,7 @@ struct LazyWorkerTests {
 
     @Test("a worker busy with a request is not stopped as idle")
     func busyWorkerIsNotStopped() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "misbehaving.yaml",
-            TestManifest.yaml(id: Self.misbehaving, library: "libFixtureMisbehavingProvider.so", isolation: "process",
-                timeouts: "{ collect: 2s, preview: 300ms, detail: 5s, encode: 2s }"))
+        let directory = try misbehavingManifests(timeouts: "{ collect: 2s, preview: 300ms, detail: 5s, encode: 2s }")
         let client = try host(directory, ["--worker-idle-timeout", "0.2"])
         // item/detail answers after 1.2 s (`slow`), well past the idle timeout.
         let detail = try client.call("items/detail", ["item": [
@@ -165,12 +182,8 @@ struct LazyWorkerTests {
 
     @Test("a crash while a worker starts is reported to the waiting request and counted once")
     func coldStartCrash() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "misbehaving.yaml",
-            TestManifest.yaml(id: Self.misbehaving, library: "libFixtureMisbehavingProvider.so", isolation: "process",
-                extra: "settings:\n  mode: { type: string, default: abort-on-open }",
-                timeouts: "{ collect: 10s, preview: 10s, detail: 10s, encode: 10s }"))
+        let directory = try misbehavingManifests(
+            timeouts: "{ collect: 10s, preview: 10s, detail: 10s, encode: 10s }", extra: "settings:\n  mode: { type: string, default: abort-on-open }")
         let client = try host(directory, ["--max-crashes", "2"])
         let listed = try entry(client, Self.misbehaving)
         #expect(listed["status"] == "loaded")
@@ -282,14 +295,7 @@ struct LazyWorkerTests {
 
     @Test("300 workers-mode copies of the Note manifest list at once, with no worker; one request starts one")
     func threeHundredProviders() throws {
-        let directory = try TemporaryDirectory()
-        let note = try String(contentsOfFile: BuildProducts.packageRoot + "/manifests/note.yaml", encoding: .utf8)
-        for index in 0..<300 {
-            let yaml = note
-                .replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.contexthost.note-copy-\(index)")
-                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process")
-            try directory.write("note-\(index).yaml", yaml)
-        }
+        let directory = try noteCopies(300)
         let started = Date()
         let client = try host(directory)
         let providers = try client.call("providers/list")["providers"]?.arrayValue ?? []
@@ -310,15 +316,7 @@ struct LazyWorkerTests {
 
     @Test("with --max-worker-starts 1, cold requests to several providers queue and all succeed")
     func boundedStarts() throws {
-        let directory = try TemporaryDirectory()
-        let note = try String(contentsOfFile: BuildProducts.packageRoot + "/manifests/note.yaml", encoding: .utf8)
-        for index in 0..<4 {
-            try directory.write("note-\(index).yaml", note
-                .replacingOccurrences(of: "id: com.contexthost.note", with: "id: com.contexthost.note-copy-\(index)")
-                .replacingOccurrences(of: "isolation: in-process", with: "isolation: process")
-                // Each preview waits for the starts queued before it, within its own timeout.
-                .replacingOccurrences(of: "preview: 500ms", with: "preview: 10s"))
-        }
+        let directory = try noteCopies(4)
         let client = try host(directory, ["--max-worker-starts", "1"])
         let ids = (0..<4).map { client.send("items/preview", ["item": noteItem("com.contexthost.note-copy-\($0)")]) }
         for id in ids {
@@ -333,9 +331,8 @@ struct LazyWorkerTests {
 
     /// A folder with the fixture's manifest in a worker whose `open` sleeps `openDelayMs`.
     private func slowManifests(openDelayMs: Int, settings: String = "") throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "fixture.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "fixture.yaml",
             TestManifest.yaml(
                 id: Self.fixture, library: "libFixtureProviders.so", isolation: "process",
                 extra: "settings:\n  openDelayMs: { type: integer, default: \(openDelayMs) }\n\(settings)"))

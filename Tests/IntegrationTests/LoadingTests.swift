@@ -31,8 +31,7 @@ struct LoadingTests {
 
     @Test("a library built for another ABI version is refused with both versions named")
     func abiMismatch() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("old.yaml", TestManifest.yaml(id: "com.example.old", library: "libFixtureOldABIProvider.so"))
+        let directory = try TemporaryDirectory(writing: "old.yaml", TestManifest.yaml(id: "com.example.old", library: "libFixtureOldABIProvider.so"))
         let (status, providers) = try list(directory)
         #expect(status == 1)
         let old = try provider(providers, "com.example.old")
@@ -44,9 +43,8 @@ struct LoadingTests {
 
     @Test("a provider that refuses to open reports its own reason")
     func openFailure() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "fixture.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "fixture.yaml",
             TestManifest.yaml(
                 id: "com.contexthost.fixture", library: "libFixtureProviders.so",
                 extra: "settings:\n  failOpen: { type: string, default: \"no database at /nowhere\" }"))
@@ -62,8 +60,7 @@ struct LoadingTests {
     func sha256Pins() throws {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("FixtureProviders")))
         let actual = SHA256Digest.hex(Array(bytes))
-        let directory = try TemporaryDirectory()
-        try directory.write("good.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", extra: "sha256: \(actual)"))
+        let directory = try TemporaryDirectory(writing: "good.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", extra: "sha256: \(actual)"))
         var (status, providers) = try list(directory)
         #expect(status == 0)
         #expect(try provider(providers, "com.contexthost.fixture")["status"] == "loaded")
@@ -83,8 +80,7 @@ struct LoadingTests {
 
     @Test("availability: permission, host version and the provider's own check")
     func availability() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("a.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", permissions: "[network]"))
+        let directory = try TemporaryDirectory(writing: "a.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", permissions: "[network]"))
         var (_, providers) = try list(directory)
         var fixture = try provider(providers, "com.contexthost.fixture")
         #expect(fixture["status"] == "loaded")
@@ -133,8 +129,7 @@ struct LoadingTests {
 
     @Test("one bad manifest never stops the others; order is priority, then title, then id")
     func mixedCatalog() throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("a-broken.yaml", "manifestVersion: 1\nid: [oops\n")
+        let directory = try TemporaryDirectory(writing: "a-broken.yaml", "manifestVersion: 1\nid: [oops\n")
         try directory.write("b.yaml", TestManifest.yaml(id: "com.example.low", library: "libFixtureProviders.so", priority: 1))
         try directory.write("c.yaml", TestManifest.yaml(id: "com.example.missing", library: "libNothing.so", priority: 50))
         try directory.write("d.yaml", TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", priority: 20))

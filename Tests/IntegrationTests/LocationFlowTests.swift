@@ -40,10 +40,7 @@ struct LocationFlowTests {
         #expect(invalid["fieldErrors"]?["coordinates"]?.stringValue?.contains("Mixed notations") == true)
 
         // Submit the chosen place → item.
-        let submitted = try client.call(
-            "collect/submit", ["sessionId": .string(sessionID), "values": ["place": zurich["value"] ?? .null]])
-        #expect(submitted["outcome"] == "item")
-        let item = try #require(submitted["item"])
+        let item = try client.submitForItem(session: .string(sessionID), values: ["place": zurich["value"] ?? .null])
         #expect(item["providerId"] == "com.contexthost.location")
         #expect(item["displayName"] == "Zürich, Switzerland")
 

@@ -74,6 +74,8 @@ final class LoopbackHTTPS: @unchecked Sendable {
     let folder: TemporaryDirectory
     private let process: Process
     let port: Int
+    /// `https://localhost:PORT`.
+    var baseURL: String { "https://localhost:\(port)" }
     var caFile: String { folder.path + "/ca/ca.pem" }
     var logFile: String { folder.path + "/requests.log" }
     var apiKeyFile: String { folder.path + "/api-key" }

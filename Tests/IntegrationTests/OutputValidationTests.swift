@@ -102,9 +102,8 @@ struct OutputValidationTests {
 
     /// A host over a scratch folder with the C provider as a `collection: both` provider.
     private func collector(_ isolation: String, settings: String) throws -> (RPCClient, TemporaryDirectory) {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "misbehaving.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "misbehaving.yaml",
             TestManifest.yaml(
                 id: Self.misbehaving, library: "libFixtureMisbehavingProvider.so", isolation: isolation, collection: "both",
                 extra: settings))

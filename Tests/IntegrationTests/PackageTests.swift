@@ -59,6 +59,21 @@ struct PackageTests {
             let result = try run(["install", file, "--trust-key", publicKey] + extra)
             try #require(result.status == 0, "\(result.standardError)\(result.standardOutput)")
         }
+
+        /// `bundle(name)`, installed; answers the bundle file.
+        @discardableResult
+        func installed(_ name: String) throws -> String {
+            let file = try bundle(name)
+            try install(file)
+            return file
+        }
+
+        /// A new folder `name` in the workspace.
+        func subfolder(_ name: String) throws -> String {
+            let folder = path + "/" + name
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            return folder
+        }
     }
 
     /// Runs `install` (or another command) and checks it fails with `[code]` and a fix line.
@@ -80,7 +95,7 @@ struct PackageTests {
     @Test("an app that embeds the host loads its user's installed providers when its configuration names their folders, and none by default")
     func embeddedHostLoadsInstalled() async throws {
         let workspace = try Workspace()
-        try workspace.install(try workspace.bundle("note"))
+        try workspace.installed("note")
         let noManifests = try TemporaryDirectory()
         func host(_ locations: PackageLocations?) throws -> InProcessHost {
             var configuration = HostConfiguration(manifestDirectories: [noManifests.path])
@@ -254,8 +269,7 @@ struct PackageTests {
     @Test("a library for another platform, and a swift-dynamic library of another Swift version, are refused")
     func runtimeCompatibility() throws {
         let workspace = try Workspace()
-        let folder = workspace.path + "/foreign"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try workspace.subfolder("foreign")
         try String(contentsOfFile: Self.manifests + "/note.yaml", encoding: .utf8).write(toFile: folder + "/note.yaml", atomically: true, encoding: .utf8)
         var library = [UInt8](try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("NoteProvider"))))
 
@@ -296,8 +310,7 @@ struct PackageTests {
     @Test("a declared runtime that does not match the library is refused at load, in a worker and in-process")
     func runtimeCheckedAtLoad() throws {
         let workspace = try Workspace()
-        let folder = workspace.path + "/declared"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try workspace.subfolder("declared")
         try (String(contentsOfFile: Self.manifests + "/note.yaml", encoding: .utf8) + "runtime: swift-static\n")
             .write(toFile: folder + "/note.yaml", atomically: true, encoding: .utf8)
         for isolation in ["process", "in-process"] {
@@ -311,9 +324,8 @@ struct PackageTests {
     @Test("install --locked reproduces an installation on a clean data folder, and fails on a mismatch")
     func lockedInstall() throws {
         let first = try Workspace()
-        let note = try first.bundle("note")
+        let note = try first.installed("note")
         let device = try first.bundle("device-info")
-        try first.install(note)
         try first.install(device)
         let lock = try String(contentsOfFile: first.lockFile, encoding: .utf8)
         #expect(lock.contains("com.contexthost.note") && lock.contains("com.contexthost.device-info"))
@@ -336,8 +348,7 @@ struct PackageTests {
 
         // The same version, packaged again with one more file: not what the lock says.
         let third = try Workspace()
-        let folder = third.path + "/rebuilt"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try third.subfolder("rebuilt")
         try String(contentsOfFile: Self.manifests + "/note.yaml", encoding: .utf8).write(toFile: folder + "/note.yaml", atomically: true, encoding: .utf8)
         try "changed\n".write(toFile: folder + "/LICENSE", atomically: true, encoding: .utf8)
         try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("NoteProvider"))).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
@@ -384,11 +395,10 @@ struct PackageTests {
     @Test("a reinstall that fails its probe leaves the installed version as it was")
     func failedReinstallKeepsTheOldVersion() throws {
         let workspace = try Workspace()
-        try workspace.install(try workspace.bundle("note"))
+        try workspace.installed("note")
         let lock = try String(contentsOfFile: workspace.lockFile, encoding: .utf8)
         // The same id and version, but another provider's library: provider/info will disagree.
-        let folder = workspace.path + "/impostor"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try workspace.subfolder("impostor")
         try String(contentsOfFile: Self.manifests + "/note.yaml", encoding: .utf8).write(toFile: folder + "/note.yaml", atomically: true, encoding: .utf8)
         try Data(contentsOf: URL(fileURLWithPath: BuildProducts.library("FixtureProviders"))).write(to: URL(fileURLWithPath: folder + "/libNoteProvider.so"))
         let impostor = try workspace.package(folder + "/note.yaml", "impostor.ctxp")

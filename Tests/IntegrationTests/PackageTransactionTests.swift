@@ -92,8 +92,7 @@ struct PackageTransactionTests {
     @Test("install --force unpacks every file again: a changed manifest or library of the installed copy is repaired (was: 'Installed' and still hash-mismatch)")
     func forceRepairs() throws {
         let workspace = try Workspace()
-        let bundle = try workspace.bundle("note")
-        try workspace.install(bundle)
+        let bundle = try workspace.installed("note")
         let folder = workspace.path + "/data/context-host/packages/com.contexthost.note/1.0.0"
         let pristine = try BundleArchive.read(file: bundle)
         for damaged in [BundleLayout.manifestFileName, "lib/linux-x86_64/libNoteProvider.so"] {
@@ -121,9 +120,8 @@ struct PackageTransactionTests {
     @Test("install --locked with one of two bundles installs nothing and trusts no key; a lock's previous version is never made active alone (was: one installed, key trusted)")
     func lockedIsAtomic() throws {
         let first = try Workspace()
-        let note = try first.bundle("note")
+        let note = try first.installed("note")
         let device = try first.bundle("device-info")
-        try first.install(note)
         try first.install(device, extra: ["--key-scope", "com.contexthost.device-info"])
         let lock = first.path + "/two.lock"
         try FileManager.default.copyItem(atPath: first.lockFile, toPath: lock)
@@ -162,8 +160,7 @@ struct PackageTransactionTests {
     @Test("a lock file trusts no key: a key removed with `keys remove` stays removed, and the refusal does not speak of a --trust-key nobody gave (was: re-trusted for com.contexthost.*)")
     func lockTrustsNothing() throws {
         let first = try Workspace()
-        let note = try first.bundle("note")
-        try first.install(note)
+        let note = try first.installed("note")
         let lock = first.path + "/note.lock"
         try FileManager.default.copyItem(atPath: first.lockFile, toPath: lock)
         let id = try Self.keyID(first.publicKey)
@@ -239,9 +236,8 @@ struct PackageTransactionTests {
     @Test("--trust-key trusts the bundle's exact id unless --key-scope asks for more (was: the id's whole prefix)")
     func exactScopeByDefault() throws {
         let workspace = try Workspace()
-        let note = try workspace.bundle("note")
+        let note = try workspace.installed("note")
         let device = try workspace.bundle("device-info")
-        try workspace.install(note)
         let listed = try workspace.run(["keys", "list"])
         #expect(listed.standardOutput.contains("  com.contexthost.note  "), "\(listed.standardOutput)")
         #expect(!listed.standardOutput.contains("com.contexthost.*"), "\(listed.standardOutput)")

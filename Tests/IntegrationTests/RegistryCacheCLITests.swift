@@ -15,9 +15,8 @@ struct RegistryCacheCLITests {
     /// A manifests folder with the fixture provider, old enough to be cached (files changed in the
     /// last second are parsed but not cached).
     private func manifests(extra: String = "") throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        try directory.write(
-            "m/fixture.yaml",
+        let directory = try TemporaryDirectory(
+            writing: "m/fixture.yaml",
             TestManifest.yaml(id: "com.contexthost.fixture", library: "libFixtureProviders.so", extra: extra))
         usleep(1_100_000)
         return directory

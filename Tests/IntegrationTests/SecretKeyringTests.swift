@@ -114,7 +114,7 @@ import Testing
         let client = try RPCClient(host: HostProcess(
             arguments: ["serve", "--no-watch", "--no-installed", "--manifests", setup.manifests, "--log-level", "info"], environment: environment))
         try client.initialize(["clientInfo": ["name": "tests"], "locale": "en-US", "grantedPermissions": ["network"]])
-        let echo = try EgressTests.fetch(client, "https://localhost:\(setup.server.port)/echo", provider: provider)
+        let echo = try EgressTests.fetch(client, setup.server.baseURL + "/echo", provider: provider)
         #expect(echo["status"]?.intValue == 200, "\(echo)")
         #expect(echo["body"]?.stringValue?.contains("apikey=[secret]") == true, "\(echo)")
         #expect(setup.server.requests.contains { $0["path"]?.stringValue?.contains("apikey=\(canary)") == true }, "the server never received the secret")

@@ -43,9 +43,7 @@ struct StockQuoteFlowTests {
         #expect(invalid["fieldErrors"]?["symbol"]?.stringValue?.hasPrefix("Unknown symbol XYZQ") == true)
 
         // Submit: the item.
-        let submitted = try client.call("collect/submit", ["sessionId": session, "values": ["symbol": "ACME", "range": "3M"]])
-        #expect(submitted["outcome"] == "item")
-        let item = try #require(submitted["item"])
+        let item = try client.submitForItem(session: session, values: ["symbol": "ACME", "range": "3M"])
         #expect(item["providerId"] == "com.contexthost.stock-quote")
         #expect(item["type"] == "quote")
         let closeText = String(format: "%.2f", expected["close"]?.numberValue ?? 0)

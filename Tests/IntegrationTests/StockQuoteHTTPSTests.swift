@@ -58,7 +58,7 @@ import Testing
 
     @Test func stooqCSVThroughTheBrokerThenStaleFromTheCacheWhenTheServiceFails() throws {
         let setup = try Setup()
-        let base = "https://localhost:\(setup.server.port)"
+        let base = setup.server.baseURL
         let client = try setup.serve(["source": "stooq", "stooqURL": base + "/stooq"])
         let submitted = try Self.quote(client)
         let item = try #require(submitted["item"], "\(submitted)")
@@ -92,7 +92,7 @@ import Testing
 
     @Test func retriesAfter503ThenSucceeds() throws {
         let setup = try Setup()
-        let base = "https://localhost:\(setup.server.port)"
+        let base = setup.server.baseURL
         let client = try setup.serve(["source": "stooq", "stooqURL": base + "/flaky/quotes/2"])
         let item = try #require(try Self.quote(client)["item"])
         #expect(item["content"]?["source"]?["kind"] == "http")
@@ -103,7 +103,7 @@ import Testing
 
     @Test func alphaVantageJSONWithTheKeyTheHostInjects() throws {
         let setup = try Setup()
-        let base = "https://localhost:\(setup.server.port)"
+        let base = setup.server.baseURL
         // Without the key: the fetch is refused (secret-not-set) and the local file is used.
         let keyless = try setup.serve(["source": "alphavantage", "alphaVantageURL": base + "/av"])
         let local = try #require(try Self.quote(keyless)["item"])

@@ -127,6 +127,16 @@ struct HealthMetricProviderTests {
         }
     }
 
+    /// This test's own copies of the two sample exports (`fullDay`, `stepsWeek`), read by the
+    /// providers it makes.
+    let fullDayExport: Export
+    let stepsWeekExport: Export
+
+    init() throws {
+        fullDayExport = try Export(Self.fullDay)
+        stepsWeekExport = try Export(Self.stepsWeek)
+    }
+
     /// Collector and availability calls run in the provider's tasks: allow for a test process
     /// whose cooperative pool is busy with other suites' blocking tests.
     static let taskTimeout = 60.0
@@ -245,8 +255,7 @@ struct HealthMetricProviderTests {
 
     @Test("sums take the larger source per day, skip correlation children and decode entities")
     func sumsAcrossSources() async throws {
-        let export = try Self.Export(Self.fullDay)
-        let provider = try export.provider()
+        let provider = try fullDayExport.provider()
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")
         #expect(steps["content"]?["value"] == 8500)
         #expect(steps["content"]?["unit"] == "steps")
@@ -265,8 +274,7 @@ struct HealthMetricProviderTests {
 
     @Test("heart rate and body mass are averaged with min and max")
     func averages() async throws {
-        let export = try Self.Export(Self.fullDay)
-        let provider = try export.provider()
+        let provider = try fullDayExport.provider()
         let heart = try await Self.item(provider, "heartRate", "day", "2024-03-04")
         #expect(heart["content"]?["value"] == 80)
         let day = try #require(heart["content"]?["days"]?.arrayValue?.last)
@@ -293,8 +301,7 @@ struct HealthMetricProviderTests {
 
     @Test("sleep counts asleep stages of the night, attributed to the day it ends")
     func sleep() async throws {
-        let export = try Self.Export(Self.fullDay)
-        let provider = try export.provider()
+        let provider = try fullDayExport.provider()
         let sleep = try await Self.item(provider, "sleep", "day", "2024-03-04")
         // 23:00–23:45 + 23:45–01:15 + 01:30–06:30 = 7.25 h (in bed and awake excluded; the nap
         // from another source is smaller).
@@ -310,12 +317,11 @@ struct HealthMetricProviderTests {
 
     @Test("units follow the client's locale: miles, kilometres, kilojoules and number punctuation")
     func locales() async throws {
-        let export = try Self.Export(Self.fullDay)
-        let us = try export.provider(locale: "en-US")
+        let us = try fullDayExport.provider(locale: "en-US")
         let miles = try await Self.item(us, "distance", "day", "2024-03-04")
         #expect(miles["content"]?["value"] == 2.17)  // 3.5 km
         #expect(miles["content"]?["unit"] == "mi")
-        let german = try export.provider(locale: "de-DE")
+        let german = try fullDayExport.provider(locale: "de-DE")
         let kilometres = try await Self.item(german, "distance", "day", "2024-03-04")
         #expect(kilometres["content"]?["value"] == 3.5)
         let chip = try await german.call("item/preview", ["item": kilometres])
@@ -323,11 +329,11 @@ struct HealthMetricProviderTests {
         let mass = try await Self.item(german, "bodyMass", "day", "2024-03-04")
         #expect(mass["content"]?["value"] == 69.9)
         #expect(mass["content"]?["unit"] == "kg")
-        let australian = try export.provider(locale: "en-AU")
+        let australian = try fullDayExport.provider(locale: "en-AU")
         let energy = try await Self.item(australian, "activeEnergy", "day", "2024-03-04")
         #expect(energy["content"]?["unit"] == "kJ")
         #expect(energy["content"]?["value"] == 618)
-        let imperial = try export.provider(locale: "de-DE", extra: ["units": "imperial"])
+        let imperial = try fullDayExport.provider(locale: "de-DE", extra: ["units": "imperial"])
         let forced = try await Self.item(imperial, "distance", "day", "2024-03-04")
         #expect(forced["content"]?["unit"] == "mi")
     }
@@ -336,8 +342,7 @@ struct HealthMetricProviderTests {
 
     @Test("week and month give daily averages, days met and a goal threshold")
     func periods() async throws {
-        let export = try Self.Export(Self.stepsWeek)
-        let provider = try export.provider()
+        let provider = try stepsWeekExport.provider()
         let week = try await Self.item(provider, "steps", "week", "2024-03-06")
         let content = try #require(week["content"])
         #expect(content["start"] == "2024-03-04")
@@ -383,8 +388,7 @@ struct HealthMetricProviderTests {
 
     @Test("goals come from the goals setting, with units and directions; bad goals refuse to open")
     func goals() async throws {
-        let export = try Self.Export(Self.fullDay)
-        let provider = try export.provider(extra: ["goals": "steps=8000, distance>=5mi; bodyMass<=150lb, heartRate=none"])
+        let provider = try fullDayExport.provider(extra: ["goals": "steps=8000, distance>=5mi; bodyMass<=150lb, heartRate=none"])
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")
         #expect(try await provider.call("item/preview", ["item": steps])["tone"] == "good")
         let distance = try await Self.item(provider, "distance", "day", "2024-03-04")
@@ -397,17 +401,16 @@ struct HealthMetricProviderTests {
         #expect(heart["content"]?["goal"] == nil)
         #expect(try await provider.call("item/preview", ["item": heart])["tone"] == "neutral")
         #expect(throws: (any Error).self) {
-            try export.provider(extra: ["goals": "stepz=9000"])
+            try fullDayExport.provider(extra: ["goals": "stepz=9000"])
         }
         #expect(throws: (any Error).self) {
-            try export.provider(extra: ["goals": "sleep=8kg"])
+            try fullDayExport.provider(extra: ["goals": "sleep=8kg"])
         }
     }
 
     @Test("encode answers JSON with the aggregates, or CSV; other representations are refused")
     func encode() async throws {
-        let export = try Self.Export(Self.stepsWeek)
-        let provider = try export.provider()
+        let provider = try stepsWeekExport.provider()
         let week = try await Self.item(provider, "steps", "week", "2024-03-06")
         let json = try await Self.encoded(provider, week)
         #expect(json["metric"] == "steps")
@@ -428,7 +431,6 @@ struct HealthMetricProviderTests {
 
     @Test("malformed records are reported with file:line and skipped; the rest is used")
     func malformedRecords() async throws {
-        let directory = try TemporaryDirectory()
         let text = Self.export([
             Self.record("steps", "4000", start: Self.t("04", "08:00")),
             Self.record("steps", "abc", start: Self.t("04", "09:00")),
@@ -440,8 +442,8 @@ struct HealthMetricProviderTests {
             Self.record("sleep", "HKCategoryValueSleepAnalysisDreaming", unit: nil, start: Self.t("04", "01:00"), end: Self.t("04", "02:00")),
             Self.record("steps", "1000", start: Self.t("04", "11:00")),
         ])
-        let file = try directory.write("export.xml", text)
-        let provider = try Self.provider(directory, file: file)
+        let export = try Export(text)
+        let provider = try export.provider()
         #expect(try await provider.call("provider/availability", timeout: Self.taskTimeout)["available"] == true)
         let steps = try await Self.item(provider, "steps", "day", "2024-03-04")
         #expect(steps["content"]?["value"] == 5000)
@@ -503,15 +505,14 @@ struct HealthMetricProviderTests {
 
     @Test("records of unknown types are ignored and counted; their metrics are not offered")
     func unknownTypes() async throws {
-        let directory = try TemporaryDirectory()
         let text = Self.export([
             Self.record("steps", "4000", start: Self.t("04", "08:00")),
             Self.record("basal", "60", unit: "kcal", start: Self.t("04", "08:00")),
             Self.record("basal", "61", unit: "kcal", start: Self.t("04", "09:00")),
             Self.record("HKQuantityTypeIdentifierDietaryWater", "250", unit: "mL", start: Self.t("04", "09:00")),
         ])
-        let file = try directory.write("export.xml", text)
-        let provider = try Self.provider(directory, file: file)
+        let export = try Export(text)
+        let provider = try export.provider()
         let form = try await provider.call("collect/start", ["sessionId": "s"], timeout: Self.taskTimeout)
         let options = (form["fields"]?.arrayValue?.first?["options"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
         #expect(options == ["steps"])
@@ -566,8 +567,7 @@ struct HealthMetricProviderTests {
 
     @Test("a folder holding apple_health_export/export.xml is accepted")
     func exportFolder() async throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("unzipped/apple_health_export/export.xml", Self.stepsWeek)
+        let directory = try TemporaryDirectory(writing: "unzipped/apple_health_export/export.xml", Self.stepsWeek)
         let provider = try Self.provider(directory, file: directory.path + "/unzipped")
         let item = try await Self.item(provider, "steps", "day", "2024-03-06")
         #expect(item["content"]?["value"] == 12000)

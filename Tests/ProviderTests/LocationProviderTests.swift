@@ -276,8 +276,7 @@ struct LocationProviderTests {
     @Test("chip shows place name, region and country")
     func chip() async throws {
         let location = try Self.provider()
-        let item = try await Self.item(location, ["place": "2657896"])
-        let chip = try await location.call("item/preview", ["item": item])
+        let chip = try await Self.view(location, "item/preview", ["place": "2657896"])
         #expect(chip["title"] == "Zürich")
         #expect(chip["subtitle"] == "Zurich, Switzerland")
         #expect(chip["icon"] == "mappin.and.ellipse")
@@ -285,15 +284,14 @@ struct LocationProviderTests {
         #expect(pointChip["title"] == "Near Zürich")
         #expect(pointChip["subtitle"]?.stringValue?.hasPrefix("Zurich, Switzerland · ") == true)
         #expect(pointChip["subtitle"] == "Zurich, Switzerland · 839 m")
-        let describe = try await location.call("item/describe", ["item": item])
+        let describe = try await Self.view(location, "item/describe", ["place": "2657896"])
         #expect(describe["text"]?.stringValue?.contains("Zürich, Zurich, Switzerland") == true)
     }
 
     @Test("detail: map with marker and geo: link, facts in decimal and DMS, time zone offset, nearby places")
     func detail() async throws {
         let location = try Self.provider()
-        let item = try await Self.item(location, ["place": "2657896"])
-        let detail = try await location.call("item/detail", ["item": item])
+        let detail = try await Self.view(location, "item/detail", ["place": "2657896"])
         #expect(detail["title"] == "Zürich")
         let blocks = detail["blocks"]?.arrayValue ?? []
         let map = try #require(blocks.first { $0["type"] == "map" })

@@ -399,6 +399,9 @@ package enum YAMLReader {
             let line = Int(node.pointee.start_mark.line) + 1
             let column = Int(node.pointee.start_mark.column) + 1
             var tag: String? = node.pointee.tag.map { String(cString: $0) }
+            // While a node is converted, an alias below it may not refer back to it (checked above).
+            active.append(index)
+            defer { active.removeLast() }
             switch node.pointee.type {
             case YAML_SCALAR_NODE:
                 let scalar = node.pointee.data.scalar
@@ -416,14 +419,10 @@ package enum YAMLReader {
                 return YAMLNode(.scalar(text, style), tag: tag, line: line, column: column)
             case YAML_SEQUENCE_NODE:
                 if tag == "tag:yaml.org,2002:seq" { tag = nil }
-                active.append(index)
-                defer { active.removeLast() }
                 guard let items = convertSequence(&document, node, depth: depth) else { return nil }
                 return YAMLNode(.sequence(items), tag: tag, line: line, column: column)
             case YAML_MAPPING_NODE:
                 if tag == "tag:yaml.org,2002:map" { tag = nil }
-                active.append(index)
-                defer { active.removeLast() }
                 guard let pairs = convertMapping(&document, node, depth: depth) else { return nil }
                 return YAMLNode(.mapping(pairs), tag: tag, line: line, column: column)
             default:

@@ -50,7 +50,7 @@ final class RequestChannel: @unchecked Sendable {
         guard done.isFinite, done >= 0 else { return }
         if let total { guard total.isFinite, total >= done else { return } }
         let final = total == done
-        let now = Self.monotonicNanoseconds()
+        let now = monotonicNanoseconds()
         lock.withLock {
             guard !closed, done >= lastDone else { return }
             guard final || lastProgress == 0 || now &- lastProgress >= Self.progressIntervalNanoseconds else { return }
@@ -86,19 +86,22 @@ final class RequestChannel: @unchecked Sendable {
         return output
     }
 
-    private static func monotonicNanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
 }
 
-/// Writes to standard error (a worker's goes to the host's log).
-func writeStandardError(_ text: String) {
+/// The monotonic clock in nanoseconds, for intervals (the bundled providers' too).
+package func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+}
+
+/// Writes `text` to standard error as one line, in one `write(2)` (lines of concurrent callers do
+/// not interleave), adding the line break when it has none. A worker's standard error goes to the
+/// host's log; stdout belongs to the protocol. The bundled providers' log lines use it too.
+package func writeStandardError(_ text: String) {
     var bytes = Array(text.utf8)
-    bytes.withUnsafeMutableBytes { buffer in
-        _ = write(2, buffer.baseAddress, buffer.count)
-    }
+    if bytes.last != 0x0A { bytes.append(0x0A) }
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
 /// The progress of one request, to report from any thread or task: for work shared between

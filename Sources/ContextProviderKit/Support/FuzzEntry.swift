@@ -113,18 +113,7 @@ package enum SDKFuzzEntry {
     }
 
     private static func roundTrip<T: JSONConvertible & Equatable>(_ value: JSONValue, as type: T.Type) {
-        guard let decoded = try? T(json: value, path: "fuzz") else { return }
-        let encoded = decoded.json
-        let bytes = encoded.jsonBytes
-        guard let reparsed = try? JSONReader.parse(bytes) else {
-            preconditionFailure("\(T.self) encodes to JSON that does not parse")
-        }
-        let again: T
-        do {
-            again = try T(json: reparsed, path: "fuzz")
-        } catch {
-            preconditionFailure("\(T.self) does not decode its own encoding: \(error)")
-        }
+        guard let (decoded, _, again) = T.fuzzRoundTrip(value) else { return }
         precondition(again == decoded, "\(T.self) decodes its own encoding to another value")
     }
 }

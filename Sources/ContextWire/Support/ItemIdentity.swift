@@ -35,9 +35,14 @@ public enum ItemIdentity {
     /// The current time as an RFC 3339 UTC timestamp with second precision, e.g.
     /// `"2025-01-31T09:30:00Z"`.
     public static func nowRFC3339() -> String {
+        rfc3339(secondsSince1970: nowSecondsSince1970())
+    }
+
+    /// The wall clock: whole seconds since 1970-01-01 UTC.
+    package static func nowSecondsSince1970() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return rfc3339(secondsSince1970: Int(now.tv_sec))
+        return Int(now.tv_sec)
     }
 
     /// A time (whole seconds since 1970, UTC) as an RFC 3339 timestamp, e.g.

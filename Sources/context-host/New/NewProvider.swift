@@ -176,7 +176,7 @@ enum ScaffoldWriter {
 
     /// Creates `directory` (and its parents); refuses a folder that already has files in it.
     static func prepare(directory: String) throws {
-        if let entries = listDirectory(directory) {
+        if let entries = ManifestFileSystem.directoryEntries(directory) {
             guard entries.isEmpty else {
                 throw Failure(description: "\(directory) already exists and is not empty; choose another --output folder.")
             }
@@ -211,20 +211,6 @@ enum ScaffoldWriter {
         if let failure = Directories.make(path, mode: 0o755) {
             throw Failure(description: "cannot create \(failure.folder): \(String(cString: strerror(failure.errno)))")
         }
-    }
-
-    /// The names in a folder (without `.` and `..`), or nil when it is not a readable folder.
-    static func listDirectory(_ path: String) -> [String]? {
-        guard let dir = opendir(path) else { return nil }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
     }
 
     static func absolutePath(_ path: String) throws -> String {

@@ -57,54 +57,48 @@ static void send_text(ctxp_reply_fn reply, void *context, const char *text) {
     reply(context, (const uint8_t *)text, strlen(text));
 }
 
+/* Writes the JSON-RPC answer to request `id` into `buffer`: `{"jsonrpc":"2.0","id":ID,"result":…}`,
+ * the result formatted as by printf. */
+#define RESULT(format, ...) \
+    snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":" format "}", id, ##__VA_ARGS__)
+
 static void answer_mode(ctxp_reply_fn reply, void *context, long long id, const char *method, const char *subtitle, const char *mode, const instance_t *instance) {
     char buffer[1024];
     const char *start_form = instance ? instance->start_form : "";
     const char *make_item = instance ? instance->make_item : "";
     if (strcmp(method, "provider/availability") == 0) {
-        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"available\":true}}", id);
+        RESULT("{\"available\":true}");
     } else if (strcmp(method, "provider/info") == 0) {
-        snprintf(buffer, sizeof buffer,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"id\":\"com.contexthost.misbehaving\",\"title\":\"Misbehaving\",\"version\":\"0.0.1\",\"iconName\":\"ant\",\"ctxui\":1}}", id);
+        RESULT("{\"id\":\"com.contexthost.misbehaving\",\"title\":\"Misbehaving\",\"version\":\"0.0.1\",\"iconName\":\"ant\",\"ctxui\":1}");
     } else if (strcmp(method, "item/describe") == 0) {
-        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"text\":%s}}", id,
-                 strcmp(mode, "bad-describe") == 0 ? "42" : "\"ok\"");
+        RESULT("{\"text\":%s}", strcmp(mode, "bad-describe") == 0 ? "42" : "\"ok\"");
     } else if (strcmp(method, "item/detail") == 0) {
-        snprintf(buffer, sizeof buffer,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"title\":\"ok\",\"subtitle\":\"%s\",\"fallbackText\":\"ok\",\"blocks\":[%s]}}",
-                 id, subtitle, strcmp(mode, "bad-detail") == 0 ? "{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"video\",\"url\":\"x\"}" : "{\"type\":\"text\",\"text\":\"ok\"}");
+        RESULT("{\"ctxui\":1,\"title\":\"ok\",\"subtitle\":\"%s\",\"fallbackText\":\"ok\",\"blocks\":[%s]}",
+               subtitle, strcmp(mode, "bad-detail") == 0 ? "{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"video\",\"url\":\"x\"}" : "{\"type\":\"text\",\"text\":\"ok\"}");
     } else if (strcmp(method, "item/encode") == 0) {
-        snprintf(buffer, sizeof buffer,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"representation\":\"text\",\"contentType\":\"text/plain\",\"data\":\"%s\",\"metadata\":{\"subtitle\":\"%s\"}}}",
-                 id, strcmp(mode, "bad-encode") == 0 ? "not base64!" : "b2s=", subtitle);
+        RESULT("{\"representation\":\"text\",\"contentType\":\"text/plain\",\"data\":\"%s\",\"metadata\":{\"subtitle\":\"%s\"}}",
+               strcmp(mode, "bad-encode") == 0 ? "not base64!" : "b2s=", subtitle);
     } else if (strncmp(method, "item/", 5) == 0) {
-        snprintf(buffer, sizeof buffer,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"title\":\"ok\",\"subtitle\":\"%s\",\"tone\":\"%s\",\"fallbackText\":\"ok\"}}",
-                 id, subtitle, strcmp(mode, "bad-chip-tone") == 0 ? "blue" : "neutral");
+        RESULT("{\"ctxui\":1,\"icon\":\"ant\",\"title\":\"ok\",\"subtitle\":\"%s\",\"tone\":\"%s\",\"fallbackText\":\"ok\"}",
+               subtitle, strcmp(mode, "bad-chip-tone") == 0 ? "blue" : "neutral");
     } else if (strcmp(method, "collect/start") == 0) {
-        snprintf(buffer, sizeof buffer,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"stepId\":\"first\",\"title\":\"Misbehaving\",\"fallbackText\":\"Misbehaving: Text\",\"fields\":[{\"id\":\"text\",\"kind\":\"%s\",\"label\":\"Text\"}]}}",
-                 id, strcmp(start_form, "bad") == 0 ? "slider" : "text");
+        RESULT("{\"ctxui\":1,\"stepId\":\"first\",\"title\":\"Misbehaving\",\"fallbackText\":\"Misbehaving: Text\",\"fields\":[{\"id\":\"text\",\"kind\":\"%s\",\"label\":\"Text\"}]}",
+               strcmp(start_form, "bad") == 0 ? "slider" : "text");
     } else if (strcmp(method, "collect/submit") == 0) {
         if (strcmp(mode, "bad-outcome") == 0) {
-            snprintf(buffer, sizeof buffer,
-                     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"outcome\":\"step\",\"form\":{\"ctxui\":1,\"stepId\":\"second\",\"title\":5,\"fallbackText\":\"f\",\"fields\":[]}}}", id);
+            RESULT("{\"outcome\":\"step\",\"form\":{\"ctxui\":1,\"stepId\":\"second\",\"title\":5,\"fallbackText\":\"f\",\"fields\":[]}}");
         } else if (strcmp(mode, "bad-item") == 0) {
-            snprintf(buffer, sizeof buffer,
-                     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"outcome\":\"item\",\"item\":{\"id\":\"0b6b2c6e-0000-4000-8000-000000000001\",\"providerId\":\"com.contexthost.misbehaving\",\"type\":\"misbehaving\",\"displayName\":7,\"content\":{}}}}", id);
+            RESULT("{\"outcome\":\"item\",\"item\":{\"id\":\"0b6b2c6e-0000-4000-8000-000000000001\",\"providerId\":\"com.contexthost.misbehaving\",\"type\":\"misbehaving\",\"displayName\":7,\"content\":{}}}");
         } else {
-            snprintf(buffer, sizeof buffer,
-                     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"outcome\":\"invalid\",\"fieldErrors\":{\"text\":\"Text is never right.\"}}}", id);
+            RESULT("{\"outcome\":\"invalid\",\"fieldErrors\":{\"text\":\"Text is never right.\"}}");
         }
     } else if (strcmp(method, "collect/query") == 0) {
-        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"options\":[%s]}}", id,
-                 strcmp(mode, "bad-options") == 0 ? "{\"value\":\"v\"}" : "{\"value\":\"v\",\"label\":\"V\"}");
+        RESULT("{\"options\":[%s]}", strcmp(mode, "bad-options") == 0 ? "{\"value\":\"v\"}" : "{\"value\":\"v\",\"label\":\"V\"}");
     } else if (strcmp(method, "collect/cancel") == 0) {
-        snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}", id);
+        RESULT("{}");
     } else if (strcmp(method, "provider/makeContext") == 0) {
-        snprintf(buffer, sizeof buffer,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"item\":{\"id\":\"%s\",\"providerId\":\"com.contexthost.misbehaving\",\"type\":\"misbehaving\",\"displayName\":\"Made\",\"content\":{}}}}",
-                 id, strcmp(make_item, "bad") == 0 ? "" : "0b6b2c6e-0000-4000-8000-000000000002");
+        RESULT("{\"item\":{\"id\":\"%s\",\"providerId\":\"com.contexthost.misbehaving\",\"type\":\"misbehaving\",\"displayName\":\"Made\",\"content\":{}}}",
+               strcmp(make_item, "bad") == 0 ? "" : "0b6b2c6e-0000-4000-8000-000000000002");
     } else {
         snprintf(buffer, sizeof buffer,
                  "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"Method not found: %s\"}}", id, method);
