@@ -5,7 +5,10 @@
 # of the host process (its threads, not rpcload's) is mapped to its source line (`perf script`,
 # then `llvm-symbolizer`: inlined code under the file it was written in, as `perf script -F
 # srcline` says it) and the distinct `Sources/` files of the host's own binary are listed, with
-# their frame counts. A file in one or two frames can be missed by one run: count a few. The
+# their frame counts. A file in one or two frames can be missed by one run: count a few (the
+# stacks are walked by frame pointers, so a function that calls libc's `write` or `read`, which
+# make no frame, is skipped in every sample taken inside that system call: the output's
+# `writeAll` and the reader loop show only when a sample lands in their own instructions). The
 # provider library (its own .so), the Swift runtime, Foundation and the C library are other
 # binaries and do not count; the first second (start-up, `initialize`) is not recorded (`-D`).
 #

@@ -44,6 +44,10 @@ package final class RPCServer: Sendable {
     private let pending = PendingTable()
     private let exitHandler: @Sendable (Int32) -> Void
     private let handlers: [String: any MethodHandler.Type]
+    /// `MethodRegistry.all`, read once: `Envelope.scan` names a method it knows by its index
+    /// there, and dispatch looks the handler up in this copy rather than through the registry's
+    /// lazily made global (an initialisation check and a call per request).
+    private let handlersByIndex: [any MethodHandler.Type]
     /// The host configuration's input limits and item size limit, read once: copying the whole
     /// configuration for each message retains every string and array in it.
     private let inputLimits: InputLimits
@@ -57,6 +61,7 @@ package final class RPCServer: Sendable {
         self.logger = logger
         self.exitHandler = exit
         self.handlers = MethodRegistry.handlers
+        self.handlersByIndex = MethodRegistry.all
         self.inputLimits = host.configuration.inputLimits
         self.itemLimit = host.configuration.outputLimits.itemBytes
         host.notificationSink.withLock { $0 = LockedFunction { [weak self] method, params in self?.sendNotification(method, params: params) } }
@@ -161,7 +166,7 @@ package final class RPCServer: Sendable {
     }
 
     private func dispatch(_ request: Request, method: String) {
-        guard let handler = request.envelope.methodIndex.map({ MethodRegistry.all[$0] }) ?? handlers[method] else {
+        guard let handler = request.envelope.methodIndex.map({ handlersByIndex[$0] }) ?? handlers[method] else {
             if let reply = request.reply {
                 reply.sendError(Self.methodNotFound(method))
             } else if !method.hasPrefix("$/") {
