@@ -24,11 +24,26 @@ private let server: RPCServer = {
     return RPCServer(host: host, output: output, logger: logger) { _ in }
 }()
 
+/// The server's limits, for the one-pass scan.
+private let limits: ParamsLimits = {
+    var input = InputLimits()
+    input.maximumStringBytes = 512
+    input.maximumElements = 64
+    return ParamsLimits(input: input, itemBytes: OutputLimits().itemBytes)
+}()
+
 private let outputKinds: [ProviderOutput] = [.chip, .detail, .form, .submitOutcome, .madeItem, .encodedItem, .description, .options]
 
 /// Everything one message goes through.
 private func message(_ bytes: UnsafeRawBufferPointer, selector: UInt8) {
     let (envelope, error) = Envelope.scan(bytes)
+    // The one-pass limits check reads the same text: the same fault, and where nothing broke a
+    // limit, the same item found.
+    let (limited, limitedError) = Envelope.scan(bytes, limits: limits)
+    if limitedError != error { fatalError("Envelope.scan with limits: \(String(describing: limitedError)), without: \(String(describing: error))") }
+    if error == nil, limited.paramsProblem == nil, limited.itemLocation != envelope.itemLocation {
+        fatalError("Envelope.scan with limits found another item")
+    }
     let parsed = try? JSONReader.parse(bytes)
     // What the parser reads, the scanner must accept. (The scanner counts the envelope as a
     // nesting level, as the parser does; it still checks less: unpaired surrogate escapes pass.)

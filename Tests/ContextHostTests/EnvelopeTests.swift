@@ -130,6 +130,51 @@ struct EnvelopeTests {
             }
         }
         #expect(scanned == skipped, "\(params)")
+        // Checked against the input limits in the same pass: the same text accepted and refused.
+        let limits = ParamsLimits(input: InputLimits(), itemBytes: 1 << 20)
+        let limited = message.withUnsafeBytes { Envelope.scan($0, limits: limits).1 }
+        #expect(limited == skipped, "\(params)")
+    }
+
+    /// Limits small enough to break with short texts.
+    static let smallLimits: ParamsLimits = {
+        var input = InputLimits()
+        input.maximumStringBytes = 4
+        input.maximumElements = 2
+        return ParamsLimits(input: input, itemBytes: 12)
+    }()
+
+    private func limited(_ text: String) -> (Envelope, JSONParseError?, [UInt8]) {
+        let bytes = Array(text.utf8)
+        let (envelope, error) = bytes.withUnsafeBytes { Envelope.scan($0, limits: Self.smallLimits) }
+        return (envelope, error, bytes)
+    }
+
+    @Test("one pass: a broken limit is noted with its field path, and the rest of the message is still read")
+    func limitsInTheScan() {
+        let (envelope, error, bytes) = limited(#"{"jsonrpc":"2.0","method":"collect/submit","params":{"vals":{"a":[1,{"t":"abcdef"}]}},"id":"late"}"#)
+        #expect(error == nil)
+        #expect(envelope.paramsProblem?.message == "params.vals.a[1].t: a string of 6 bytes exceeds the limit of 4 bytes (maximumStringBytes).")
+        #expect(envelope.id.map { String(decoding: bytes[$0], as: UTF8.self) } == #""late""#)  // read past the problem
+        #expect(limited(#"{"params":[1,2,3]}"#).0.paramsProblem?.message.hasPrefix("params: an array with more than 2 elements") == true)
+        #expect(limited(#"{"params":{"a":1,"b":2,"c":3}}"#).0.paramsProblem?.message.hasPrefix("params: an object with more than 2 members") == true)
+        #expect(limited(#"{"params":{"longkey":1}}"#).0.paramsProblem?.message.hasPrefix("params: a member name of 7 bytes") == true)
+        #expect(limited(#"{"params":{"item":{"providerId":"p"}}}"#).0.paramsProblem?.message.hasPrefix("params.item: an item of 18 bytes") == true)
+        // The item is measured whole, not entered; the token is a string like any other.
+        #expect(limited(#"{"params":{"item":"abcdefghij"}}"#).0.paramsProblem == nil)
+        var roomier = Self.smallLimits
+        roomier.input.maximumStringBytes = 13
+        let token = Array(#"{"params":{"progressToken":"abcdefghijklmn"}}"#.utf8).withUnsafeBytes { Envelope.scan($0, limits: roomier) }
+        #expect(token.0.paramsProblem?.message.hasPrefix("params.progressToken: a string of 14 bytes") == true)
+    }
+
+    @Test("one pass: malformed JSON after a broken limit is a parse error; the last params decides")
+    func limitsAfterFaults() {
+        let (envelope, error, _) = limited(#"{"id":1,"params":{"a":"abcdefgh","b":tru}}"#)
+        #expect(error?.description == scan(#"{"id":1,"params":{"a":"abcdefgh","b":tru}}"#).1)
+        #expect(envelope.id != nil)
+        #expect(limited(#"{"params":["abcdefgh"],"params":[1]}"#).0.paramsProblem == nil)
+        #expect(limited(#"{"params":[1],"params":["abcdefgh"]}"#).0.paramsProblem != nil)
     }
 
     @Test("RawObject finds nested members")
@@ -168,11 +213,11 @@ struct ItemLocationTests {
         #expect(error == nil)
         let scanned = envelope.itemLocation
         #expect(Pair(scanned.item.map { String(decoding: message[$0], as: UTF8.self) }, scanned.providerID.map { String(decoding: message[$0], as: UTF8.self) }) == pair)
-        // Starting from it, the walk steps over the item and reports the same.
-        let walked = message.withUnsafeBytes { buffer in
-            try? InputLimits().checkParams(buffer, range: envelope.params!, itemLimit: 1 << 20, known: scanned)
-        }
-        #expect(walked == scanned)
+        // Scanned with the input limits (one pass, as `serve` does): the same item, no problem.
+        let limits = ParamsLimits(input: InputLimits(), itemBytes: 1 << 20)
+        let (limited, limitedError) = message.withUnsafeBytes { Envelope.scan($0, limits: limits) }
+        #expect(limitedError == nil && limited.paramsProblem == nil)
+        #expect(limited.itemLocation == scanned)
         return pair
     }
 

@@ -25,14 +25,21 @@ package struct Envelope: Sendable {
     package var methodIsInvalid = false
     package var params: Range<Int>?
     /// Where `params.item` and its `providerId` are, noted while `params` was scanned (the last
-    /// `params`, when repeated), so the input-limits walk need not read the item again.
+    /// `params`, when repeated), so the `items/*` methods need not read the params again.
     package var itemLocation = ItemLocation()
+    /// The first input limit the (last) `params` broke, when scanned with limits: answered after
+    /// the envelope's own faults, in the order `RPCServer.receive` checks them.
+    package var paramsProblem: RPCError?
     package var result: Range<Int>?
     package var error: Range<Int>?
 
     /// Scans a message. On malformed JSON it returns what it read before the fault plus the error,
     /// so a reply can still carry the id when it came first.
-    package static func scan(_ bytes: UnsafeRawBufferPointer) -> (Envelope, JSONParseError?) {
+    ///
+    /// With `limits` (a client's request), `params` is checked against them in the same pass
+    /// (`ParamsScan`): the text is read once, and a broken limit is noted in `paramsProblem`
+    /// rather than thrown, so the rest of the message is still scanned for its faults and its id.
+    package static func scan(_ bytes: UnsafeRawBufferPointer, limits: ParamsLimits? = nil) -> (Envelope, JSONParseError?) {
         var envelope = Envelope()
         var reader = JSONReader(bytes)
         do throws(JSONParseError) {
@@ -61,7 +68,11 @@ package struct Envelope: Sendable {
                 case "method" where first == UInt8(ascii: "\""):
                     (envelope.method, envelope.methodIndex) = try Self.readMethod(&reader)
                 case "params":
-                    envelope.itemLocation = try Self.skipParams(&reader)
+                    if let limits {
+                        (envelope.itemLocation, envelope.paramsProblem) = try ParamsScan.scan(&reader, limits: limits)
+                    } else {
+                        envelope.itemLocation = try Self.skipParams(&reader)
+                    }
                     envelope.params = start..<reader.position
                 default:
                     try reader.skipValue()
@@ -149,22 +160,28 @@ extension Envelope {
                 return
             }
             let start = reader.position
-            var providerID: Range<Int>?
-            try skipObject(&reader) { key, reader throws(JSONParseError) in
-                let valueStart = reader.position
-                try reader.skipValue()
-                if RawObject.isKey(key, "providerId") { providerID = valueStart..<reader.position }
-            }
+            location.providerID = try skipItem(&reader)
             location.item = start..<reader.position
-            location.providerID = providerID
         }
         return location
+    }
+
+    /// Skips an item (the value of `params.item`) as `skipValue` does; where its top-level
+    /// `providerId` is (the last one), when it is an object that has one.
+    static func skipItem(_ reader: inout JSONReader) throws(JSONParseError) -> Range<Int>? {
+        var providerID: Range<Int>?
+        try skipObject(&reader) { key, reader throws(JSONParseError) in
+            let valueStart = reader.position
+            try reader.skipValue()
+            if RawObject.isKey(key, "providerId") { providerID = valueStart..<reader.position }
+        }
+        return providerID
     }
 
     /// Skips the value at the reader's position as `skipValue` does (accepting and refusing the
     /// same text, at the same depth); when it is an object, `member` gets each key's token (quotes
     /// and escapes as written) with the reader at the value, which it must skip.
-    private static func skipObject(
+    fileprivate static func skipObject(
         _ reader: inout JSONReader, _ member: (UnsafeRawBufferPointer, inout JSONReader) throws(JSONParseError) -> Void
     ) throws(JSONParseError) {
         guard let first = reader.peek, first == UInt8(ascii: "{") else { return try reader.skipValue() }
@@ -198,6 +215,201 @@ extension Envelope {
             }
             throw reader.unexpected("',' or '}'")
         }
+    }
+}
+
+/// The limits a request's `params` are held to (`serve`'s input limits and the item size limit).
+package struct ParamsLimits: Sendable {
+    package var input: InputLimits
+    /// The most bytes of JSON text `params.item` may have.
+    package var itemBytes: Int
+
+    package init(input: InputLimits, itemBytes: Int) {
+        self.input = input
+        self.itemBytes = itemBytes
+    }
+}
+
+/// The one pass over a request's `params`: it accepts and refuses the same text as
+/// `JSONReader.skipValue` (at the same depth, with the same parse errors), checks every string,
+/// member name, object and array against the input limits (`params.item` is measured whole, not
+/// entered), and notes where `item`, its `providerId` and `progressToken` are, as
+/// `Envelope.skipParams` does. A field path for an error is made only when a limit is broken.
+struct ParamsScan {
+    let limits: InputLimits
+    let itemLimit: Int
+    /// The members and elements entered, kept only on the second run that words a limit's error.
+    private var trail: [Component]?
+    private var location = ItemLocation(scanned: true)
+    /// The limit broken; the walk unwinds from it with `stop`.
+    private var problem: RPCError?
+
+    private enum Component {
+        case key(Range<Int>)
+        case index(Int)
+    }
+
+    /// Thrown to unwind when a limit is broken (`problem` says which); never seen outside.
+    private static let stop = JSONParseError(offset: -1, reason: "input limit")
+
+    private init(_ limits: ParamsLimits, keepingTrail: Bool) {
+        self.limits = limits.input
+        self.itemLimit = limits.itemBytes
+        self.trail = keepingTrail ? [] : nil
+    }
+
+    /// Scans the value at the reader (the params), leaving the reader after it. Throws what
+    /// `skipValue` would throw for the same text; a broken limit is returned instead, after the
+    /// value has been read to its end.
+    static func scan(_ reader: inout JSONReader, limits: ParamsLimits) throws(JSONParseError) -> (ItemLocation, RPCError?) {
+        let start = reader
+        var scan = ParamsScan(limits, keepingTrail: false)
+        do {
+            try scan.value(&reader, top: true)
+            return (scan.location, nil)
+        } catch {
+            // The params are read again from the start: for a broken limit, to find the rest of
+            // the value's faults (which come first) and then the limit's field path; for a
+            // parse error, to throw exactly what `skipValue` throws.
+            reader = start
+            let location = try Envelope.skipParams(&reader)
+            guard scan.problem != nil else { return (location, RPCError(.parseError, "params: \(error)")) }
+            var worded = ParamsScan(limits, keepingTrail: true)
+            var again = start
+            _ = try? worded.value(&again, top: true)
+            return (location, worded.problem ?? scan.problem)
+        }
+    }
+
+    private mutating func fail(_ error: RPCError) -> JSONParseError {
+        problem = error
+        return Self.stop
+    }
+
+    private func path(_ bytes: UnsafeRawBufferPointer) -> String {
+        var text = "params"
+        for component in trail ?? [] {
+            switch component {
+            case .key(let range):
+                var reader = JSONReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                let key = (try? reader.readString()) ?? "?"
+                text += "." + (key.count > 64 ? String(key.prefix(64)) + "…" : key)
+            case .index(let index):
+                text += "[\(index)]"
+            }
+        }
+        return text
+    }
+
+    private mutating func value(_ reader: inout JSONReader, top: Bool) throws(JSONParseError) {
+        switch reader.peek {
+        case UInt8(ascii: "{"):
+            try object(&reader, top: top)
+        case UInt8(ascii: "["):
+            try array(&reader)
+        case UInt8(ascii: "\""):
+            let start = reader.position
+            try reader.skipString()
+            let length = reader.position - start - 2
+            if length > limits.maximumStringBytes {
+                throw fail(InputLimits.exceeded(
+                    path(reader.bytes), "a string of \(length) bytes", length: length, limit: limits.maximumStringBytes,
+                    unit: " bytes", name: "maximumStringBytes"))
+            }
+        default:
+            try reader.skipValue()
+        }
+    }
+
+    /// After an element and white space: past a `,` (true) or past `closing` (false).
+    private static func continues(_ reader: inout JSONReader, closing: UInt8) throws(JSONParseError) -> Bool {
+        reader.skipWhitespace()
+        switch reader.peek {
+        case UInt8(ascii: ","):
+            reader.position += 1
+            return true
+        case closing:
+            reader.position += 1
+            return false
+        default:
+            throw reader.unexpected(closing == UInt8(ascii: "}") ? "',' or '}'" : "',' or ']'")
+        }
+    }
+
+    /// An object's members (at its `{`); at the top, `item` is measured whole against the item
+    /// limit and located with its `providerId`, and `progressToken` is located.
+    private mutating func object(_ reader: inout JSONReader, top: Bool) throws(JSONParseError) {
+        try reader.enter()
+        defer { reader.leave() }
+        reader.position += 1
+        reader.skipWhitespace()
+        if reader.peek == UInt8(ascii: "}") {
+            reader.position += 1
+            return
+        }
+        var count = 0
+        repeat {
+            reader.skipWhitespace()
+            guard reader.peek == UInt8(ascii: "\"") else { throw reader.unexpected("a string key") }
+            let keyStart = reader.position
+            try reader.skipString()
+            let key = keyStart..<reader.position
+            count += 1
+            if count > limits.maximumElements {
+                throw fail(InputLimits.exceeded(
+                    path(reader.bytes), "an object with more than \(limits.maximumElements) members", length: count,
+                    limit: limits.maximumElements, name: "maximumElements"))
+            }
+            if key.count - 2 > limits.maximumStringBytes {
+                throw fail(InputLimits.exceeded(
+                    path(reader.bytes), "a member name of \(key.count - 2) bytes", length: key.count - 2,
+                    limit: limits.maximumStringBytes, unit: " bytes", name: "maximumStringBytes"))
+            }
+            reader.skipWhitespace()
+            try reader.expect(UInt8(ascii: ":"), "':'")
+            reader.skipWhitespace()
+            let token = UnsafeRawBufferPointer(rebasing: reader.bytes[key])
+            let start = reader.position
+            if top, RawObject.isKey(token, "item") {
+                location.providerID = try Envelope.skipItem(&reader)
+                location.item = start..<reader.position
+                if reader.position - start > itemLimit {
+                    throw fail(InputLimits.exceeded(
+                        "params.item", "an item of \(reader.position - start) bytes", length: reader.position - start,
+                        limit: itemLimit, unit: " bytes", name: "maximumItemBytes"))
+                }
+            } else {
+                trail?.append(.key(key))
+                try value(&reader, top: false)
+                trail?.removeLast()
+                if top, RawObject.isKey(token, "progressToken") { location.progressToken = start..<reader.position }
+            }
+        } while try Self.continues(&reader, closing: UInt8(ascii: "}"))
+    }
+
+    /// An array's elements (at its `[`).
+    private mutating func array(_ reader: inout JSONReader) throws(JSONParseError) {
+        try reader.enter()
+        defer { reader.leave() }
+        reader.position += 1
+        reader.skipWhitespace()
+        if reader.peek == UInt8(ascii: "]") {
+            reader.position += 1
+            return
+        }
+        var index = 0
+        repeat {
+            reader.skipWhitespace()
+            if index >= limits.maximumElements {
+                throw fail(InputLimits.exceeded(
+                    path(reader.bytes), "an array with more than \(limits.maximumElements) elements", length: index + 1,
+                    limit: limits.maximumElements, name: "maximumElements"))
+            }
+            trail?.append(.index(index))
+            try value(&reader, top: false)
+            trail?.removeLast()
+            index += 1
+        } while try Self.continues(&reader, closing: UInt8(ascii: "]"))
     }
 }
 

@@ -50,8 +50,9 @@ package final class RPCServer: Sendable {
     private let handlersByIndex: [any MethodHandler.Type]
     /// The host configuration's input limits and item size limit, read once: copying the whole
     /// configuration for each message retains every string and array in it.
-    private let inputLimits: InputLimits
-    private let itemLimit: Int
+    private let paramsLimits: ParamsLimits
+    private var inputLimits: InputLimits { paramsLimits.input }
+    private var itemLimit: Int { paramsLimits.itemBytes }
 
     /// - Parameter exit: called for the `exit` notification with the exit status (tests pass a
     ///   closure; the CLI exits the process).
@@ -62,8 +63,7 @@ package final class RPCServer: Sendable {
         self.exitHandler = exit
         self.handlers = MethodRegistry.handlers
         self.handlersByIndex = MethodRegistry.all
-        self.inputLimits = host.configuration.inputLimits
-        self.itemLimit = host.configuration.outputLimits.itemBytes
+        self.paramsLimits = ParamsLimits(input: host.configuration.inputLimits, itemBytes: host.configuration.outputLimits.itemBytes)
         host.notificationSink.withLock { $0 = LockedFunction { [weak self] method, params in self?.sendNotification(method, params: params) } }
     }
 
@@ -101,7 +101,8 @@ package final class RPCServer: Sendable {
 
     /// Handles one complete message body.
     package func receive(_ message: [UInt8]) {
-        let (envelope, parseError) = message.withUnsafeBytes { Envelope.scan($0) }
+        // One pass: the envelope, and the params against the input limits.
+        let (envelope, parseError) = message.withUnsafeBytes { Envelope.scan($0, limits: paramsLimits) }
         let idBytes: [UInt8]? = envelope.id.map { Array(message[$0]) }
         if let parseError {
             // Keep the id when it was read before the fault.
@@ -143,25 +144,13 @@ package final class RPCServer: Sendable {
                 return
             }
         }
-        var itemLocation = ItemLocation()
-        if let params = envelope.params {
-            let problem: RPCError? = message.withUnsafeBytes { bytes in
-                do throws(RPCError) {
-                    itemLocation = try inputLimits.checkParams(
-                        bytes, range: params, itemLimit: itemLimit, known: envelope.itemLocation)
-                    return nil
-                } catch {
-                    return error
-                }
-            }
-            if let problem {
-                if idBytes != nil { output.send(Reply.errorMessage(id: replyID, error: problem)) }
-                return
-            }
+        if let problem = envelope.paramsProblem {
+            if idBytes != nil { output.send(Reply.errorMessage(id: replyID, error: problem)) }
+            return
         }
         let reply = idBytes.map { Reply(id: $0, output: output) }
         var request = Request(message: message, envelope: envelope, reply: reply)
-        request.itemLocation = itemLocation
+        request.itemLocation = envelope.itemLocation
         dispatch(request, method: method)
     }
 
