@@ -86,4 +86,29 @@ struct EmbedderConfigurationTests {
         #expect(error?.message == "the manifests folder '\(missing)' does not exist")
         #expect(error?.hint.contains("HostConfiguration.manifestDirectories") == true)
     }
+
+    /// Isolation settings out of range, each with what the error must name.
+    static let outOfRange: [(String, @Sendable (inout IsolationConfiguration) -> Void)] = [
+        ("IsolationConfiguration.workerMemoryLimit is -1;", { $0.workerMemoryLimit = -1 }),
+        ("IsolationConfiguration.maximumConcurrentStarts is 0;", { $0.maximumConcurrentStarts = 0 }),
+        ("IsolationConfiguration.maximumCallTimeout is -1.0 seconds;", { $0.maximumCallTimeout = .seconds(-1) }),
+        ("IsolationConfiguration.workerIdleTimeout is 31536001.0 seconds;", { $0.workerIdleTimeout = .seconds(31_536_001) }),
+        ("IsolationConfiguration.maximumCrashes is 0;", { $0.maximumCrashes = 0 }),
+    ]
+
+    @Test("an isolation setting out of range is an error the embedder sees, naming it; in range, the host is made", arguments: 0..<5)
+    func settingOutOfRange(index: Int) throws {
+        let (expected, change) = Self.outOfRange[index]
+        var configuration = HostConfiguration(manifestDirectories: [Self.manifests])
+        // Control: the same configuration in range makes both kinds of host.
+        _ = try InProcessHost(configuration: configuration)
+        _ = try HostCore(configuration: configuration)
+        change(&configuration.isolation)
+        for make in [{ _ = try InProcessHost(configuration: configuration) }, { _ = try HostCore(configuration: configuration) }] as [() throws -> Void] {
+            let error = #expect(throws: HostConfigurationError.self) { try make() }
+            #expect(error?.code == "invalid-setting")
+            #expect(error?.message.hasPrefix(expected) == true, "\(error?.message ?? "nil")")
+            #expect(error?.hint.contains("HostConfiguration.isolation.") == true)
+        }
+    }
 }

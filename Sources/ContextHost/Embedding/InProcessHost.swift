@@ -41,8 +41,10 @@ public final class InProcessHost: ContextHostSession {
     ///   - configuration: where manifests and libraries are, limits, isolation and state folders.
     ///   - logger: where the host logs (never standard output).
     /// - Throws: `HostConfigurationError` when a manifests folder the configuration names does not
-    ///   exist or is not a folder (a host that would silently list no providers).
+    ///   exist or is not a folder (a host that would silently list no providers), or an isolation
+    ///   setting is out of its range (`invalid-setting`).
     public convenience init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) throws(HostConfigurationError) {
+        if let invalid = configuration.isolation.outOfRange() { throw invalid }
         let host = Host(configuration: configuration, logger: logger)
         if let missing = host.registry.missingFolders.first {
             throw HostConfigurationError(code: missing.code.rawValue, message: missing.message, hint: missing.hint)

@@ -33,10 +33,12 @@ public final class HostCore: Sendable {
     /// profile initializes.
     ///
     /// - Throws: `HostConfigurationError` when a manifests folder the configuration names does not
-    ///   exist or is not a folder (a host that would silently list no providers).
+    ///   exist or is not a folder (a host that would silently list no providers), or an isolation
+    ///   setting is out of its range (`invalid-setting`).
     public init(configuration: HostConfiguration, logger: Logger = Logger(label: "context-host")) throws(HostConfigurationError) {
         self.configuration = configuration
         self.logger = logger
+        if let invalid = configuration.isolation.outOfRange() { throw invalid }
         let registry = ProviderRegistry(configuration: configuration, logger: logger)
         if let missing = registry.missingFolders.first {
             throw HostConfigurationError(code: missing.code.rawValue, message: missing.message, hint: missing.hint)

@@ -103,3 +103,52 @@ public struct IsolationConfiguration: Sendable {
         return root + "/providers/" + id
     }
 }
+
+extension IsolationConfiguration {
+    /// The longest duration a setting takes (one year), as the command line's options.
+    static let longestDuration: Duration = .seconds(86_400 * 365)
+    /// The largest worker memory cap: 1 PiB (with the address space's extra GiB it fits an `Int`).
+    static let largestMemoryLimit = 1 << 50
+
+    /// The first setting out of its range, as the error an embedder sees when it makes a host
+    /// (`invalid-setting`), rather than a load error per provider or a host that never starts a
+    /// worker. The command line's options are checked to the same ranges before they get here.
+    package func outOfRange() -> HostConfigurationError? {
+        let year = Self.longestDuration
+        func duration(_ name: String, _ value: Duration?, zeroAllowed: Bool) -> HostConfigurationError? {
+            guard let value else { return nil }
+            if value <= year, value > .zero || (zeroAllowed && value == .zero) { return nil }
+            let lower = zeroAllowed ? "0" : "more than 0"
+            return Self.invalid(name, "\(value)", range: "\(lower) and at most one year")
+        }
+        func count(_ name: String, _ value: Int, atLeast minimum: Int) -> HostConfigurationError? {
+            value >= minimum ? nil : Self.invalid(name, "\(value)", range: "at least \(minimum)")
+        }
+        let problems: [HostConfigurationError?] = [
+            duration("maximumCallTimeout", maximumCallTimeout, zeroAllowed: false),
+            duration("cancelGrace", cancelGrace, zeroAllowed: false),
+            duration("startTimeout", startTimeout, zeroAllowed: false),
+            duration("crashWindow", crashWindow, zeroAllowed: false),
+            duration("initialBackoff", initialBackoff, zeroAllowed: true),
+            duration("maximumBackoff", maximumBackoff, zeroAllowed: true),
+            duration("idleCPUBudget", idleCPUBudget, zeroAllowed: false),
+            duration("workerIdleTimeout", workerIdleTimeout, zeroAllowed: false),
+            count("maximumCrashes", maximumCrashes, atLeast: 1),
+            count("maximumConcurrentStarts", maximumConcurrentStarts, atLeast: 1),
+            count("workerTaskLimit", workerTaskLimit, atLeast: 1),
+            count("workerFileLimit", workerFileLimit, atLeast: 16),
+            count("workerFileSizeLimit", workerFileSizeLimit, atLeast: 0),
+            workerMemoryLimit.flatMap { limit in
+                (1...Self.largestMemoryLimit).contains(limit)
+                    ? nil : Self.invalid("workerMemoryLimit", "\(limit)", range: "nil (no cap) or 1 to \(Self.largestMemoryLimit) bytes")
+            },
+        ]
+        return problems.lazy.compactMap { $0 }.first
+    }
+
+    private static func invalid(_ name: String, _ value: String, range: String) -> HostConfigurationError {
+        HostConfigurationError(
+            code: "invalid-setting", message: "IsolationConfiguration.\(name) is \(value); it must be \(range).",
+            hint: "set HostConfiguration.isolation.\(name) within that range (the command line's options take the same ranges).")
+    }
+}
