@@ -92,7 +92,7 @@ struct EmbedderConfigurationTests {
         ("IsolationConfiguration.workerMemoryLimit is -1;", { $0.workerMemoryLimit = -1 }),
         ("IsolationConfiguration.maximumConcurrentStarts is 0;", { $0.maximumConcurrentStarts = 0 }),
         ("IsolationConfiguration.maximumCallTimeout is -1.0 seconds;", { $0.maximumCallTimeout = .seconds(-1) }),
-        ("IsolationConfiguration.workerIdleTimeout is 31536001.0 seconds;", { $0.workerIdleTimeout = .seconds(31_536_001) }),
+        ("IsolationConfiguration.workerIdleTimeout is 0.0 seconds;", { $0.workerIdleTimeout = .zero }),
         ("IsolationConfiguration.maximumCrashes is 0;", { $0.maximumCrashes = 0 }),
     ]
 

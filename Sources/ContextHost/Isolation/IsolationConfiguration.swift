@@ -105,43 +105,34 @@ public struct IsolationConfiguration: Sendable {
 }
 
 extension IsolationConfiguration {
-    /// The longest duration a setting takes (one year), as the command line's options.
-    static let longestDuration: Duration = .seconds(86_400 * 365)
-    /// The largest worker memory cap: 1 PiB (with the address space's extra GiB it fits an `Int`).
-    static let largestMemoryLimit = 1 << 50
-
-    /// The first setting out of its range, as the error an embedder sees when it makes a host
+    /// The first setting that cannot work, as the error an embedder sees when it makes a host
     /// (`invalid-setting`), rather than a load error per provider or a host that never starts a
-    /// worker. The command line's options are checked to the same ranges before they get here.
+    /// worker: a duration of 0 or less where one must pass, a negative memory cap, a count below
+    /// its least. Large values are taken (durations and the memory cap saturate where they are
+    /// converted); the command line's options are checked to narrower ranges before they get here.
     package func outOfRange() -> HostConfigurationError? {
-        let year = Self.longestDuration
-        func duration(_ name: String, _ value: Duration?, zeroAllowed: Bool) -> HostConfigurationError? {
-            guard let value else { return nil }
-            if value <= year, value > .zero || (zeroAllowed && value == .zero) { return nil }
-            let lower = zeroAllowed ? "0" : "more than 0"
-            return Self.invalid(name, "\(value)", range: "\(lower) and at most one year")
+        func duration(_ name: String, _ value: Duration?, zeroAllowed: Bool = false) -> HostConfigurationError? {
+            guard let value, value < .zero || (value == .zero && !zeroAllowed) else { return nil }
+            return Self.invalid(name, "\(value)", range: zeroAllowed ? "0 or more" : "more than 0")
         }
         func count(_ name: String, _ value: Int, atLeast minimum: Int) -> HostConfigurationError? {
             value >= minimum ? nil : Self.invalid(name, "\(value)", range: "at least \(minimum)")
         }
         let problems: [HostConfigurationError?] = [
-            duration("maximumCallTimeout", maximumCallTimeout, zeroAllowed: false),
-            duration("cancelGrace", cancelGrace, zeroAllowed: false),
-            duration("startTimeout", startTimeout, zeroAllowed: false),
-            duration("crashWindow", crashWindow, zeroAllowed: false),
+            duration("maximumCallTimeout", maximumCallTimeout),
+            duration("cancelGrace", cancelGrace),
+            duration("startTimeout", startTimeout),
+            duration("crashWindow", crashWindow),
             duration("initialBackoff", initialBackoff, zeroAllowed: true),
             duration("maximumBackoff", maximumBackoff, zeroAllowed: true),
-            duration("idleCPUBudget", idleCPUBudget, zeroAllowed: false),
-            duration("workerIdleTimeout", workerIdleTimeout, zeroAllowed: false),
+            duration("idleCPUBudget", idleCPUBudget),
+            duration("workerIdleTimeout", workerIdleTimeout),
             count("maximumCrashes", maximumCrashes, atLeast: 1),
             count("maximumConcurrentStarts", maximumConcurrentStarts, atLeast: 1),
             count("workerTaskLimit", workerTaskLimit, atLeast: 1),
             count("workerFileLimit", workerFileLimit, atLeast: 16),
             count("workerFileSizeLimit", workerFileSizeLimit, atLeast: 0),
-            workerMemoryLimit.flatMap { limit in
-                (1...Self.largestMemoryLimit).contains(limit)
-                    ? nil : Self.invalid("workerMemoryLimit", "\(limit)", range: "nil (no cap) or 1 to \(Self.largestMemoryLimit) bytes")
-            },
+            workerMemoryLimit.flatMap { count("workerMemoryLimit", $0, atLeast: 1) },
         ]
         return problems.lazy.compactMap { $0 }.first
     }
@@ -149,6 +140,6 @@ extension IsolationConfiguration {
     private static func invalid(_ name: String, _ value: String, range: String) -> HostConfigurationError {
         HostConfigurationError(
             code: "invalid-setting", message: "IsolationConfiguration.\(name) is \(value); it must be \(range).",
-            hint: "set HostConfiguration.isolation.\(name) within that range (the command line's options take the same ranges).")
+            hint: "set HostConfiguration.isolation.\(name) to a value in that range, or to nil where the setting may be turned off.")
     }
 }
