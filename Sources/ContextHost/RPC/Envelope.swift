@@ -321,6 +321,17 @@ struct ParamsScan {
         }
     }
 
+    /// Enters the container at the reader (one level deeper, past its opening byte and white
+    /// space); false, past `closing`, when it is empty. The caller leaves the level.
+    private static func enter(_ reader: inout JSONReader, closing: UInt8) throws(JSONParseError) -> Bool {
+        try reader.enter()
+        reader.position += 1
+        reader.skipWhitespace()
+        guard reader.peek == closing else { return true }
+        reader.position += 1
+        return false
+    }
+
     /// After an element and white space: past a `,` (true) or past `closing` (false).
     private static func continues(_ reader: inout JSONReader, closing: UInt8) throws(JSONParseError) -> Bool {
         reader.skipWhitespace()
@@ -339,14 +350,9 @@ struct ParamsScan {
     /// An object's members (at its `{`); at the top, `item` is measured whole against the item
     /// limit and located with its `providerId`, and `progressToken` is located.
     private mutating func object(_ reader: inout JSONReader, top: Bool) throws(JSONParseError) {
-        try reader.enter()
+        let hasMembers = try Self.enter(&reader, closing: UInt8(ascii: "}"))
         defer { reader.leave() }
-        reader.position += 1
-        reader.skipWhitespace()
-        if reader.peek == UInt8(ascii: "}") {
-            reader.position += 1
-            return
-        }
+        guard hasMembers else { return }
         var count = 0
         repeat {
             reader.skipWhitespace()
@@ -389,14 +395,9 @@ struct ParamsScan {
 
     /// An array's elements (at its `[`).
     private mutating func array(_ reader: inout JSONReader) throws(JSONParseError) {
-        try reader.enter()
+        let hasElements = try Self.enter(&reader, closing: UInt8(ascii: "]"))
         defer { reader.leave() }
-        reader.position += 1
-        reader.skipWhitespace()
-        if reader.peek == UInt8(ascii: "]") {
-            reader.position += 1
-            return
-        }
+        guard hasElements else { return }
         var index = 0
         repeat {
             reader.skipWhitespace()
