@@ -33,6 +33,9 @@ public final class AsyncHTTPTransport: HTTPTransport {
     }
 
     private let clients = Mutex<[Key: HTTPClient]>([:])
+    /// The event loop of each provider that has host-request streams (`readStream`), and how many
+    /// it has: its fetches run there too. An entry goes when its last stream closes.
+    private let loops = Mutex<[String: ProviderLoop]>([:])
     private let tls: TLSConfiguration
     private let proxy: ProxySettings?
     /// Most clients kept per provider (one per pinned host and address).
@@ -58,6 +61,17 @@ public final class AsyncHTTPTransport: HTTPTransport {
     deinit {
         for client in clients.withLock({ Array($0.values) }) { try? client.syncShutdown() }
     }
+
+    private struct ProviderLoop {
+        var loop: any EventLoop
+        var streams: Int
+    }
+
+    /// How many host-request streams are open (tests: a stopped worker's goes).
+    package var hostRequestStreamCount: Int { loops.withLock { $0.values.reduce(0) { $0 + $1.streams } } }
+
+    /// Whether `providerID` has an event loop of its own now (tests: pruned with its last stream).
+    package func hasEventLoop(for providerID: String) -> Bool { loops.withLock { $0[providerID] != nil } }
 
     private func client(for request: BrokeredRequest) -> HTTPClient {
         let key = Key(provider: request.providerID, host: request.host, address: request.address)
@@ -130,8 +144,12 @@ public final class AsyncHTTPTransport: HTTPTransport {
         // (ResponseAccumulator refuses a cap outside 0...2^32; the manifest's is far below.)
         let cap = min(max(request.maximumResponseBytes, 0), 1 << 32)
         let nanoseconds = min(remaining.components.seconds, 1 << 32) &* 1_000_000_000 &+ remaining.components.attoseconds / 1_000_000_000
+        // On the provider's own loop when it has one (the loop that read its request): the
+        // connection, the response and the answer to the worker stay on that thread.
+        let preference = loops.withLock { $0[request.providerID] }.map { HTTPClient.EventLoopPreference.delegateAndChannel(on: $0.loop) } ?? .indifferent
         let task = client(for: request).execute(
-            request: http, delegate: ResponseAccumulator(request: http, maxBodySize: cap), deadline: .now() + .nanoseconds(nanoseconds))
+            request: http, delegate: ResponseAccumulator(request: http, maxBodySize: cap), eventLoop: preference,
+            deadline: .now() + .nanoseconds(nanoseconds))
         task.futureResult.whenComplete { result in
             switch result {
             case .success(let response):
@@ -161,6 +179,76 @@ public final class AsyncHTTPTransport: HTTPTransport {
             return keys.compactMap { clients.removeValue(forKey: $0) }
         }
         for client in owned { client.shutdown { _ in } }
+    }
+}
+
+extension AsyncHTTPTransport: HostRequestStreams {
+    /// Reads `fd` with NIO's pipe bootstrap on `providerID`'s event loop (chosen when its first
+    /// stream opens, dropped when its last one closes).
+    package func readStream(
+        fd: Int32, providerID: String, receive: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool, ended: @escaping @Sendable () -> Void
+    ) -> (any HostRequestStream)? {
+        let loop = loops.withLock { loops -> any EventLoop in
+            if var entry = loops[providerID] {
+                entry.streams += 1
+                loops[providerID] = entry
+                return entry.loop
+            }
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            loops[providerID] = ProviderLoop(loop: loop, streams: 1)
+            return loop
+        }
+        let finish: @Sendable () -> Void = { [weak self] in
+            self?.loops.withLock { loops in
+                guard var entry = loops[providerID] else { return }
+                entry.streams -= 1
+                loops[providerID] = entry.streams > 0 ? entry : nil
+            }
+            ended()
+        }
+        let channel = NIOPipeBootstrap(group: loop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture(withResultOf: { try channel.pipeline.syncOperations.addHandler(StreamReader(receive: receive)) })
+            }
+            .takingOwnershipOfDescriptor(input: fd)
+        channel.whenComplete { result in
+            switch result {
+            case .success(let channel): channel.closeFuture.whenComplete { _ in finish() }
+            case .failure:
+                // (Still ours when the bootstrap failed.)
+                close(fd)
+                finish()
+            }
+        }
+        return PipeStream(channel: channel)
+    }
+
+    /// Hands what a pipe channel reads to `receive`; closes the channel when it says so.
+    private final class StreamReader: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        let receive: @Sendable (UnsafeRawBufferPointer) -> Bool
+
+        init(receive: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
+            self.receive = receive
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let buffer = unwrapInboundIn(data)
+            if !buffer.withUnsafeReadableBytes(receive) { context.close(promise: nil) }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
+    }
+
+    /// A stream being read (its channel, once the bootstrap made it).
+    private struct PipeStream: HostRequestStream {
+        let channel: EventLoopFuture<any Channel>
+
+        func close() {
+            channel.whenSuccess { $0.close(promise: nil) }
+        }
     }
 }
 
