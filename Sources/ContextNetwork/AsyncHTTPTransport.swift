@@ -70,6 +70,10 @@ public final class AsyncHTTPTransport: HTTPTransport {
     /// How many host-request streams are open (tests: a stopped worker's goes).
     package var hostRequestStreamCount: Int { loops.withLock { $0.values.reduce(0) { $0 + $1.streams } } }
 
+    /// Bytes read from host-request streams so far (tests: a worker's fetch really came that way).
+    package var hostRequestBytesRead: Int { bytesRead.load(ordering: .relaxed) }
+    private let bytesRead = Atomic<Int>(0)
+
     /// Whether `providerID` has an event loop of its own now (tests: pruned with its last stream).
     package func hasEventLoop(for providerID: String) -> Bool { loops.withLock { $0[providerID] != nil } }
 
@@ -208,7 +212,12 @@ extension AsyncHTTPTransport: HostRequestStreams {
         }
         let channel = NIOPipeBootstrap(group: loop)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture(withResultOf: { try channel.pipeline.syncOperations.addHandler(StreamReader(receive: receive)) })
+                channel.eventLoop.makeCompletedFuture(withResultOf: {
+                    try channel.pipeline.syncOperations.addHandler(StreamReader { [weak self] bytes in
+                        self?.bytesRead.add(bytes.count, ordering: .relaxed)
+                        return receive(bytes)
+                    })
+                })
             }
             .takingOwnershipOfDescriptor(input: fd)
         channel.whenComplete { result in

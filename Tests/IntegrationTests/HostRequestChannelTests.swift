@@ -2,6 +2,7 @@ import CHostSupport
 import ContextHost
 import ContextHostTestSupport
 import ContextNetwork
+import ContextProtocol
 import ContextProviderKit
 import Foundation
 import Testing
@@ -20,7 +21,7 @@ import Glibc
     static let violations: [(escape: String, reason: String)] = [
         ("fd3-junk", "limit 2097152"),
         ("fd3-short-length", "a frame of 4 bytes is shorter than its tag"),
-        ("fd3-huge-length", "a frame of 4294967280 bytes (limit 2097152)"),
+        ("fd3-huge-length", "a frame of 4294967272 bytes (limit 2097152)"),
         ("fd3-response", "not a host request"),
         ("fd3-notification", "not a host request"),
     ]
@@ -190,8 +191,9 @@ import Glibc
         }
 
         try await fetchOnce()
-        // The worker's pipe is read on the provider's loop.
+        // The worker's pipe is read on the provider's loop, and the SDK's fetch came that way.
         #expect(transport.hostRequestStreamCount == 1)
+        #expect(transport.hostRequestBytesRead > 0)
         #expect(transport.hasEventLoop(for: provider))
         // Idle stop: its reader and the loop entry go.
         try await waitFor(streams: 0)
