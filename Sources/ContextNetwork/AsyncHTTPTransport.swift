@@ -30,6 +30,8 @@ public final class AsyncHTTPTransport: HTTPTransport {
         var provider: String
         var host: String
         var address: String
+        /// The provider's event loop the client runs on, when it has one (`readStream`).
+        var loop: ObjectIdentifier?
     }
 
     private let clients = Mutex<[Key: HTTPClient]>([:])
@@ -77,8 +79,13 @@ public final class AsyncHTTPTransport: HTTPTransport {
     /// Whether `providerID` has an event loop of its own now (tests: pruned with its last stream).
     package func hasEventLoop(for providerID: String) -> Bool { loops.withLock { $0[providerID] != nil } }
 
+    /// The client for `request`: on the provider's own event loop when it has one (its group is
+    /// that loop alone, so its connections are made and reused there; a request that merely
+    /// required that loop from a client of the whole group would get a connection made for it
+    /// and closed after it, a TLS handshake per fetch), else on NIO's shared group.
     private func client(for request: BrokeredRequest) -> HTTPClient {
-        let key = Key(provider: request.providerID, host: request.host, address: request.address)
+        let loop = loops.withLock { $0[request.providerID]?.loop }
+        let key = Key(provider: request.providerID, host: request.host, address: request.address, loop: loop.map { ObjectIdentifier($0) })
         return clients.withLock { clients in
             if let client = clients[key] { return client }
             let mine = clients.keys.filter { $0.provider == request.providerID }
@@ -92,7 +99,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
             if !request.host.isEmpty, request.host != request.address {
                 configuration.dnsOverride = [request.host: request.address]
             }
-            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+            let client = HTTPClient(eventLoopGroup: loop ?? MultiThreadedEventLoopGroup.singleton, configuration: configuration)
             clients[key] = client
             return client
         }
@@ -148,12 +155,10 @@ public final class AsyncHTTPTransport: HTTPTransport {
         // (ResponseAccumulator refuses a cap outside 0...2^32; the manifest's is far below.)
         let cap = min(max(request.maximumResponseBytes, 0), 1 << 32)
         let nanoseconds = min(remaining.components.seconds, 1 << 32) &* 1_000_000_000 &+ remaining.components.attoseconds / 1_000_000_000
-        // On the provider's own loop when it has one (the loop that read its request): the
-        // connection, the response and the answer to the worker stay on that thread.
-        let preference = loops.withLock { $0[request.providerID] }.map { HTTPClient.EventLoopPreference.delegateAndChannel(on: $0.loop) } ?? .indifferent
+        // (On the provider's own loop when it has one, the loop that read its request: the
+        // connection, the response and the answer to the worker stay on that thread.)
         let task = client(for: request).execute(
-            request: http, delegate: ResponseAccumulator(request: http, maxBodySize: cap), eventLoop: preference,
-            deadline: .now() + .nanoseconds(nanoseconds))
+            request: http, delegate: ResponseAccumulator(request: http, maxBodySize: cap), deadline: .now() + .nanoseconds(nanoseconds))
         task.futureResult.whenComplete { result in
             switch result {
             case .success(let response):
@@ -203,10 +208,20 @@ extension AsyncHTTPTransport: HostRequestStreams {
             return loop
         }
         let finish: @Sendable () -> Void = { [weak self] in
-            self?.loops.withLock { loops in
-                guard var entry = loops[providerID] else { return }
+            guard let self else { return ended() }
+            let gone = loops.withLock { loops -> ObjectIdentifier? in
+                guard var entry = loops[providerID] else { return nil }
                 entry.streams -= 1
                 loops[providerID] = entry.streams > 0 ? entry : nil
+                return entry.streams > 0 ? nil : ObjectIdentifier(entry.loop)
+            }
+            // The provider's clients on that loop go with it (its next worker may get another).
+            if let gone {
+                let owned = clients.withLock { clients -> [HTTPClient] in
+                    let keys = clients.keys.filter { $0.provider == providerID && $0.loop == gone }
+                    return keys.compactMap { clients.removeValue(forKey: $0) }
+                }
+                for client in owned { client.shutdown { _ in } }
             }
             ended()
         }
