@@ -235,7 +235,7 @@ let package = Package(
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient", "ContextNetwork"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient", "ContextNetwork", "CHostSupport"]),
         .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
         // The MCP bridge, through the real binary and the official MCP Python SDK.
         .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),

@@ -17,7 +17,38 @@
 #include <sys/syscall.h>
 #endif
 
+static int ctxh_spawn_moved(const char *path, char *const argv[], char *const envp[], const int sources[4], pid_t *out_pid);
+
 int ctxh_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, pid_t *out_pid) {
+    return ctxh_spawn_with_fd3(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, -1, out_pid);
+}
+
+int ctxh_spawn_with_fd3(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, int fd3, pid_t *out_pid) {
+    /* Every source descriptor numbered 0 to 3 is first copied above 3 (close-on-exec, closed
+       again below), so that no dup2 onto 0-3 overwrites a source not yet copied, and no source is
+       already its target: dup2(3, 3) would leave FD_CLOEXEC set (before glibc 2.29 posix_spawn's
+       adddup2 did so too), and the child would lose its fd 3 at exec. A parent that closed its
+       standard descriptors (an embedder) gets pipe ends numbered 0 to 3. */
+    int sources[4] = {stdin_fd, stdout_fd, stderr_fd, fd3};
+    int moved[4] = {-1, -1, -1, -1};
+    for (int i = 0; i < 4; i++) {
+        if (sources[i] >= 0 && sources[i] <= 3) {
+            moved[i] = fcntl(sources[i], F_DUPFD_CLOEXEC, 4);
+            if (moved[i] < 0) {
+                int error = errno;
+                for (int j = 0; j < i; j++) if (moved[j] >= 0) close(moved[j]);
+                return error;
+            }
+            sources[i] = moved[i];
+        }
+    }
+    int status = ctxh_spawn_moved(path, argv, envp, sources, out_pid);
+    for (int i = 0; i < 4; i++) if (moved[i] >= 0) close(moved[i]);
+    return status;
+}
+
+static int ctxh_spawn_moved(const char *path, char *const argv[], char *const envp[], const int sources[4], pid_t *out_pid) {
+    int stdin_fd = sources[0], stdout_fd = sources[1], stderr_fd = sources[2], fd3 = sources[3];
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     int status = posix_spawn_file_actions_init(&actions);
@@ -30,8 +61,9 @@ int ctxh_spawn(const char *path, char *const argv[], char *const envp[], int std
     posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
     posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
     posix_spawn_file_actions_adddup2(&actions, stderr_fd, 2);
+    if (fd3 >= 0) posix_spawn_file_actions_adddup2(&actions, fd3, 3);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    posix_spawn_file_actions_addclosefrom_np(&actions, fd3 >= 0 ? 4 : 3);
 #endif
     sigset_t defaults, empty;
     sigemptyset(&defaults);

@@ -30,9 +30,14 @@ public final class AsyncHTTPTransport: HTTPTransport {
         var provider: String
         var host: String
         var address: String
+        /// The provider's event loop the client runs on, when it has one (`readStream`).
+        var loop: ObjectIdentifier?
     }
 
     private let clients = Mutex<[Key: HTTPClient]>([:])
+    /// The event loop of each provider that has host-request streams (`readStream`), and how many
+    /// it has: its fetches run there too. An entry goes when its last stream closes.
+    private let loops = Mutex<[String: ProviderLoop]>([:])
     private let tls: TLSConfiguration
     private let proxy: ProxySettings?
     /// Most clients kept per provider (one per pinned host and address).
@@ -59,8 +64,28 @@ public final class AsyncHTTPTransport: HTTPTransport {
         for client in clients.withLock({ Array($0.values) }) { try? client.syncShutdown() }
     }
 
+    private struct ProviderLoop {
+        var loop: any EventLoop
+        var streams: Int
+    }
+
+    /// How many host-request streams are open (tests: a stopped worker's goes).
+    package var hostRequestStreamCount: Int { loops.withLock { $0.values.reduce(0) { $0 + $1.streams } } }
+
+    /// Bytes read from host-request streams so far (tests: a worker's fetch really came that way).
+    package var hostRequestBytesRead: Int { bytesRead.load(ordering: .relaxed) }
+    private let bytesRead = Atomic<Int>(0)
+
+    /// Whether `providerID` has an event loop of its own now (tests: pruned with its last stream).
+    package func hasEventLoop(for providerID: String) -> Bool { loops.withLock { $0[providerID] != nil } }
+
+    /// The client for `request`: on the provider's own event loop when it has one (its group is
+    /// that loop alone, so its connections are made and reused there; a request that merely
+    /// required that loop from a client of the whole group would get a connection made for it
+    /// and closed after it, a TLS handshake per fetch), else on NIO's shared group.
     private func client(for request: BrokeredRequest) -> HTTPClient {
-        let key = Key(provider: request.providerID, host: request.host, address: request.address)
+        let loop = loops.withLock { $0[request.providerID]?.loop }
+        let key = Key(provider: request.providerID, host: request.host, address: request.address, loop: loop.map { ObjectIdentifier($0) })
         return clients.withLock { clients in
             if let client = clients[key] { return client }
             let mine = clients.keys.filter { $0.provider == request.providerID }
@@ -74,7 +99,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
             if !request.host.isEmpty, request.host != request.address {
                 configuration.dnsOverride = [request.host: request.address]
             }
-            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+            let client = HTTPClient(eventLoopGroup: loop ?? MultiThreadedEventLoopGroup.singleton, configuration: configuration)
             clients[key] = client
             return client
         }
@@ -130,6 +155,8 @@ public final class AsyncHTTPTransport: HTTPTransport {
         // (ResponseAccumulator refuses a cap outside 0...2^32; the manifest's is far below.)
         let cap = min(max(request.maximumResponseBytes, 0), 1 << 32)
         let nanoseconds = min(remaining.components.seconds, 1 << 32) &* 1_000_000_000 &+ remaining.components.attoseconds / 1_000_000_000
+        // (On the provider's own loop when it has one, the loop that read its request: the
+        // connection, the response and the answer to the worker stay on that thread.)
         let task = client(for: request).execute(
             request: http, delegate: ResponseAccumulator(request: http, maxBodySize: cap), deadline: .now() + .nanoseconds(nanoseconds))
         task.futureResult.whenComplete { result in
@@ -161,6 +188,91 @@ public final class AsyncHTTPTransport: HTTPTransport {
             return keys.compactMap { clients.removeValue(forKey: $0) }
         }
         for client in owned { client.shutdown { _ in } }
+    }
+}
+
+extension AsyncHTTPTransport: HostRequestStreams {
+    /// Reads `fd` with NIO's pipe bootstrap on `providerID`'s event loop (chosen when its first
+    /// stream opens, dropped when its last one closes).
+    package func readStream(
+        fd: Int32, providerID: String, receive: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool, ended: @escaping @Sendable () -> Void
+    ) -> (any HostRequestStream)? {
+        let loop = loops.withLock { loops -> any EventLoop in
+            if var entry = loops[providerID] {
+                entry.streams += 1
+                loops[providerID] = entry
+                return entry.loop
+            }
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            loops[providerID] = ProviderLoop(loop: loop, streams: 1)
+            return loop
+        }
+        let finish: @Sendable () -> Void = { [weak self] in
+            guard let self else { return ended() }
+            let gone = loops.withLock { loops -> ObjectIdentifier? in
+                guard var entry = loops[providerID] else { return nil }
+                entry.streams -= 1
+                loops[providerID] = entry.streams > 0 ? entry : nil
+                return entry.streams > 0 ? nil : ObjectIdentifier(entry.loop)
+            }
+            // The provider's clients on that loop go with it (its next worker may get another).
+            if let gone {
+                let owned = clients.withLock { clients -> [HTTPClient] in
+                    let keys = clients.keys.filter { $0.provider == providerID && $0.loop == gone }
+                    return keys.compactMap { clients.removeValue(forKey: $0) }
+                }
+                for client in owned { client.shutdown { _ in } }
+            }
+            ended()
+        }
+        let channel = NIOPipeBootstrap(group: loop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture(withResultOf: {
+                    try channel.pipeline.syncOperations.addHandler(StreamReader { [weak self] bytes in
+                        self?.bytesRead.add(bytes.count, ordering: .relaxed)
+                        return receive(bytes)
+                    })
+                })
+            }
+            .takingOwnershipOfDescriptor(input: fd)
+        channel.whenComplete { result in
+            switch result {
+            case .success(let channel): channel.closeFuture.whenComplete { _ in finish() }
+            case .failure:
+                // (Still ours when the bootstrap failed.)
+                close(fd)
+                finish()
+            }
+        }
+        return PipeStream(channel: channel)
+    }
+
+    /// Hands what a pipe channel reads to `receive`; closes the channel when it says so.
+    private final class StreamReader: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        let receive: @Sendable (UnsafeRawBufferPointer) -> Bool
+
+        init(receive: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) {
+            self.receive = receive
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let buffer = unwrapInboundIn(data)
+            if !buffer.withUnsafeReadableBytes(receive) { context.close(promise: nil) }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
+    }
+
+    /// A stream being read (its channel, once the bootstrap made it).
+    private struct PipeStream: HostRequestStream {
+        let channel: EventLoopFuture<any Channel>
+
+        func close() {
+            channel.whenSuccess { $0.close(promise: nil) }
+        }
     }
 }
 

@@ -49,6 +49,9 @@ extension ContextHostCommand {
         @Flag(help: "The exec permission was granted.")
         var allowExec = false
 
+        @Option(help: ArgumentHelp("The descriptor to send host requests (host/fetch) on, instead of stdout.", valueName: "fd"))
+        var hostRequestsFd: Int32?
+
         @Option(help: ArgumentHelp("Sandbox layers to leave out (tests).", valueName: "list"))
         var sandboxDisable: String?
 
@@ -64,6 +67,7 @@ extension ContextHostCommand {
             invocation.providerID = providerId
             invocation.runtime = runtime
             invocation.allowOutsideLibraryPaths = allowOutsideLibraryPaths
+            invocation.hostRequestsFD = hostRequestsFd
             if let policy = IsolationConfiguration.SandboxPolicy(rawValue: sandbox), policy != .off {
                 var options = WorkerSandboxOptions()
                 options.policy = policy

@@ -13,6 +13,7 @@ struct WorkerInvocationTests {
         invocation.runtime = "swift-dynamic 6.3"
         invocation.allowOutsideLibraryPaths = true
         invocation.memoryLimit = 512 << 20
+        invocation.hostRequestsFD = 3
         var sandbox = WorkerSandboxOptions()
         sandbox.policy = .required
         sandbox.readPaths = ["/data/a", "/data/b"]
@@ -36,6 +37,7 @@ struct WorkerInvocationTests {
         #expect(read.libraryPath == written.libraryPath)
         #expect(read.parentPID == 4242)
         #expect(read.memoryLimit == 512 << 20)
+        #expect(read.hostRequestsFD == 3)
         #expect(read.sandbox?.readPaths == ["/data/a", "/data/b"])
         #expect(read.sandbox?.taskLimit == 64)
         #expect(read.sandbox?.allowNetwork == true)
@@ -53,6 +55,8 @@ struct WorkerInvocationTests {
         ["--library", "/x.so", "--sandbox", "loose"],
         ["--library", "/x.so", "--sandbox-limits", "1,2,3"],
         ["--library", "/x.so", "--help"],
+        ["--library", "/x.so", "--host-requests-fd", "1"],  // not one of the standard descriptors
+        ["--library", "/x.so", "--host-requests-fd", "three"],
     ])
     func refused(_ arguments: [String]) {
         #expect(WorkerInvocation(parsing: arguments) == nil)

@@ -18,6 +18,15 @@ extern "C" {
  */
 int ctxh_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, pid_t *out_pid);
 
+/**
+ * `ctxh_spawn`, and `fd3` (when not negative) as the child's fd 3: a worker's host-request pipe
+ * (docs/architecture.md, "Threads"). Any source numbered 0 to 3 in this process (a parent that
+ * closed its standard descriptors) is first copied above 3, so the child gets each one on its
+ * number whatever the numbers here, fd 3 without FD_CLOEXEC even when `fd3` is 3 already (where
+ * dup2(3, 3) alone would keep the flag). Every descriptor above 3 is closed in the child.
+ */
+int ctxh_spawn_with_fd3(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, int fd3, pid_t *out_pid);
+
 /** pipe2(fds, O_CLOEXEC): a pipe whose ends are not inherited by spawned processes. */
 int ctxh_pipe_cloexec(int fds[2]);
 

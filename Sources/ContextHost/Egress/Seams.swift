@@ -114,3 +114,26 @@ extension HTTPTransport {
         }
     }
 }
+
+/// A transport that can also read a byte stream on the event loop it runs one provider's fetches
+/// on: a worker's host-request pipe (its fd 3; docs/architecture.md, "Threads"), so that a
+/// `host/fetch` is read, checked, sent and answered on one thread with no hop between threads.
+/// `package`: only `context-host`'s transport (`ContextNetwork.AsyncHTTPTransport`) has it; with
+/// any other transport, workers send their host requests on their stdout as before.
+package protocol HostRequestStreams: Sendable {
+    /// Takes ownership of `fd` (the read end of a pipe) and reads it on `providerID`'s event loop
+    /// (one per provider while it has a stream, so its connections are reused there; a fetch for
+    /// that provider also runs there). `receive` gets each piece read, on that loop; returning
+    /// false closes the stream. `ended` runs once, on the loop, when the stream closed (end of
+    /// stream, `receive` refused, `close`, or a failure to start reading, when `fd` is closed
+    /// too). Nil when the stream could not be started (`fd` is closed and `ended` has run).
+    func readStream(
+        fd: Int32, providerID: String, receive: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool, ended: @escaping @Sendable () -> Void
+    ) -> (any HostRequestStream)?
+}
+
+/// A stream `HostRequestStreams.readStream` reads.
+package protocol HostRequestStream: Sendable {
+    /// Stops reading and closes the descriptor (from any thread; harmless once closed).
+    func close()
+}

@@ -22,7 +22,10 @@ extension WorkerConnection {
     /// Spawns a worker, sends the init JSON and waits for the provider to open.
     func startWorker(generation: Int) -> Result<Started, LoadError> {
         let worker: WorkerProcess
-        switch WorkerProcess.spawn(arguments: arguments, environment: environment, generation: generation, label: providerID, logger: logger) {
+        switch WorkerProcess.spawn(
+            arguments: arguments, environment: environment, generation: generation, label: providerID, logger: logger,
+            hostRequestPipe: hostRequestStreams != nil)
+        {
         case .failure(let error): return .failure(error)
         case .success(let process): worker = process
         }
@@ -70,6 +73,7 @@ extension WorkerConnection {
     }
 
     func startReading(_ worker: WorkerProcess, _ reader: FrameReader) {
+        startReadingHostRequests(worker)
         let started = Started(worker: worker, reader: reader)
         let limit = maximumReplyBytes
         // Holds the connection weakly: a connection dropped by the registry kills its worker.

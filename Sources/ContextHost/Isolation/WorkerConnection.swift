@@ -41,6 +41,9 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     let starts: WorkerStartLimiter
     /// Whether workers start on demand (false: the first one starts in `init`, as before issue 28).
     package let isLazy: Bool
+    /// Where workers' host requests are read (their fd 3, on the provider's HTTP event loop);
+    /// nil: on stdout with the replies, by the reader thread.
+    let hostRequestStreams: (any HostRequestStreams)?
 
     /// A worker's lifecycle. Every transition happens under `state`'s lock.
     enum Lifecycle {
@@ -121,7 +124,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
     package init(
         providerID: String, libraryPath: String, sha256: String?, runtime: String? = nil, initJSON: [UInt8],
         configuration: HostConfiguration, logger: Logger, sandbox: WorkerSandboxOptions? = nil,
-        lazy: Bool = false, startLimiter: WorkerStartLimiter? = nil
+        lazy: Bool = false, startLimiter: WorkerStartLimiter? = nil, hostRequestStreams: (any HostRequestStreams)? = nil
     ) throws(LoadError) {
         self.providerID = providerID
         self.libraryPath = libraryPath
@@ -130,6 +133,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         self.maximumReplyBytes = configuration.maximumMessageBytes
         self.logger = logger
         self.isLazy = lazy
+        self.hostRequestStreams = hostRequestStreams
         self.starts = startLimiter ?? WorkerStartLimiter(limit: configuration.isolation.maximumConcurrentStarts)
         guard let executable = Self.workerExecutable(configuration) else {
             throw LoadError(
@@ -145,6 +149,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
         invocation.allowOutsideLibraryPaths = configuration.allowOutsideLibraryPaths
         invocation.memoryLimit = settings.workerMemoryLimit
         invocation.sandbox = sandbox
+        if hostRequestStreams != nil { invocation.hostRequestsFD = 3 }
         self.arguments = [executable, "worker"] + invocation.arguments
         self.sandboxed = sandbox != nil
         // The `environment` layer: an allow-list (the worker checks it and reports the layer);
@@ -274,7 +279,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
 
     /// The events of the request `tag` that `worker` (this generation) is answering, if it
     /// still waits.
-    private func events(of tag: Int64, from worker: WorkerProcess) -> RequestEvents? {
+    func events(of tag: Int64, from worker: WorkerProcess) -> RequestEvents? {
         state.withLock { state in
             guard let entry = state.inFlight[tag], entry.generation == worker.generation else { return nil }
             return entry.events

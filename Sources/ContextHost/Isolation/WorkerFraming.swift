@@ -16,6 +16,7 @@ import Darwin
 /// | host → worker | request id (> 0) | a JSON-RPC request, passed to the provider's `call` |
 /// | host → worker | 0 | a notification (`$/cancelRequest`), passed to `call` with no reply |
 /// | worker → host | request id | whatever bytes the provider answered that request with |
+/// | worker → host, on fd 3 (`--host-requests-fd 3`) | request id | a host request (`host/fetch`) the provider sent for that request, and nothing else |
 ///
 /// The tag travels outside the provider's bytes, so a reply that is not JSON (or carries the wrong
 /// id) still reaches the request it answers, as a clear error.
@@ -48,6 +49,15 @@ package enum WorkerFrame {
             for index in 0..<4 { frame[index] = bytes[index] }
         }
         return frame
+    }
+
+    /// The little-endian integer at `offset` of `bytes` (the caller checked there are enough).
+    static func littleEndian<T: FixedWidthInteger>(_ bytes: [UInt8], at offset: Int) -> T {
+        var value: T = 0
+        withUnsafeMutableBytes(of: &value) { target in
+            for index in 0..<MemoryLayout<T>.size { target[index] = bytes[offset + index] }
+        }
+        return T(littleEndian: value)
     }
 
     package static func appendHeader(tag: Int64, payloadCount: Int, to frame: inout [UInt8]) {
@@ -118,11 +128,7 @@ package struct FrameReader {
     }
 
     private func integer<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
-        var value: T = 0
-        withUnsafeMutableBytes(of: &value) { target in
-            for index in 0..<MemoryLayout<T>.size { target[index] = buffer[start + offset + index] }
-        }
-        return T(littleEndian: value)
+        WorkerFrame.littleEndian(buffer, at: start + offset)
     }
 
     /// The next frame. Payloads over `maximumPayload` bytes are skipped and reported as `oversized`.
@@ -156,5 +162,71 @@ package struct FrameReader {
         let payload = Array(buffer[payloadStart..<(payloadStart + payloadCount)])
         start = payloadStart + payloadCount
         return .frame(tag: tag, payload: payload)
+    }
+}
+
+/// Frames from a byte stream read in pieces by someone else (an event loop reading a worker's
+/// host-request pipe): `append` what was read, then take whole frames with `next` until it
+/// answers nil. Holds at most one frame and a piece: a frame whose payload is over
+/// `maximumPayload` bytes, or whose length is shorter than its tag, is a violation at its header
+/// (nothing more is read or kept; the stream is of no further use).
+package struct FrameAssembler {
+    package enum Event: Equatable {
+        /// A whole frame.
+        case frame(tag: Int64, payload: [UInt8])
+        /// The stream broke the framing; every later `next` answers the same.
+        case violation(String)
+    }
+
+    package let maximumPayload: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var failure: String?
+
+    package init(maximumPayload: Int) {
+        self.maximumPayload = maximumPayload
+    }
+
+    /// Adds bytes read (ignored after a violation).
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        if start > 0 && start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 1 << 16 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    private func integer<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
+        WorkerFrame.littleEndian(buffer, at: start + offset)
+    }
+
+    /// The next whole frame, a violation, or nil while more bytes are needed.
+    package mutating func next() -> Event? {
+        if let failure { return .violation(failure) }
+        let available = buffer.count - start
+        guard available >= WorkerFrame.headerSize else { return nil }
+        let length = Int(integer(at: 0, as: UInt32.self))
+        guard length >= 8 else { return fail("a frame of \(length) bytes is shorter than its tag") }
+        let payloadCount = length - 8
+        guard payloadCount <= maximumPayload else {
+            return fail("a frame of \(payloadCount) bytes (limit \(maximumPayload))")
+        }
+        guard available - WorkerFrame.headerSize >= payloadCount else { return nil }
+        let tag = integer(at: 4, as: Int64.self)
+        let payloadStart = start + WorkerFrame.headerSize
+        let payload = Array(buffer[payloadStart..<(payloadStart + payloadCount)])
+        start = payloadStart + payloadCount
+        return .frame(tag: tag, payload: payload)
+    }
+
+    private mutating func fail(_ reason: String) -> Event {
+        failure = reason
+        buffer = []
+        start = 0
+        return .violation(reason)
     }
 }

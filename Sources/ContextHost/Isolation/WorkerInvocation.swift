@@ -28,6 +28,9 @@ public struct WorkerInvocation: Sendable {
     public var memoryLimit: Int?
     /// The sandbox; nil runs none.
     public var sandbox: WorkerSandboxOptions?
+    /// The descriptor (3) the host reads the worker's host requests (`host/fetch`) from, on its
+    /// HTTP event loop; nil: they go on stdout with the replies (docs/architecture.md, "Threads").
+    public var hostRequestsFD: Int32?
 
     /// An invocation of `libraryPath` with nothing else set.
     public init(libraryPath: String) {
@@ -43,6 +46,7 @@ public struct WorkerInvocation: Sendable {
         if let runtime { result += ["--runtime", runtime] }
         if allowOutsideLibraryPaths { result.append("--allow-outside-library-paths") }
         if let memoryLimit { result += ["--memory-limit", String(memoryLimit)] }
+        if let hostRequestsFD { result += ["--host-requests-fd", String(hostRequestsFD)] }
         if let sandbox { result += sandbox.arguments }
         return result
     }
@@ -73,6 +77,9 @@ public struct WorkerInvocation: Sendable {
             case "--memory-limit":
                 guard let bytes = Int(value) else { return nil }
                 parsed.memoryLimit = bytes
+            case "--host-requests-fd":
+                guard let fd = Int32(value), fd > 2 else { return nil }
+                parsed.hostRequestsFD = fd
             case "--sandbox":
                 guard let policy = IsolationConfiguration.SandboxPolicy(rawValue: value) else { return nil }
                 sandbox.policy = policy
@@ -96,6 +103,6 @@ public struct WorkerInvocation: Sendable {
     public func run() -> Never {
         WorkerMain.run(
             libraryPath: libraryPath, sha256: sha256, parentPID: parentPID, memoryLimit: memoryLimit,
-            confined: !allowOutsideLibraryPaths, sandbox: sandbox, runtime: runtime)
+            confined: !allowOutsideLibraryPaths, sandbox: sandbox, runtime: runtime, hostRequestsFD: hostRequestsFD)
     }
 }

@@ -30,9 +30,12 @@ public enum WorkerMain {
     ///     nil or policy `off`: no sandbox.
     ///   - runtime: the manifest's `runtime` (`native`, `swift-static`, `swift-dynamic VERSION`):
     ///     the library is inspected before the sandbox closes and refused if it cannot run here.
+    ///   - hostRequestsFD: where the provider's host requests (`host/fetch`) go, framed as replies
+    ///     are, instead of stdout: a pipe the host reads on its HTTP event loop. Ignored when it is
+    ///     not an open descriptor.
     public static func run(
         libraryPath: String, sha256: String?, parentPID: Int32?, memoryLimit: Int?, confined: Bool = true,
-        sandbox: WorkerSandboxOptions? = nil, runtime: String? = nil
+        sandbox: WorkerSandboxOptions? = nil, runtime: String? = nil, hostRequestsFD: Int32? = nil
     ) -> Never {
         _ = ctxh_set_parent_death_signal(SIGKILL)
         if let parentPID, getppid() != parentPID { _exit(0) }
@@ -45,6 +48,11 @@ public enum WorkerMain {
         let protocolFD = StdioServer.takeOverStandardOutput()
         if let memoryLimit, memoryLimit > 0 { _ = ctxh_limit_data(UInt64(memoryLimit)) }
         workerOutputFD.store(protocolFD, ordering: .releasing)
+        if let hostRequestsFD, hostRequestsFD > 2, fcntl(hostRequestsFD, F_GETFD) >= 0 {
+            // (Not passed on to anything the provider runs.)
+            _ = fcntl(hostRequestsFD, F_SETFD, FD_CLOEXEC)
+            workerHostRequestFD.store(hostRequestsFD, ordering: .releasing)
+        }
 
         var reader = FrameReader(fd: STDIN_FILENO)
         guard case .frame(_, let initJSON) = reader.next(maximumPayload: 64 << 20) else { _exit(0) }
@@ -112,25 +120,34 @@ public enum WorkerMain {
 /// Where replies go (the protocol descriptor), and a lock so frames never interleave.
 private let workerOutputFD = Atomic<Int32>(-1)
 private let workerOutputLock = Mutex(())
+/// Where host requests go when the host gave a descriptor for them (-1: stdout), and its lock.
+private let workerHostRequestFD = Atomic<Int32>(-1)
+private let workerHostRequestLock = Mutex(())
 
 private func sendFrame(tag: Int64, _ payload: [UInt8]) {
     payload.withUnsafeBytes { sendFrame(tag: tag, $0) }
 }
 
-private func sendFrame(tag: Int64, _ payload: UnsafeRawBufferPointer) {
+private func sendFrame(tag: Int64, _ payload: UnsafeRawBufferPointer, hostRequest: Bool = false) {
     var header: [UInt8] = []
     WorkerFrame.appendHeader(tag: tag, payloadCount: payload.count, to: &header)
-    let fd = workerOutputFD.load(ordering: .acquiring)
+    let requestFD = hostRequest ? workerHostRequestFD.load(ordering: .acquiring) : -1
+    let fd = requestFD >= 0 ? requestFD : workerOutputFD.load(ordering: .acquiring)
     // (One `writev`: the host's reader wakes once for the whole frame.)
-    let ok = workerOutputLock.withLock { _ in
-        header.withUnsafeBytes { writeAll(fd, $0, payload) }
-    }
+    let ok = requestFD >= 0
+        ? workerHostRequestLock.withLock { _ in header.withUnsafeBytes { writeAll(fd, $0, payload) } }
+        : workerOutputLock.withLock { _ in header.withUnsafeBytes { writeAll(fd, $0, payload) } }
     if !ok { _exit(0) }  // the host is gone
 }
 
-/// The reply callback the worker gives the provider: the context is the request's tag.
+/// The reply callback the worker gives the provider: the context is the request's tag. A host
+/// request goes on the host-request descriptor when there is one (one over the host's limit goes
+/// on stdout, where the host drops it as before, instead of breaking the channel).
 private let workerReplyCallback: ctxp_reply_fn = { context, bytes, length in
     let tag = Int64(Int(bitPattern: context))
     guard tag > 0 else { return }
-    sendFrame(tag: tag, UnsafeRawBufferPointer(start: bytes, count: length))
+    let payload = UnsafeRawBufferPointer(start: bytes, count: length)
+    let hostRequest = workerHostRequestFD.load(ordering: .relaxed) >= 0 && length > 0 && length <= RequestEvents.maximumHostRequestBytes
+        && RequestEvents.isHostRequest(payload)
+    sendFrame(tag: tag, payload, hostRequest: hostRequest)
 }

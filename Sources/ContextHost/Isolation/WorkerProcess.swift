@@ -136,21 +136,36 @@ package final class WorkerProcess: Sendable {
     /// The CPU time (seconds) of the worker's processes when it last owed an answer; nil until
     /// the watchdog's first look.
     private let idleBaseline = Mutex<Double?>(nil)
+    /// The host's end of the worker's host-request pipe (its fd 3), when it has one.
+    private let hostRequests: Mutex<HostRequestChannel>
+
+    /// Where the host's end of the host-request pipe is: not read yet, read by an event loop, or
+    /// closed (by `reap`; a stream handed over later is closed at once).
+    enum HostRequestChannel {
+        case none
+        case unread(Int32)
+        case reading(any HostRequestStream)
+        case closed
+    }
 
     /// The number of stderr lines kept.
     static let tailLines = 20
 
-    private init(pid: pid_t, input: Int32, output: Int32, generation: Int, label: String) {
+    private init(pid: pid_t, input: Int32, output: Int32, hostRequests: Int32?, generation: Int, label: String) {
         self.pid = pid
         self.input = input
         self.output = output
+        self.hostRequests = Mutex(hostRequests.map(HostRequestChannel.unread) ?? .none)
         self.generation = generation
         self.writer = DispatchQueue(label: "context-host.worker.\(label).writer")
     }
 
-    /// Spawns `arguments[0]` with pipes on fds 0, 1 and 2 and starts draining its stderr.
-    static func spawn(arguments: [String], environment: [String], generation: Int, label: String, logger: Logger) -> Result<WorkerProcess, LoadError> {
-        var stdinPipe: [Int32] = [0, 0], stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
+    /// Spawns `arguments[0]` with pipes on fds 0, 1 and 2 (and, with `hostRequestPipe`, one more
+    /// on fd 3 that the worker writes its host requests to) and starts draining its stderr.
+    static func spawn(
+        arguments: [String], environment: [String], generation: Int, label: String, logger: Logger, hostRequestPipe: Bool = false
+    ) -> Result<WorkerProcess, LoadError> {
+        var stdinPipe: [Int32] = [0, 0], stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0], requestPipe: [Int32] = [-1, -1]
         guard ctxh_pipe_cloexec(&stdinPipe) == 0 else { return .failure(spawnError("pipe: \(String(cString: strerror(errno)))")) }
         guard ctxh_pipe_cloexec(&stdoutPipe) == 0 else {
             stdinPipe.forEach { close($0) }
@@ -160,7 +175,11 @@ package final class WorkerProcess: Sendable {
             (stdinPipe + stdoutPipe).forEach { close($0) }
             return .failure(spawnError("pipe: \(String(cString: strerror(errno)))"))
         }
-        let (childInput, childOutput, childError) = (stdinPipe[0], stdoutPipe[1], stderrPipe[1])
+        if hostRequestPipe, ctxh_pipe_cloexec(&requestPipe) != 0 {
+            (stdinPipe + stdoutPipe + stderrPipe).forEach { close($0) }
+            return .failure(spawnError("pipe: \(String(cString: strerror(errno)))"))
+        }
+        let (childInput, childOutput, childError, childRequests) = (stdinPipe[0], stdoutPipe[1], stderrPipe[1], requestPipe[1])
         let spawned: Result<pid_t, LoadError> = WorkerSpawner.run {
             var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
             cArguments.append(nil)
@@ -169,24 +188,28 @@ package final class WorkerProcess: Sendable {
             cEnvironment.append(nil)
             defer { cEnvironment.forEach { free($0) } }
             var pid: pid_t = 0
-            let status = ctxh_spawn(arguments[0], &cArguments, &cEnvironment, childInput, childOutput, childError, &pid)
+            let status = ctxh_spawn_with_fd3(arguments[0], &cArguments, &cEnvironment, childInput, childOutput, childError, childRequests, &pid)
             guard status == 0 else { return .failure(spawnError("posix_spawn '\(arguments[0])': \(String(cString: strerror(status)))")) }
             return .success(pid)
         }
         close(stdinPipe[0])
         close(stdoutPipe[1])
         close(stderrPipe[1])
+        if hostRequestPipe { close(requestPipe[1]) }
         let pid: pid_t
         switch spawned {
         case .failure(let error):
             close(stdinPipe[1])
             close(stdoutPipe[0])
             close(stderrPipe[0])
+            if hostRequestPipe { close(requestPipe[0]) }
             return .failure(error)
         case .success(let value):
             pid = value
         }
-        let process = WorkerProcess(pid: pid, input: stdinPipe[1], output: stdoutPipe[0], generation: generation, label: label)
+        let process = WorkerProcess(
+            pid: pid, input: stdinPipe[1], output: stdoutPipe[0], hostRequests: hostRequestPipe ? requestPipe[0] : nil,
+            generation: generation, label: label)
         process.drainStandardError(stderrPipe[0], label: label, logger: logger)
         return .success(process)
     }
@@ -386,6 +409,42 @@ package final class WorkerProcess: Sendable {
         }
     }
 
+    /// Hands the host's end of the host-request pipe to `start` (which reads it on an event
+    /// loop, owning the descriptor from then on); false when there is none or it was closed.
+    func readHostRequests(_ start: (Int32) -> (any HostRequestStream)?) -> Bool {
+        hostRequests.withLock { channel in
+            guard case .unread(let fd) = channel else { return false }
+            guard let stream = start(fd) else {
+                channel = .closed
+                return false
+            }
+            channel = .reading(stream)
+            return true
+        }
+    }
+
+    /// Whether the worker has a host-request pipe being read.
+    var readsHostRequests: Bool {
+        hostRequests.withLock { channel in
+            if case .reading = channel { return true }
+            return false
+        }
+    }
+
+    /// Stops reading the host-request pipe and closes it (a descendant of the worker that kept
+    /// its end open must not keep the stream, and the provider's event loop, alive).
+    func closeHostRequests() {
+        let previous = hostRequests.withLock { channel -> HostRequestChannel in
+            defer { channel = .closed }
+            return channel
+        }
+        switch previous {
+        case .unread(let fd): close(fd)
+        case .reading(let stream): stream.close()
+        case .none, .closed: break
+        }
+    }
+
     /// After its protocol output closed: waits for the process to end (killing it if it lingers),
     /// reaps it, waits briefly for the rest of its stderr, and closes the pipes.
     func reap() -> WorkerExit {
@@ -404,6 +463,7 @@ package final class WorkerProcess: Sendable {
         }
         ctxh_sandbox_remove_cgroup(pid)
         _ = stderrClosed.wait(timeout: .now() + .milliseconds(500))
+        closeHostRequests()
         close(output)
         closeInput()
         return WorkerExit(status: status)

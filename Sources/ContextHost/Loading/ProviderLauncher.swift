@@ -85,7 +85,8 @@ package enum ProviderLauncher {
             let connection = try WorkerConnection(
                 providerID: manifest.id, libraryPath: libraryPath, sha256: manifest.sha256,
                 runtime: manifest.runtime.map(\.text), initJSON: bytes,
-                configuration: configuration, logger: logger, sandbox: sandbox, lazy: lazyWorker, startLimiter: startLimiter)
+                configuration: configuration, logger: logger, sandbox: sandbox, lazy: lazyWorker, startLimiter: startLimiter,
+                hostRequestStreams: hostRequestStreams(manifest: manifest, configuration: configuration))
             return Launched(connection: connection, isolation: .process, isolationNote: decision.note)
         case .inProcess:
             try checkRuntime(manifest.runtime, libraryPath: libraryPath)
@@ -95,6 +96,14 @@ package enum ProviderLauncher {
                 runtime: calls ?? CallRuntime(maximumReplyBytes: configuration.maximumMessageBytes))
             return Launched(connection: connection, isolation: .inProcess, isolationNote: decision.note)
         }
+    }
+
+    /// Where a worker's host requests are read: for a provider that uses the broker (declares
+    /// network origins) under a transport that reads streams (`context-host`'s), its own pipe
+    /// read on its HTTP event loop; else nil (stdout, with its replies).
+    static func hostRequestStreams(manifest: Manifest, configuration: HostConfiguration) -> (any HostRequestStreams)? {
+        guard manifest.network?.origins.isEmpty == false else { return nil }
+        return configuration.fetcher as? any HostRequestStreams
     }
 
     /// For a manifest that declares its `runtime` (every installed provider does): refuses a

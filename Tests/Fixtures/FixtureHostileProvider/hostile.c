@@ -41,6 +41,15 @@
 //                   each Ci the status (200) or the error code of request i, R how many answers
 //                   came from inside the provider's own reply callback (the ABI forbids it: an
 //                   in-process provider may hold a lock there; docs/provider-abi.md)
+//   fd3-burst       host-burst, but each request framed (`WorkerFrame`: length, the preview's tag,
+//                   the message) and written to fd 3, the worker's host-request pipe, by the
+//                   provider itself (the control of the fd3-* attempts below: the channel works)
+//   fd3-junk / fd3-short-length / fd3-huge-length / fd3-response / fd3-notification
+//                   write to fd 3: 48 bytes of text; a frame whose length (4) is shorter than its
+//                   tag; a header announcing 4 GiB - 16; a well-formed frame (the preview's tag)
+//                   holding a response to the preview; one holding a `$/log` notification.
+//                   Then answer nothing (the host must kill the worker), or, when the write
+//                   failed, "refused: write(3): ERRNO (text)"
 #define _GNU_SOURCE
 #include <context_provider.h>
 
@@ -165,7 +174,25 @@ typedef struct {
     long long id;
     ctxp_reply_fn reply;
     void *reply_context;
+    int via_fd3;
 } burst_job_t;
+
+/* Writes one worker frame (4-byte little-endian length of tag + payload, 8-byte little-endian tag,
+   payload) to fd 3; 0 on success, else -1 with errno set. */
+static int write_fd3_frame(long long tag, const char *payload, size_t length) {
+    unsigned char header[12];
+    unsigned long long total = (unsigned long long)length + 8;
+    for (int i = 0; i < 4; i++) header[i] = (unsigned char)(total >> (8 * i));
+    for (int i = 0; i < 8; i++) header[4 + i] = (unsigned char)((unsigned long long)tag >> (8 * i));
+    unsigned char frame[4096];
+    if (length > sizeof frame - sizeof header) {
+        errno = EMSGSIZE;
+        return -1;
+    }
+    memcpy(frame, header, sizeof header);
+    memcpy(frame + sizeof header, payload, length);
+    return write(3, frame, sizeof header + length) == (ssize_t)(sizeof header + length) ? 0 : -1;
+}
 
 /* Sends the burst and answers the preview, on a thread of its own (`call` returns at once, so a
    worker's reader goes on passing the host's answers to `call`). */
@@ -187,6 +214,14 @@ static void *host_burst_thread(void *argument) {
     for (long long i = 0; i < job->count; i++) {
         char message[700];
         int n = snprintf(message, sizeof message, "{\"jsonrpc\":\"2.0\",\"method\":\"host/fetch\",\"id\":%lld,\"params\":{\"url\":\"%s\"}}", first_id + i, job->url);
+        if (job->via_fd3) {
+            if (write_fd3_frame((long long)(intptr_t)job->reply_context, message, (size_t)n) != 0) {
+                pthread_mutex_lock(&burst.lock);
+                if (!burst.first_error[0]) snprintf(burst.first_error, sizeof burst.first_error, "write(3): %s", strerror(errno));
+                pthread_mutex_unlock(&burst.lock);
+            }
+            continue;
+        }
         in_reply_callback = 1;
         job->reply(job->reply_context, (const uint8_t *)message, (size_t)n);
         in_reply_callback = 0;
@@ -204,13 +239,14 @@ static void *host_burst_thread(void *argument) {
     }
     if (n < size) snprintf(out + n, size - n, "; first error: %s", burst.first_error[0] ? burst.first_error : "none");
     pthread_mutex_unlock(&burst.lock);
-    answer_chip(job->reply, job->reply_context, job->id, "host-burst", out);
+    answer_chip(job->reply, job->reply_context, job->id, job->via_fd3 ? "fd3-burst" : "host-burst", out);
     free(job);
     return NULL;
 }
 
-static void host_burst(const char *bytes, size_t length, long long id, ctxp_reply_fn reply, void *reply_context) {
+static void host_burst(const char *bytes, size_t length, long long id, ctxp_reply_fn reply, void *reply_context, int via_fd3) {
     burst_job_t *job = calloc(1, sizeof *job);
+    job->via_fd3 = via_fd3;
     string_value(bytes, length, "path", job->url, sizeof job->url);
     job->count = integer_value(bytes, length, "count", 0);
     job->id = id;
@@ -486,8 +522,37 @@ static void hostile_call(void *opaque, const uint8_t *message, size_t length, ct
         int n = snprintf(buffer, sizeof buffer,
                          "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"id\":\"com.contexthost.hostile\",\"title\":\"Hostile\",\"version\":\"0.0.1\",\"iconName\":\"ant\",\"ctxui\":1}}", id);
         reply(reply_context, (const uint8_t *)buffer, (size_t)n);
-    } else if (strcmp(method, "item/preview") == 0 && strcmp(escape, "host-burst") == 0) {
-        host_burst(bytes, length, id, reply, reply_context);
+    } else if (strcmp(method, "item/preview") == 0 && (strcmp(escape, "host-burst") == 0 || strcmp(escape, "fd3-burst") == 0)) {
+        host_burst(bytes, length, id, reply, reply_context, strcmp(escape, "fd3-burst") == 0);
+    } else if (strcmp(method, "item/preview") == 0 && strncmp(escape, "fd3-", 4) == 0) {
+        /* Breaks the host-request channel; answers only if fd 3 could not be written. */
+        long long tag = (long long)(intptr_t)reply_context;
+        int status = -1;
+        if (strcmp(escape, "fd3-junk") == 0) {
+            const char *junk = "this is not a frame, only junk bytes on fd 3 !!\n";
+            status = write(3, junk, strlen(junk)) == (ssize_t)strlen(junk) ? 0 : -1;
+        } else if (strcmp(escape, "fd3-short-length") == 0) {
+            unsigned char frame[12] = {4, 0, 0, 0};
+            for (int i = 0; i < 8; i++) frame[4 + i] = (unsigned char)((unsigned long long)tag >> (8 * i));
+            status = write(3, frame, sizeof frame) == (ssize_t)sizeof frame ? 0 : -1;
+        } else if (strcmp(escape, "fd3-huge-length") == 0) {
+            unsigned char frame[12] = {0xF0, 0xFF, 0xFF, 0xFF};
+            for (int i = 0; i < 8; i++) frame[4 + i] = (unsigned char)((unsigned long long)tag >> (8 * i));
+            status = write(3, frame, sizeof frame) == (ssize_t)sizeof frame ? 0 : -1;
+        } else if (strcmp(escape, "fd3-response") == 0) {
+            int n = snprintf(buffer, sizeof buffer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"ctxui\":1,\"icon\":\"ant\",\"title\":\"forged\",\"fallbackText\":\"forged\"}}", id);
+            status = write_fd3_frame(tag, buffer, (size_t)n);
+        } else if (strcmp(escape, "fd3-notification") == 0) {
+            const char *log = "{\"jsonrpc\":\"2.0\",\"method\":\"$/log\",\"params\":{\"level\":\"info\",\"message\":\"through fd 3\"}}";
+            status = write_fd3_frame(tag, log, strlen(log));
+        } else {
+            errno = EINVAL;
+        }
+        if (status != 0) {
+            char result[300];
+            refused(result, sizeof result, "write(3)");
+            answer_chip(reply, reply_context, id, escape, result);
+        }
     } else if (strcmp(method, "item/preview") == 0 && escape[0]) {
         char result[900] = "";
         try_escape(instance, escape, bytes, length, result, sizeof result);
