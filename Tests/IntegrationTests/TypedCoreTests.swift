@@ -48,6 +48,13 @@ struct TypedCoreTests {
         #expect(early.typed == early.wire)
         #expect(early.typed["error"]?["code"]?.intValue == ErrorCode.serverNotInitialized.rawValue)
         _ = try await host.initialize(InitializeRequest(clientInfo: .init(name: "typed-core-test")))
+        // Availability checks run after initialize and change the list ("checking", then
+        // "current"): compare the two ways once none is under way (10 s at most; a list still
+        // changing then fails the comparison).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, try await host.providers().contains(where: { $0.availabilityState == "checking" }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
 
         let list = await Self.bothWays(host, ProvidersListRequest())
         #expect(list.typed == list.wire)
