@@ -192,7 +192,7 @@ let package = Package(
         .target(name: "DeviceInfoProvider", dependencies: ["CContextProvider"], path: "Providers/DeviceInfo", exclude: ["Makefile"]),
         // Benchmarks (run on demand; see Benchmarks/README.md).
         .executableTarget(name: "discovery-bench", dependencies: ["ContextHost"], path: "Benchmarks/DiscoveryBench"),
-        .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport", "ProviderSupport"], path: "Benchmarks/LocationBench"),
+        .executableTarget(name: "location-bench", dependencies: ["ContextHostTestSupport", "ProviderSupport"], path: "Benchmarks/LocationBench", exclude: ["prepare.sh"]),
         .executableTarget(name: "calendar-bench", dependencies: ["ContextHostTestSupport"], path: "Benchmarks/CalendarBench"),
         .executableTarget(name: "caldav-bench", dependencies: ["CalendarProvider", "ContextHostTestSupport"], path: "Benchmarks/CalDAVBench"),
         .executableTarget(name: "egress-bench", dependencies: ["ContextHost", "ContextNetwork", "ContextHostTestSupport"], path: "Benchmarks/EgressBench"),
@@ -235,7 +235,9 @@ let package = Package(
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
         .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient", "ContextNetwork", "CHostSupport"]),
+        .testTarget(
+            name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient", "ContextNetwork", "CHostSupport"],
+            exclude: ["Golden"]),
         .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
         // The MCP bridge, through the real binary and the official MCP Python SDK.
         .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),

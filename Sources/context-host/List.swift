@@ -44,12 +44,12 @@ extension ContextHostCommand {
             let host = Host(configuration: configuration, logger: logger)
             host.initialize(client: ClientInfo(name: "context-host list", locale: locale, grantedPermissions: grants.permissions))
             host.registry.waitForLoads()
-            let list = host.providersList()
+            let providers = host.providersList().providers.map(\.json)
             let text: String
             if json {
-                text = (list["providers"] ?? .array([])).jsonString + "\n"
+                text = JSONValue.array(providers).jsonString + "\n"
             } else {
-                text = Self.table(list["providers"]?.arrayValue ?? [])
+                text = Self.table(providers)
             }
             var bytes = Array(text.utf8)
             _ = bytes.withUnsafeMutableBytes { write(outputFD, $0.baseAddress, $0.count) }

@@ -91,7 +91,7 @@ struct ComposerStorageTests {
                 == ["composerId": "c\"1", "maximumItems": 7, "byteBudget": 4096, "bytesUsed": 12, "itemCount": 2])
         // The same as the summary other answers carry (collect/submit, composer/open, …).
         let host = Host(configuration: HostConfiguration(), logger: Logger(label: "test"))
-        #expect(try JSONValue(parsing: bytes) == .object(host.summary(of: composer)))
+        #expect(try JSONValue(parsing: bytes) == host.summary(of: composer).json)
     }
 }
 

@@ -63,7 +63,7 @@ struct ForwardingTests {
     private func forward(_ setup: Setup, to connection: HookedConnection, previewTimeout: Duration = .seconds(5)) {
         let provider = Host.LiveProvider(
             id: "com.example.hooked", timeouts: Timeouts(preview: previewTimeout), maximumAttachmentCount: 1, connection: connection)
-        setup.server.host.forward(reply: setup.reply, server: setup.server, provider: provider, method: "item/preview") { out in
+        setup.server.forward(reply: setup.reply, provider: provider, method: "item/preview") { out in
             out.append(contentsOf: Array("{}".utf8))
         }
     }

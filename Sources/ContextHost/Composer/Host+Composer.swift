@@ -1,3 +1,4 @@
+import ContextProtocol
 import ContextProviderKit
 import Dispatch
 import Synchronization
@@ -42,14 +43,10 @@ extension Host {
     }
 
     /// A composer's summary (no items).
-    package func summary(of composer: Composer) -> JSONObject {
-        [
-            "composerId": .string(composer.id),
-            "maximumItems": .number(Double(composer.maximumItems)),
-            "byteBudget": .number(Double(composer.byteBudget)),
-            "bytesUsed": .number(Double(composer.bytesUsed)),
-            "itemCount": .number(Double(composer.items.count)),
-        ]
+    package func summary(of composer: Composer) -> ComposerSummary {
+        ComposerSummary(
+            composerId: composer.id, maximumItems: composer.maximumItems, byteBudget: composer.byteBudget,
+            bytesUsed: composer.bytesUsed, itemCount: composer.items.count)
     }
 
     /// `composer/list` without an id: every open composer's summary, oldest first, as JSON text

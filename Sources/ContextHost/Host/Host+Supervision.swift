@@ -1,3 +1,4 @@
+import ContextProtocol
 import ContextProviderKit
 import Dispatch
 import Synchronization
@@ -8,7 +9,7 @@ extension Host {
     /// `providers/retry`: takes a quarantined provider out of quarantine and starts a worker.
     /// Returns the provider as `providers/list` describes it. Call once its load finished
     /// (`whenLoaded`).
-    package func retryProvider(_ id: String) throws(RPCError) -> JSONValue {
+    package func retryProvider(_ id: String) throws(RPCError) -> ProvidersRetryResult {
         guard let entry = registry.entry(id: id), entry.manifest != nil else {
             throw RPCError(.providerNotFound, "No provider has id '\(id)'. Call providers/list to see the ids.", data: ["providerId": .string(id)])
         }
@@ -29,6 +30,6 @@ extension Host {
         }
         let locale = client?.locale
         let current = registry.entry(id: id) ?? entry
-        return ["provider": ProviderEntryJSON.json(for: current, locale: locale, configuration: configuration)]
+        return ProvidersRetryResult(provider: ProviderEntryJSON.description(for: current, locale: locale, configuration: configuration))
     }
 }

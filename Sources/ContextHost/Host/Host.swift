@@ -1,3 +1,4 @@
+import ContextProtocol
 import ContextProviderKit
 import Dispatch
 import Logging
@@ -110,35 +111,20 @@ package final class Host: Sendable {
         group.reloadManifests()
     }
 
-    /// Runs `body` once provider `id` (nil: every provider) has finished loading.
-    ///
-    /// When it is not loading (always, once start-up loading is over), `body` runs at once on this
-    /// thread and its error goes to the caller, as if called directly. Otherwise this returns at
-    /// once, so the reader goes on with other requests, and `body` runs when the load finishes,
-    /// its error answered on `reply`. Bodies that waited run one after another in the order their
-    /// requests came (a client's requests to one provider reach it in the order sent). While it
-    /// waits the request is pending: `$/cancelRequest` answers it (and `body` is skipped), and
-    /// stdin EOF waits for it.
-    package func whenLoaded(
-        _ id: String?, reply: Reply?, server: RPCServer, _ body: @escaping @Sendable () throws(RPCError) -> Void
-    ) throws(RPCError) {
-        guard mustWait(for: id) else { return try body() }
-        if let reply { server.track(reply) }
+    /// Runs `body` on the after-load queue once provider `id` (nil: every provider) has finished
+    /// loading, after every body queued before it (`RPCServer.whenLoaded`, for a request that
+    /// must wait: `mustWait(for:)`).
+    package func afterLoad(of id: String?, _ body: @escaping @Sendable () -> Void) {
         waitersQueued.add(1, ordering: .releasing)
         registry.whenLoaded(id) { [self] in
             afterLoad.async {
                 defer { self.waitersQueued.subtract(1, ordering: .releasing) }
-                if let reply, reply.isAnswered { return }
-                do throws(RPCError) {
-                    try body()
-                } catch {
-                    reply?.sendError(error)
-                }
+                body()
             }
         }
     }
 
-    /// Whether a request for provider `id` (nil: every provider) must go through `whenLoaded`:
+    /// Whether a request for provider `id` (nil: every provider) must wait (`afterLoad(of:)`):
     /// while it loads, and while earlier requests that waited have not run yet (so this one does
     /// not overtake them). One atomic load once start-up is over.
     package func mustWait(for id: String?) -> Bool {
@@ -152,22 +138,16 @@ package final class Host: Sendable {
     private let waitersQueued = Atomic<Int>(0)
 
     /// The `initialize` result.
-    package func initializeResult(protocolVersion: Int) -> JSONValue {
-        var features: [JSONValue] = ["cancellation", "contentLengthFraming", "collect", "items", "composer", "providersChanged", "processIsolation"]
+    package func initializeResult(protocolVersion: Int) -> InitializeResult {
+        var features = ["cancellation", "contentLengthFraming", "collect", "items", "composer", "providersChanged", "processIsolation"]
         if protocolVersion >= 2 { features += ["progress", "logMessages", "uiCapabilities"] }
-        return [
-            "protocolVersion": .number(Double(protocolVersion)),
-            "protocolVersions": .array(ProtocolVersion.supported.map { .number(Double($0)) }),
-            "serverInfo": ["name": "context-host", "version": .string(HostConfiguration.hostVersion)],
-            "capabilities": [
-                "methods": .array(MethodRegistry.methodNames.map(JSONValue.string)),
-                "features": .array(features),
-                "ctxui": 1,
-                "maximumMessageBytes": .number(Double(configuration.maximumMessageBytes)),
-                "limits": configuration.inputLimits.json(
-                    messageLimit: configuration.maximumMessageBytes, itemLimit: configuration.outputLimits.itemBytes),
-            ],
-        ]
+        return InitializeResult(
+            protocolVersion: protocolVersion, protocolVersions: ProtocolVersion.supported,
+            serverInfo: ServerInfo(name: "context-host", version: HostConfiguration.hostVersion),
+            capabilities: HostCapabilities(
+                methods: MethodRegistry.methodNames, features: features, ctxui: 1,
+                maximumMessageBytes: configuration.maximumMessageBytes,
+                limits: configuration.inputLimits.values(messageLimit: configuration.maximumMessageBytes, itemLimit: configuration.outputLimits.itemBytes)))
     }
 
     // MARK: Providers
@@ -279,14 +259,14 @@ package final class Host: Sendable {
     }
 
     /// The `providers/list` result.
-    package func providersList(composer: Composer? = nil) -> JSONValue {
+    package func providersList(composer: Composer? = nil) -> ProvidersListResult {
         let locale = client?.locale
-        return ["providers": .array(registry.entries(locale: locale).map { entry in
-            var description = ProviderEntryJSON.json(for: entry, locale: locale, configuration: configuration)
-            if let composer, case .object(var object) = description {
-                object["canAttach"] = .bool(false)
+        return ProvidersListResult(providers: registry.entries(locale: locale).map { entry in
+            var description = ProviderEntryJSON.description(for: entry, locale: locale, configuration: configuration)
+            if let composer {
+                description.canAttach = false
                 if !entry.isAvailable {
-                    object["attachBlocked"] = [
+                    description.attachBlocked = [
                         "code": .number(Double(ErrorCode.providerUnavailable.rawValue)),
                         "message": .string(entry.unavailability?.message ?? "The provider is not loaded."),
                     ]
@@ -294,41 +274,19 @@ package final class Host: Sendable {
                     do throws(RPCError) {
                         try ComposerPolicy.checkCanAttach(
                             to: composer, providerID: manifest.id, providerLimit: manifest.maximumAttachmentCount, encodedBytes: 0)
-                        object["canAttach"] = true
+                        description.canAttach = true
                     } catch {
                         var blocked: JSONObject = ["code": .number(Double(error.code.rawValue)), "message": .string(error.message)]
-                        if case .object(let data) = error.data ?? .null {
-                            for (key, value) in data { blocked[key] = value }
-                        }
-                        object["attachBlocked"] = .object(blocked)
+                        for (key, value) in error.data?.objectValue ?? JSONObject() { blocked[key] = value }
+                        description.attachBlocked = blocked
                     }
                 }
-                description = .object(object)
             }
             return description
-        })]
+        })
     }
 
     // MARK: Forwarding
-
-    /// Sends a request to a provider and answers the client with the provider's result.
-    ///
-    /// The result is first checked against what `method` must answer (`OutputValidation`: size,
-    /// JSON, ctxui shape); a violation answers `-32014` naming the field. Without `transform`, the
-    /// checked result bytes are passed through untouched (re-printed only if they contain raw line
-    /// breaks, which would break NDJSON framing). With it, the result is decoded,
-    /// transformed and printed. Errors become host errors that name the provider.
-    package func forward(
-        reply: Reply, server: RPCServer, provider: LiveProvider, method: String,
-        params: ParamsWriter,
-        transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)? = nil,
-        onError: (@Sendable () -> Void)? = nil,
-        progressToken: ProgressToken? = nil
-    ) {
-        let call = providerCall(provider, method: method, progressToken: progressToken, sink: .reply(reply, transform: transform, onError: onError))
-        server.track(reply, onCancel: { call.cancelProviderRequest() })
-        call.start(params: params)
-    }
 
     /// A call to `provider` with its deadline (the manifest's timeout for `method`, capped), the
     /// host's output limits and the request's notification channel: `$/progress` goes to the

@@ -83,8 +83,7 @@ package struct FrameReader {
     }
 
     private let fd: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var buffer = UnreadBytes()
     /// What each `read` fills, made once (not 64 KiB allocated and zeroed per read).
     private var chunk: [UInt8] = []
 
@@ -92,17 +91,9 @@ package struct FrameReader {
         self.fd = fd
     }
 
-    private var available: Int { buffer.count - start }
-
     /// Reads more bytes; false at end of stream or on error (or timeout, with `timedOut` set).
     private mutating func fill(deadline: ContinuousClock.Instant?, timedOut: inout Bool) -> Bool {
-        if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        } else if start > 1 << 20 {
-            buffer.removeFirst(start)
-            start = 0
-        }
+        buffer.compact(keepingAtMost: 1 << 20)
         if let deadline {
             while true {
                 let remaining = ContinuousClock.now.duration(to: deadline)
@@ -122,46 +113,39 @@ package struct FrameReader {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return false }
-            buffer.append(contentsOf: chunk[0..<count])
+            chunk.withUnsafeBytes { buffer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             return true
         }
-    }
-
-    private func integer<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
-        WorkerFrame.littleEndian(buffer, at: start + offset)
     }
 
     /// The next frame. Payloads over `maximumPayload` bytes are skipped and reported as `oversized`.
     package mutating func next(maximumPayload: Int, deadline: ContinuousClock.Instant? = nil) -> Event {
         var timedOut = false
-        while available < WorkerFrame.headerSize {
+        while buffer.available < WorkerFrame.headerSize {
             guard fill(deadline: deadline, timedOut: &timedOut) else { return timedOut ? .timedOut : .endOfStream }
         }
-        let length = Int(integer(at: 0, as: UInt32.self))
+        let length = Int(buffer.integer(at: 0, as: UInt32.self))
         guard length >= 8 else { return .malformed("a frame of \(length) bytes is shorter than its tag") }
-        let tag = integer(at: 4, as: Int64.self)
+        let tag = buffer.integer(at: 4, as: Int64.self)
         let payloadCount = length - 8
         if payloadCount > maximumPayload {
             // Skip the payload without keeping it.
-            start += WorkerFrame.headerSize
+            buffer.skip(WorkerFrame.headerSize)
             var remaining = payloadCount
             while remaining > 0 {
-                if available == 0 {
+                if buffer.available == 0 {
                     guard fill(deadline: deadline, timedOut: &timedOut) else { return timedOut ? .timedOut : .endOfStream }
                 }
-                let take = min(remaining, available)
-                start += take
+                let take = min(remaining, buffer.available)
+                buffer.skip(take)
                 remaining -= take
             }
             return .oversized(tag: tag, length: payloadCount)
         }
-        while available < WorkerFrame.headerSize + payloadCount {
+        while buffer.available < WorkerFrame.headerSize + payloadCount {
             guard fill(deadline: deadline, timedOut: &timedOut) else { return timedOut ? .timedOut : .endOfStream }
         }
-        let payloadStart = start + WorkerFrame.headerSize
-        let payload = Array(buffer[payloadStart..<(payloadStart + payloadCount)])
-        start = payloadStart + payloadCount
-        return .frame(tag: tag, payload: payload)
+        return .frame(tag: tag, payload: buffer.takeFrame(payloadCount: payloadCount))
     }
 }
 
@@ -179,8 +163,7 @@ package struct FrameAssembler {
     }
 
     package let maximumPayload: Int
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var buffer = UnreadBytes()
     private var failure: String?
 
     package init(maximumPayload: Int) {
@@ -190,43 +173,70 @@ package struct FrameAssembler {
     /// Adds bytes read (ignored after a violation).
     package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
-        if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        } else if start > 1 << 16 {
-            buffer.removeFirst(start)
-            start = 0
-        }
-        buffer.append(contentsOf: bytes)
-    }
-
-    private func integer<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
-        WorkerFrame.littleEndian(buffer, at: start + offset)
+        buffer.compact(keepingAtMost: 1 << 16)
+        buffer.append(bytes)
     }
 
     /// The next whole frame, a violation, or nil while more bytes are needed.
     package mutating func next() -> Event? {
         if let failure { return .violation(failure) }
-        let available = buffer.count - start
-        guard available >= WorkerFrame.headerSize else { return nil }
-        let length = Int(integer(at: 0, as: UInt32.self))
+        guard buffer.available >= WorkerFrame.headerSize else { return nil }
+        let length = Int(buffer.integer(at: 0, as: UInt32.self))
         guard length >= 8 else { return fail("a frame of \(length) bytes is shorter than its tag") }
         let payloadCount = length - 8
         guard payloadCount <= maximumPayload else {
             return fail("a frame of \(payloadCount) bytes (limit \(maximumPayload))")
         }
-        guard available - WorkerFrame.headerSize >= payloadCount else { return nil }
-        let tag = integer(at: 4, as: Int64.self)
-        let payloadStart = start + WorkerFrame.headerSize
-        let payload = Array(buffer[payloadStart..<(payloadStart + payloadCount)])
-        start = payloadStart + payloadCount
-        return .frame(tag: tag, payload: payload)
+        guard buffer.available - WorkerFrame.headerSize >= payloadCount else { return nil }
+        let tag = buffer.integer(at: 4, as: Int64.self)
+        return .frame(tag: tag, payload: buffer.takeFrame(payloadCount: payloadCount))
     }
 
     private mutating func fail(_ reason: String) -> Event {
         failure = reason
-        buffer = []
-        start = 0
+        buffer = UnreadBytes()
         return .violation(reason)
+    }
+}
+
+/// Bytes read from a stream and not yet taken, for the two frame readers: taken from the front,
+/// and the taken part dropped before more is added (all at once when everything was taken, else
+/// once it passes a bound, so a steady stream is not copied down on every read).
+private struct UnreadBytes {
+    private var bytes: [UInt8] = []
+    private var start = 0
+
+    var available: Int { bytes.count - start }
+
+    /// Drops the taken bytes when nothing is left unread, or when more than `limit` were taken.
+    mutating func compact(keepingAtMost limit: Int) {
+        if start > 0 && start == bytes.count {
+            bytes.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > limit {
+            bytes.removeFirst(start)
+            start = 0
+        }
+    }
+
+    mutating func append(_ more: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: more)
+    }
+
+    /// The little-endian integer `offset` bytes into what is unread (the caller checked it is there).
+    func integer<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
+        WorkerFrame.littleEndian(bytes, at: start + offset)
+    }
+
+    mutating func skip(_ count: Int) {
+        start += count
+    }
+
+    /// Takes a frame whose header and `payloadCount` payload bytes are all unread; answers the payload.
+    mutating func takeFrame(payloadCount: Int) -> [UInt8] {
+        let payloadStart = start + WorkerFrame.headerSize
+        let payload = Array(bytes[payloadStart..<(payloadStart + payloadCount)])
+        start = payloadStart + payloadCount
+        return payload
     }
 }

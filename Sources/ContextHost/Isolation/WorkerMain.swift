@@ -63,24 +63,18 @@ public enum WorkerMain {
                 }
                 try ProviderLauncher.checkRuntime(declared, libraryPath: libraryPath)
             } catch {
-                let answer: JSONValue = ["error": ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]]
-                sendFrame(tag: 0, answer.jsonBytes)
-                _exit(0)
+                refuseStart(error)
             }
         }
         if let sandbox {
             WorkerSandbox.confine(sandbox, libraryPath: libraryPath, pinned: sha256 != nil, report: &report)
             if sandbox.policy == .required, !report.missing.isEmpty {
-                let answer: JSONValue = [
-                    "error": [
-                        "code": "sandbox-unavailable",
-                        "message": .string("The sandbox is required (--sandbox required), but its worker could not enforce: \(report.missing.map { "\($0.layer) (\($0.reason))" }.joined(separator: "; "))."),
-                        "hint": "Run on a Linux kernel with Landlock (ABI 6 or later), seccomp and user namespaces, or start the host with --sandbox best-effort to run with the layers available.",
-                    ],
-                    "sandbox": report.json,
-                ]
-                sendFrame(tag: 0, answer.jsonBytes)
-                _exit(0)
+                refuseStart(
+                    LoadError(
+                        code: "sandbox-unavailable",
+                        message: "The sandbox is required (--sandbox required), but its worker could not enforce: \(report.missing.map { "\($0.layer) (\($0.reason))" }.joined(separator: "; ")).",
+                        hint: "Run on a Linux kernel with Landlock (ABI 6 or later), seccomp and user namespaces, or start the host with --sandbox best-effort to run with the layers available."),
+                    sandbox: report)
             }
         }
         let instance: UnsafeMutableRawPointer?
@@ -89,9 +83,7 @@ public enum WorkerMain {
             library = try ProviderLibrary.load(path: libraryPath, sha256: sha256, confined: confined)
             instance = try InProcessConnection.openInstance(library: library, initJSON: initJSON)
         } catch {
-            let answer: JSONValue = ["error": ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]]
-            sendFrame(tag: 0, answer.jsonBytes)
-            _exit(0)
+            refuseStart(error)
         }
         let ready: JSONValue = sandbox == nil ? ["ok": true] : ["ok": true, "sandbox": report.json]
         sendFrame(tag: 0, ready.jsonBytes)
@@ -114,6 +106,17 @@ public enum WorkerMain {
                 _exit(2)
             }
         }
+    }
+}
+
+extension WorkerMain {
+    /// Answers the start frame with `error` (and the sandbox's report, when it is the reason) and
+    /// leaves: the host reads it as the provider's load error.
+    fileprivate static func refuseStart(_ error: LoadError, sandbox: SandboxReport? = nil) -> Never {
+        var answer: JSONObject = ["error": ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]]
+        if let sandbox { answer["sandbox"] = sandbox.json }
+        sendFrame(tag: 0, JSONValue.object(answer).jsonBytes)
+        _exit(0)
     }
 }
 

@@ -28,7 +28,7 @@ extension Host {
             "changed": .array(changed.map(JSONValue.string)),
             "removed": .array(removed.map(JSONValue.string)),
         ]
-        params["providers"] = providersList()["providers"] ?? .array([])
+        params["providers"] = .array(providersList().providers.map(\.json))
         notify(ProvidersChangedNotification.method, params: .object(params))
     }
 }

@@ -1,13 +1,16 @@
 import ContextProviderKit
 
 /// A handler for one client request, typed as sourcekit-lsp's `MessageHandler`: it receives the
-/// request decoded as its protocol type and answers that type's `Response` through its context,
-/// now or later (when a provider answers), or throws the error to answer.
+/// request decoded as its protocol type and answers that type's `Response` through its context —
+/// at once (`answer`), from a task (`respond`), once a provider loaded (`whenLoaded`) or from a
+/// provider (`forward`) — or throws the error to answer.
 ///
 /// The wire (`serve`) decodes `params` through `Params` and writes the answer as JSON;
 /// `InProcessHost` hands the app's typed value in and the typed answer back, with no JSON between.
-/// A handler may also answer with JSON the host built (`answer(json:)`): the wire writes it as it
-/// is, the in-process caller gets it decoded as `Response`.
+/// An answer that carries a provider's JSON (a form, an item, an encoding) is answered as that
+/// JSON, checked (`answer(json:)`, `respond(json:)`): the wire passes it on as the provider wrote
+/// it, members this host does not model included; the in-process caller gets it decoded as
+/// `Response`.
 package protocol RequestHandler: MethodHandler {
     /// The request's protocol type (`ContextProtocol`), whose `Response` the handler answers.
     associatedtype Params: RequestType
@@ -27,8 +30,32 @@ package struct RequestContext<Response: WireValue>: Sendable {
     /// Answers with a typed result.
     package func answer(_ value: Response) { reply.sendValue(value) }
 
-    /// Answers with a result the host built as JSON in `Response`'s wire form.
+    /// Answers with a result in `Response`'s wire form that carries a provider's checked JSON.
     package func answer(json: JSONValue) { reply.sendResult(json) }
+
+    /// Answers with what `work` returns, or its error, from a task; `$/cancelRequest` cancels it.
+    package func respond(_ work: @escaping @Sendable () async throws(RPCError) -> Response) {
+        server.respond(reply, work) { reply, value in reply.sendValue(value) }
+    }
+
+    /// As `respond`, for a result that carries a provider's checked JSON (`answer(json:)`).
+    package func respond(json work: @escaping @Sendable () async throws(RPCError) -> JSONValue) {
+        server.respond(reply, work) { reply, value in reply.sendResult(value) }
+    }
+
+    /// Runs `body` now, or once provider `id` (nil: every provider) has loaded while it is still
+    /// loading, the request pending meanwhile (`RPCServer.whenLoaded`).
+    package func whenLoaded(_ id: String?, _ body: @escaping @Sendable () throws(RPCError) -> Void) throws(RPCError) {
+        try server.whenLoaded(id, reply: reply, body)
+    }
+
+    /// Answers with `provider`'s checked result of `method` (`RPCServer.forward`).
+    package func forward(
+        provider: Host.LiveProvider, method: String, params: ParamsWriter,
+        transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)? = nil, progressToken: ProgressToken? = nil
+    ) {
+        server.forward(reply: reply, provider: provider, method: method, params: params, transform: transform, progressToken: progressToken)
+    }
 }
 
 extension RequestHandler {

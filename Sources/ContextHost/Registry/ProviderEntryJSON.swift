@@ -1,77 +1,78 @@
+import ContextProtocol
 import ContextProviderKit
 
 /// How a provider is described to clients (`providers/list`) and in `context-host list --json`.
 package enum ProviderEntryJSON {
     /// - Parameter configuration: for origins taken from settings and whether secrets are set.
     package static func json(for entry: ProviderEntry, locale: String?, configuration: HostConfiguration? = nil) -> JSONValue {
-        var object = JSONObject()
+        description(for: entry, locale: locale, configuration: configuration).json
+    }
+
+    /// The entry as `providers/list` describes it.
+    package static func description(for entry: ProviderEntry, locale: String?, configuration: HostConfiguration? = nil) -> ProviderDescription {
+        var description = ProviderDescription(status: entry.status.rawValue, available: entry.isAvailable, manifestPath: entry.manifestPath)
         if let manifest = entry.manifest {
-            object["id"] = .string(manifest.id)
-            object["title"] = .string(manifest.title.resolve(locale: locale))
-            if let summary = manifest.summary { object["description"] = .string(summary.resolve(locale: locale)) }
-            object["iconName"] = .string(manifest.iconName)
-            object["version"] = .string(manifest.version.description)
-            object["priority"] = .number(Double(entry.effectivePriority))
-            if entry.priorityOverride != nil { object["manifestPriority"] = .number(Double(manifest.priority)) }
-            object["maximumAttachmentCount"] = .number(Double(manifest.maximumAttachmentCount))
-            object["usesContainerPanel"] = .bool(manifest.usesContainerPanel)
-            object["collection"] = .string(manifest.collection.rawValue)
-            object["isolation"] = .string(manifest.isolation.rawValue)
-            if let effective = entry.effectiveIsolation { object["effectiveIsolation"] = .string(effective.rawValue) }
+            description.id = manifest.id
+            description.title = manifest.title.resolve(locale: locale)
+            description.summary = manifest.summary?.resolve(locale: locale)
+            description.iconName = manifest.iconName
+            description.version = manifest.version.description
+            description.priority = entry.effectivePriority
+            if entry.priorityOverride != nil { description.manifestPriority = manifest.priority }
+            description.maximumAttachmentCount = manifest.maximumAttachmentCount
+            description.usesContainerPanel = manifest.usesContainerPanel
+            description.collection = manifest.collection.rawValue
+            description.isolation = manifest.isolation.rawValue
+            description.effectiveIsolation = entry.effectiveIsolation?.rawValue
             if let worker = entry.connection as? WorkerConnection {
                 // Supervision (docs/security.md): where the worker is, restarts and the last crash.
-                object["worker"] = .string(worker.workerState.rawValue)
-                if let pid = worker.workerPID { object["workerPid"] = .number(Double(pid)) }
-                object["restarts"] = .number(Double(worker.restarts))
-                object["crashes"] = .number(Double(worker.recentCrashes))
-                if let crash = worker.lastCrash { object["lastCrash"] = .string(crash) }
+                description.worker = worker.workerState.rawValue
+                description.workerPid = worker.workerPID.map(Int.init)
+                description.restarts = worker.restarts
+                description.crashes = worker.recentCrashes
+                description.lastCrash = worker.lastCrash
                 // What the worker's sandbox enforces, layer by layer (docs/security.md, "Sandbox"),
                 // once a worker has started in this run.
                 if let report = worker.sandboxReport {
-                    object["sandbox"] = report.json
+                    description.sandbox = report.json.objectValue
                 } else if !worker.isSandboxed {
-                    object["sandbox"] = SandboxReport(policy: "off", missing: [.init(layer: "sandbox", reason: "the host runs with --sandbox off")]).json
+                    description.sandbox = SandboxReport(policy: "off", missing: [.init(layer: "sandbox", reason: "the host runs with --sandbox off")]).json.objectValue
                 }
             } else if entry.effectiveIsolation == .inProcess {
-                object["sandbox"] = SandboxReport(policy: "none", missing: [.init(
-                    layer: "worker", reason: "runs inside the host process (trusted or --isolation in-process): no confinement")]).json
+                description.sandbox = SandboxReport(policy: "none", missing: [.init(
+                    layer: "worker", reason: "runs inside the host process (trusted or --isolation in-process): no confinement")]).json.objectValue
             }
-            if let note = entry.isolationNote { object["isolationNote"] = .string(note) }
-            object["permissions"] = .array(manifest.availability.permissions.map { .string($0.rawValue) })
-            egress(manifest, configuration: configuration, into: &object)
+            description.isolationNote = entry.isolationNote
+            description.permissions = manifest.availability.permissions.map(\.rawValue)
+            egress(manifest, configuration: configuration, into: &description)
         }
-        object["status"] = .string(entry.status.rawValue)
-        object["available"] = .bool(entry.isAvailable)
         if entry.status == .loaded || entry.status == .quarantined {
-            object["availabilityState"] = .string(entry.availabilityState.name)
+            description.availabilityState = entry.availabilityState.name
         }
-        if let reason = entry.unavailability { object["unavailableReason"] = reason.json }
-        if let error = entry.loadError {
-            object["error"] = ["code": .string(error.code), "message": .string(error.message), "hint": .string(error.hint)]
-        }
+        description.unavailableReason = entry.unavailability.map { ProviderProblem(code: $0.code, message: $0.message) }
+        description.error = entry.loadError.map { ProviderLoadError(code: $0.code, message: $0.message, hint: $0.hint) }
         if !entry.diagnostics.isEmpty {
-            object["diagnostics"] = .array(entry.diagnostics.map { diagnostic in
+            description.diagnostics = entry.diagnostics.map { diagnostic in
                 [
                     "file": .string(diagnostic.file), "line": .number(Double(diagnostic.line)),
                     "column": .number(Double(diagnostic.column)), "field": .string(diagnostic.fieldPath),
                     "code": .string(diagnostic.code.rawValue), "message": .string(diagnostic.message),
                     "hint": .string(diagnostic.hint),
                 ]
-            })
+            }
         }
-        object["manifestPath"] = .string(entry.manifestPath)
-        if let path = entry.libraryPath { object["libraryPath"] = .string(path) }
-        return .object(object)
+        description.libraryPath = entry.libraryPath
+        return description
     }
 
     /// `origins`, `secrets` (set or not, never a value) and `networkAccess`.
-    static func egress(_ manifest: Manifest, configuration: HostConfiguration?, into object: inout JSONObject) {
+    static func egress(_ manifest: Manifest, configuration: HostConfiguration?, into description: inout ProviderDescription) {
         let raw = manifest.availability.permissions.contains(.network)
         let origins = manifest.network?.origins ?? []
-        object["networkAccess"] = .string(raw ? "raw" : origins.isEmpty ? "none" : "brokered")
+        description.networkAccess = raw ? "raw" : origins.isEmpty ? "none" : "brokered"
         if !origins.isEmpty {
             let settings = configuration.flatMap { try? $0.resolvedSettings(for: manifest) } ?? (try? manifest.resolvedSettings()) ?? JSONObject()
-            object["origins"] = .array(origins.map { rule in
+            description.origins = origins.map { rule in
                 var entry: JSONObject = ["privateAddresses": .bool(rule.privateAddresses)]
                 switch rule.source {
                 case .fixed(let origin): entry["origin"] = .string(origin)
@@ -79,14 +80,14 @@ package enum ProviderEntryJSON {
                     entry["setting"] = .string(name)
                     if let text = settings[name]?.stringValue, let url = try? HTTPSURL(parsing: text) { entry["origin"] = .string(url.origin) }
                 }
-                return .object(entry)
-            })
+                return entry
+            }
         }
         let secretNames = manifest.settings.filter { $0.type == .secret }.map(\.name)
         if !secretNames.isEmpty {
             var secrets = JSONObject()
             for name in secretNames { secrets[name] = .bool(configuration?.secrets?.isSet(provider: manifest.id, name: name) ?? false) }
-            object["secrets"] = .object(secrets)
+            description.secrets = secrets
         }
     }
 }

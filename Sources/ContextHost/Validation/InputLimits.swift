@@ -24,17 +24,17 @@ public struct InputLimits: Sendable, Equatable {
     public init() {}
 
     /// The limits as reported in `initialize` → `capabilities.limits`.
-    package func json(messageLimit: Int, itemLimit: Int) -> JSONValue {
+    package func values(messageLimit: Int, itemLimit: Int) -> [String: Int] {
         [
-            "maximumMessageBytes": .number(Double(messageLimit)),
-            "maximumDepth": .number(Double(JSONReader.maximumDepth)),
-            "maximumStringBytes": .number(Double(maximumStringBytes)),
-            "maximumElements": .number(Double(maximumElements)),
-            "maximumFormValues": .number(Double(maximumFormValues)),
-            "maximumItemBytes": .number(Double(itemLimit)),
-            "maximumComposers": .number(Double(maximumComposers)),
-            "maximumCollectionSessions": .number(Double(maximumCollectionSessions)),
-            "maximumComposerItems": .number(Double(Composer.maximumItemsCap)),
+            "maximumMessageBytes": messageLimit,
+            "maximumDepth": JSONReader.maximumDepth,
+            "maximumStringBytes": maximumStringBytes,
+            "maximumElements": maximumElements,
+            "maximumFormValues": maximumFormValues,
+            "maximumItemBytes": itemLimit,
+            "maximumComposers": maximumComposers,
+            "maximumCollectionSessions": maximumCollectionSessions,
+            "maximumComposerItems": Composer.maximumItemsCap,
         ]
     }
 

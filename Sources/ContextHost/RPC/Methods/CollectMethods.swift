@@ -6,13 +6,13 @@ import ContextProtocol
 package enum CollectStartMethod: RequestHandler {
     package static func handle(_ request: CollectStartRequest, context: RequestContext<CollectStartRequest.Response>) throws(RPCError) {
         let (providerID, composerID, token) = (request.providerId, request.composerId, request.progressToken)
-        let (host, reply, server) = (context.host, context.reply, context.server)
-        try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
+        let host = context.host
+        try context.whenLoaded(providerID) { () throws(RPCError) in
             let provider = try host.provider(providerID, for: .form)
             if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
             try host.configuration.inputLimits.checkCanOpenSession(current: host.sessions.count)
             let session = host.sessions.open(providerID: providerID, composerID: composerID)
-            host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+            context.respond(json: { () async throws(RPCError) -> JSONValue in
                 do throws(RPCError) {
                     let form = try await host.request(provider, method: ProviderCollectStartRequest.method, params: ["sessionId": .string(session.id)], progressToken: token)
                     guard let stepID = form["stepId"]?.stringValue else {
@@ -26,7 +26,7 @@ package enum CollectStartMethod: RequestHandler {
                     host.sessions.close(session.id)
                     throw error
                 }
-            }
+            })
         }
     }
 }
@@ -37,17 +37,17 @@ package enum CollectStartMethod: RequestHandler {
 /// `collect/query`: answers options for a `choice` field with a search source.
 package enum CollectQueryMethod: RequestHandler {
     package static func handle(_ request: CollectQueryRequest, context: RequestContext<CollectQueryRequest.Response>) throws(RPCError) {
-        let (server, reply) = (context.server, context.reply)
-        let session = try server.host.sessions.get(request.sessionId)
+        let host = context.host
+        let session = try host.sessions.get(request.sessionId)
         let (fieldID, query, values) = (request.fieldId, request.query ?? "", request.values ?? JSONObject())
-        try server.host.configuration.inputLimits.checkFormValues(values)
-        let provider = try server.host.provider(session.providerID, for: .form)
+        try host.configuration.inputLimits.checkFormValues(values)
+        let provider = try host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = [
             "sessionId": .string(session.id), "stepId": .string(session.stepID), "fieldId": .string(fieldID),
             "query": .string(query), "values": .object(values),
         ]
-        server.host.forward(
-            reply: reply, server: server, provider: provider, method: ProviderCollectQueryRequest.method,
+        context.forward(
+            provider: provider, method: ProviderCollectQueryRequest.method,
             params: { out in JSONWriter.append(providerParams, to: &out) }, progressToken: request.progressToken)
     }
 }
@@ -56,14 +56,14 @@ package enum CollectQueryMethod: RequestHandler {
 /// per-field errors. In a composer session the item is attached before the answer.
 package enum CollectSubmitMethod: RequestHandler {
     package static func handle(_ request: CollectSubmitRequest, context: RequestContext<CollectSubmitRequest.Response>) throws(RPCError) {
-        let (host, reply, server) = (context.host, context.reply, context.server)
+        let host = context.host
         let session = try host.sessions.get(request.sessionId)
         let values = request.values ?? JSONObject()
         try host.configuration.inputLimits.checkFormValues(values)
         let provider = try host.provider(session.providerID, for: .form)
         let providerParams: JSONValue = ["sessionId": .string(session.id), "stepId": .string(session.stepID), "values": .object(values)]
         let token = request.progressToken
-        host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+        context.respond(json: { () async throws(RPCError) -> JSONValue in
             let result = try await host.request(provider, method: ProviderCollectSubmitRequest.method, params: providerParams, progressToken: token)
             switch result["outcome"]?.stringValue {
             case "item":
@@ -74,7 +74,7 @@ package enum CollectSubmitMethod: RequestHandler {
                 host.sessions.close(session.id)
                 guard let composerID = session.composerID else { return result }
                 let composer = try await host.attach(item, from: provider, to: composerID)
-                return ["outcome": "item", "item": item, "composer": .object(host.summary(of: composer))]
+                return ["outcome": "item", "item": item, "composer": host.summary(of: composer).json]
             case "step":
                 guard let stepID = result["form"]?["stepId"]?.stringValue else {
                     throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered outcome 'step' without a form with a 'stepId'.")
@@ -86,22 +86,22 @@ package enum CollectSubmitMethod: RequestHandler {
             default:
                 throw RPCError(.providerBadReply, "Provider '\(session.providerID)' answered collect/submit with an unknown outcome; expected 'item', 'step' or 'invalid'.")
             }
-        }
+        })
     }
 }
 
 /// `collect/cancel`: ends a session without an item.
 package enum CollectCancelMethod: RequestHandler {
     package static func handle(_ request: CollectCancelRequest, context: RequestContext<CollectCancelRequest.Response>) throws(RPCError) {
-        let (server, reply) = (context.server, context.reply)
-        let session = try server.host.sessions.get(request.sessionId)
-        server.host.sessions.close(session.id)
-        guard let provider = try? server.host.provider(session.providerID, for: .form) else {
-            reply.sendResult([:])
+        let host = context.host
+        let session = try host.sessions.get(request.sessionId)
+        host.sessions.close(session.id)
+        guard let provider = try? host.provider(session.providerID, for: .form) else {
+            context.answer(EmptyObject())
             return
         }
-        server.host.forward(
-            reply: reply, server: server, provider: provider, method: ProviderCollectCancelRequest.method,
+        context.forward(
+            provider: provider, method: ProviderCollectCancelRequest.method,
             params: { out in JSONWriter.append(["sessionId": .string(session.id)], to: &out) },
             transform: { _ in [:] })
     }
@@ -112,18 +112,18 @@ package enum CollectCancelMethod: RequestHandler {
 package enum CollectMakeMethod: RequestHandler {
     package static func handle(_ request: CollectMakeRequest, context: RequestContext<CollectMakeRequest.Response>) throws(RPCError) {
         let (providerID, composerID, token) = (request.providerId, request.composerId, request.progressToken)
-        let (host, reply, server) = (context.host, context.reply, context.server)
-        try host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
+        let host = context.host
+        try context.whenLoaded(providerID) { () throws(RPCError) in
             let provider = try host.provider(providerID, for: .programmatic)
             if let composerID { try host.checkCanStartCollection(providerID: providerID, composerID: composerID) }
-            host.respond(reply, server: server) { () async throws(RPCError) -> JSONValue in
+            context.respond(json: { () async throws(RPCError) -> JSONValue in
                 let result = try await host.request(provider, method: ProviderMakeContextRequest.method, params: [:], progressToken: token)
                 guard let item = result["item"], !item.isNull else { return ["item": nil] }
                 try host.checkItem(item, from: providerID)
                 guard let composerID else { return ["item": item] }
                 let composer = try await host.attach(item, from: provider, to: composerID)
-                return ["item": item, "composer": .object(host.summary(of: composer))]
-            }
+                return ["item": item, "composer": host.summary(of: composer).json]
+            })
         }
     }
 }

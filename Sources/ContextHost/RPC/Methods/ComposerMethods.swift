@@ -15,7 +15,7 @@ package enum ComposerOpenMethod: RequestHandler {
         let host = context.host
         try host.configuration.inputLimits.checkCanOpenComposer(current: host.composers.count)
         let composer = try host.composers.open(maximumItems: maximumItems, byteBudget: byteBudget, now: Host.now())
-        context.answer(json: .object(host.summary(of: composer)))
+        context.answer(host.summary(of: composer))
     }
 }
 
@@ -34,7 +34,7 @@ package enum ComposerListMethod: RequestHandler {
         // loads, in order with other requests that wait. Then the calls go out from this thread,
         // and the answer from the one that brings in the last chip.
         let server = context.server
-        try host.whenLoaded(nil, reply: reply, server: server) { () throws(RPCError) in
+        try context.whenLoaded(nil) { () throws(RPCError) in
             _ = server.track(reply)
             host.list(composer) { capacity, write in reply.sendResult(capacity: capacity, writing: write) }
         }
@@ -46,7 +46,8 @@ package enum ComposerRemoveMethod: RequestHandler {
     package static func handle(_ request: ComposerRemoveRequest, context: RequestContext<ComposerRemoveRequest.Response>) throws(RPCError) {
         let host = context.host
         let removed = try host.composers.remove(itemID: request.itemId, from: request.composerId)
-        var result = host.summary(of: try host.composers.get(request.composerId))
+        // The item as its provider made it (members `ContextItem` does not model included).
+        var result = host.summary(of: try host.composers.get(request.composerId)).members
         result["removed"] = .object(removed.item)
         context.answer(json: .object(result))
     }
@@ -57,13 +58,13 @@ package enum ComposerSendMethod: RequestHandler {
     package static func handle(_ request: ComposerSendRequest, context: RequestContext<ComposerSendRequest.Response>) throws(RPCError) {
         let (host, composerID, text) = (context.host, request.composerId, request.text ?? "")
         _ = try host.composers.get(composerID)
-        host.respond(context.reply, server: context.server) { () async throws(RPCError) -> JSONValue in
+        context.respond(json: { () async throws(RPCError) -> JSONValue in
             // Items are encoded again by their providers: at start-up, wait for their loads.
             for providerID in Set(try host.composers.get(composerID).items.map(\.providerID)) {
                 await host.registry.waitForLoad(of: providerID)
             }
             return try await host.send(composerID: composerID, text: text)
-        }
+        })
     }
 }
 

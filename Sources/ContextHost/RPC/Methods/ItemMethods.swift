@@ -21,7 +21,7 @@ extension ItemMethod {
         let (itemRange, providerID, extras) = try locateItem(request)
         // At start-up the provider may still be loading: wait for it (off the reader).
         if server.host.mustWait(for: providerID) {
-            try server.host.whenLoaded(providerID, reply: reply, server: server) { () throws(RPCError) in
+            try server.whenLoaded(providerID, reply: reply) { () throws(RPCError) in
                 try forward(request, reply: reply, server: server, providerID: providerID, itemRange: itemRange, extras: extras)
             }
             return
@@ -37,8 +37,8 @@ extension ItemMethod {
         let provider = try server.host.provider(providerID, for: .item)
         let message = request.message
         let token = try progressToken(request)
-        server.host.forward(
-            reply: reply, server: server, provider: provider, method: providerMethod,
+        server.forward(
+            reply: reply, provider: provider, method: providerMethod,
             params: { out in
             out.append(contentsOf: #"{"item":"#.utf8)
             out.append(contentsOf: message[itemRange])

@@ -14,7 +14,7 @@ package enum InitializeMethod: RequestHandler {
         }
         let client = try ClientInfo(request)
         server.transition(to: .running)
-        context.answer(json: server.host.initializeResult(protocolVersion: client.protocolVersion))
+        context.answer(server.host.initializeResult(protocolVersion: client.protocolVersion))
         // The answer leaves before the loads compete for the CPU; requests after it in this
         // batch are handled after `initialize(client:)` below, so they see the loads pending.
         server.output.flush()

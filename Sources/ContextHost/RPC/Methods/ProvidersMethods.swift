@@ -8,9 +8,9 @@ package enum ProvidersListMethod: RequestHandler {
     package static func handle(_ request: ProvidersListRequest, context: RequestContext<ProvidersListRequest.Response>) throws(RPCError) {
         let (host, composerID) = (context.host, request.composerId)
         if let composerID { _ = try host.composers.get(composerID) }  // an unknown composer fails at once
-        try host.whenLoaded(nil, reply: context.reply, server: context.server) { () throws(RPCError) in
+        try context.whenLoaded(nil) { () throws(RPCError) in
             let composer = try composerID.map { id throws(RPCError) in try host.composers.get(id) }
-            context.answer(json: host.providersList(composer: composer))
+            context.answer(host.providersList(composer: composer))
         }
     }
 }
@@ -21,8 +21,8 @@ package enum ProvidersListMethod: RequestHandler {
 package enum ProvidersRetryMethod: RequestHandler {
     package static func handle(_ request: ProvidersRetryRequest, context: RequestContext<ProvidersRetryRequest.Response>) throws(RPCError) {
         let (host, providerID) = (context.host, request.providerId)
-        try host.whenLoaded(providerID, reply: context.reply, server: context.server) { () throws(RPCError) in
-            context.answer(json: try host.retryProvider(providerID))
+        try context.whenLoaded(providerID) { () throws(RPCError) in
+            context.answer(try host.retryProvider(providerID))
         }
     }
 }

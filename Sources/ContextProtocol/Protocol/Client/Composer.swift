@@ -56,7 +56,7 @@ public struct ComposerSummary: SharedWireValue, WireObject, Hashable {
     ])
 
     /// The members, for answers that extend a summary.
-    var members: JSONObject { Self.wireFields.members(of: self) }
+    package var members: JSONObject { Self.wireFields.members(of: self) }
 }
 
 /// `composer/list`: every open composer, or one composer's items with their chips.
