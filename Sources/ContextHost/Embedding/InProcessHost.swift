@@ -4,8 +4,9 @@ import Dispatch
 import Logging
 import Synchronization
 
-/// A ContextHost running inside the app: the whole protocol as typed async calls, with no child
-/// process and without touching standard input or output.
+/// A ContextHost running inside the app: the whole protocol as typed async calls, with no host
+/// process of its own and without touching standard input or output. Providers not trusted to run
+/// in-process still run in worker processes (`configuration.isolation`).
 ///
 /// ```swift
 /// let host = InProcessHost(configuration: HostConfiguration(manifestDirectories: ["/path/to/manifests"]))
