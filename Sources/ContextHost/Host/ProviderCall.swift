@@ -74,6 +74,9 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
     /// Milliseconds.
     let timeout: Int
     let connection: any ProviderConnection
+
+    /// Host requests are answered on the connection the call holds anyway.
+    override var responder: (any ProviderConnection)? { connection }
     let limits: OutputLimits
     let messageLimit: Int
     /// The provider-side request id once `send` returned (ids are never 0 or negative); before

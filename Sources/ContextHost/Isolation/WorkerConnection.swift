@@ -320,8 +320,7 @@ package final class WorkerConnection: ProviderConnection, @unchecked Sendable {
 
     @discardableResult
     package func send(method: String, params: ParamsWriter, events: RequestEvents?, completion: @escaping Completion) -> Int64 {
-        let events = events ?? RequestEvents.withoutHostRequests(providerID: providerID)
-        events.setResponder(self)
+        let events = events ?? RequestEvents.withoutHostRequests(providerID: providerID, sentOn: self)
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let message = ProviderMessage.request(id: id, method: method, params: params)
         enum Route {

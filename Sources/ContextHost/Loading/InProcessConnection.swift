@@ -128,8 +128,7 @@ package final class InProcessConnection: ProviderConnection, @unchecked Sendable
         method: String, params: ParamsWriter, events: RequestEvents?, inline: InlineCalls?,
         completion: @escaping @Sendable (ProviderResponse) -> Void
     ) -> Int64 {
-        let events = events ?? RequestEvents.withoutHostRequests(providerID: library.path)
-        events.setResponder(self)
+        let events = events ?? RequestEvents.withoutHostRequests(providerID: library.path, sentOn: self)
         let id = runtime.replies.register(ReplyTable.Waiting(
             completion: completion, expected: ReplyRouter.Expected(method: method, forCaller: inline != nil), owner: owner, events: events,
             relay: runtime.relay, maximumBytes: runtime.maximumReplyBytes))

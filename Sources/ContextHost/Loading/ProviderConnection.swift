@@ -191,10 +191,6 @@ package class RequestEvents: @unchecked Sendable {
         /// Host requests (`host/fetch`) received and still running.
         var hostRequests = 0
         var hostRequestsRunning = 0
-        /// Where answers to host requests go: the connection the request was sent on.
-        /// Held weakly: the request waits in its connection's table, so a strong reference here
-        /// would keep a connection nothing else holds alive (`InstanceCloseTests`).
-        weak var responder: (any ProviderConnection)?
     }
 
     /// Most host requests (`host/fetch`) one provider request may make, and at once.
@@ -204,12 +200,21 @@ package class RequestEvents: @unchecked Sendable {
     static let maximumHostRequestBytes = 2 << 20
 
     private let state = Mutex(State())
+    /// Where answers to host requests go, for a call sent without events of its own
+    /// (`withoutHostRequests`): the connection it was sent on. Held weakly: the request waits in
+    /// its connection's table, so a strong reference here would keep a connection nothing else
+    /// holds alive (`InstanceCloseTests`).
+    private weak let detachedResponder: (any ProviderConnection)?
 
-    package init(providerID: String, token: ProgressToken?, forwardsLogs: Bool, client: any RequestEventsClient) {
+    package init(
+        providerID: String, token: ProgressToken?, forwardsLogs: Bool, client: any RequestEventsClient,
+        detachedResponder: (any ProviderConnection)? = nil
+    ) {
         self.providerID = providerID
         self.token = token
         self.forwardsLogs = forwardsLogs
         self.client = client
+        self.detachedResponder = detachedResponder
     }
 
     /// Whether `bytes` are a notification (a `method` and no `id`) rather than a response. A
@@ -241,10 +246,12 @@ package class RequestEvents: @unchecked Sendable {
         JSONRPCResponsePrefix.matches(bytes)
     }
 
-    /// The connection host requests are answered on (set by the connection when it sends).
-    package final func setResponder(_ connection: any ProviderConnection) {
-        state.withLock { $0.responder = connection }
-    }
+    /// The connection host requests are answered on: the one the request was sent on.
+    /// `ProviderCall` answers the connection it holds; a call sent without events holds it weakly
+    /// (`detachedResponder`). Not weak for every call: a weak reference gives the connection a
+    /// side table, which moves each retain and release of it to the runtime's slow path (~1,000
+    /// instructions of an in-process `items/preview`).
+    var responder: (any ProviderConnection)? { detachedResponder }
 
     /// Handles a request the provider sent to the host (on the provider's thread): runs it in a
     /// task and answers through the connection's `call` with the JSON-RPC response.
@@ -258,25 +265,24 @@ package class RequestEvents: @unchecked Sendable {
             return invalid("a host request that is not valid JSON-RPC")
         }
         let params = message["params"] ?? .object([:])
-        let responder: (any ProviderConnection)? = state.withLock { state in
-            guard !state.closed, let responder = state.responder else { return nil }
+        guard let responder else { return }
+        let admitted = state.withLock { state in
+            guard !state.closed else { return false }
             guard state.hostRequests < Self.maximumHostRequests, state.hostRequestsRunning < Self.maximumConcurrentHostRequests else {
                 state.dropped += 1
-                return nil
+                return false
             }
             state.hostRequests += 1
             state.hostRequestsRunning += 1
-            return responder
+            return true
         }
-        guard let responder else {
+        guard admitted else {
             // Answered at once, so the provider does not wait: too many, or after the response.
-            let error: JSONValue = ["code": -32600, "message": .string("Host request refused: too many for one request, or sent after its response")]
             // (From another thread, as every answer: an in-process provider is still inside its
             // reply callback here.)
-            if let connection = state.withLock({ $0.responder }) {
-                let answer = Self.answer(id: id, .failure(ProviderRequestError(error)))
-                DispatchQueue.global().async { connection.answerProviderRequest(answer) }
-            }
+            let error: JSONValue = ["code": -32600, "message": .string("Host request refused: too many for one request, or sent after its response")]
+            let answer = Self.answer(id: id, .failure(ProviderRequestError(error)))
+            DispatchQueue.global().async { responder.answerProviderRequest(answer) }
             return
         }
         // Started on this thread and answered where the client finishes it (for `host/fetch`,
@@ -487,9 +493,10 @@ final class NoHostRequestsClient: RequestEventsClient {
 }
 
 extension RequestEvents {
-    /// Events for a call that has none of its own (see `NoHostRequestsClient`).
-    static func withoutHostRequests(providerID: String) -> RequestEvents {
-        RequestEvents(providerID: providerID, token: nil, forwardsLogs: false, client: NoHostRequestsClient.shared)
+    /// Events for a call that has none of its own (see `NoHostRequestsClient`), sent on
+    /// `connection` (held weakly).
+    static func withoutHostRequests(providerID: String, sentOn connection: any ProviderConnection) -> RequestEvents {
+        RequestEvents(providerID: providerID, token: nil, forwardsLogs: false, client: NoHostRequestsClient.shared, detachedResponder: connection)
     }
 }
 
