@@ -10,7 +10,7 @@ let providerLinkerSettings: [LinkerSetting] = [
         .when(platforms: [.linux])),
 ]
 
-/// ContextHost: a host for context providers (DESIGN.md §2).
+/// ContextHost: a host for context providers (modules and their arrows: docs/architecture.md).
 ///
 /// Bundled providers are `.dynamic` library products, so `swift build` leaves
 /// `lib<Name>Provider.so` next to the `context-host` executable, where the host
