@@ -233,12 +233,18 @@ let package = Package(
         .testTarget(name: "ContextProtocolTests", dependencies: ["ContextProtocol", "ContextWire"]),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit", "ContextProtocol"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
-        .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
+        .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient", "ContextNetwork", "CHostSupport"]),
         .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
-        // The MCP bridge, through the real binary and the official MCP Python SDK.
-        .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),
+        // The MCP bridge: its names, form mapping and item store (unit tests), and the bridge through
+        // the real binary and the official MCP Python SDK.
+        .testTarget(
+            name: "ContextMCPTests",
+            dependencies: [
+                "ContextMCP", "ContextHost", "ContextHostTestSupport", "ContextProviderKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "ContextWebTests",
             dependencies: [
