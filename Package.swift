@@ -227,7 +227,11 @@ let package = Package(
         .target(name: "FixtureHostileProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureHostileProvider"),
         // Fetches through the host's broker and opens raw sockets (Tests/IntegrationTests/EgressTests.swift).
         .target(name: "FixtureFetchProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureFetchProvider"),
-        .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
+        // What the tests share: the live and in-memory test clients (TestClient), spawned hosts, fixtures.
+        .target(
+            name: "ContextHostTestSupport",
+            dependencies: ["ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
         .testTarget(name: "ContextProtocolTests", dependencies: ["ContextProtocol", "ContextWire"]),
