@@ -4,22 +4,32 @@ import Foundation
 /// A JSON-RPC client for a spawned `context-host`, in either framing. Its calls are
 /// `RPCTestSession`'s, shared with `TestClient.inMemory`.
 public final class RPCClient: RPCTestSession, @unchecked Sendable {
+    /// How messages are framed on the pipes.
     public enum Framing: Sendable {
+        /// One message per line.
         case newlineDelimited
+        /// LSP's `Content-Length` header before each message.
         case contentLength
     }
 
+    /// A test client's failure: no answer in time, an error answer where a result was due, or
+    /// output that is not JSON.
     public struct Failure: Error, CustomStringConvertible {
+        /// What went wrong, with what the host said.
         public var description: String
+        /// A failure saying `description`.
         public init(description: String) { self.description = description }
     }
 
+    /// The spawned host.
     public let host: HostProcess
+    /// The framing both ways.
     public let framing: Framing
     private var nextID = 1
     /// Notifications and out-of-order responses seen while waiting.
     public var received: [JSONValue] = []
 
+    /// A client of a host already started.
     public init(host: HostProcess, framing: Framing = .newlineDelimited) {
         self.host = host
         self.framing = framing
@@ -30,6 +40,7 @@ public final class RPCClient: RPCTestSession, @unchecked Sendable {
         try self.init(host: HostProcess(arguments: arguments, directory: directory), framing: framing)
     }
 
+    /// A new request id (1, 2, 3…).
     public func nextRequestID() -> JSONValue {
         defer { nextID += 1 }
         return .number(Double(nextID))
@@ -68,6 +79,7 @@ public final class RPCClient: RPCTestSession, @unchecked Sendable {
         return try Self.parse(body)
     }
 
+    /// The host's stderr so far.
     public var diagnostics: String { "stderr:\n\(host.standardError)" }
 
     /// `shutdown` + `exit`; returns the exit status.

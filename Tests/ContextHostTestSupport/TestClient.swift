@@ -38,6 +38,7 @@ public final class TestClient: RPCTestSession, @unchecked Sendable {
     /// The in-memory form's server (its `host`, its `output`); nil for a live host.
     package let server: RPCServer?
     private var nextID = 1
+    /// Notifications and out-of-order responses seen while waiting.
     public var received: [JSONValue] = []
 
     private init(form: Form, server: RPCServer?) {
@@ -74,11 +75,14 @@ public final class TestClient: RPCTestSession, @unchecked Sendable {
         return nil
     }
 
+    /// A new request id (1, 2, 3…).
     public func nextRequestID() -> JSONValue {
         defer { nextID += 1 }
         return .number(Double(nextID))
     }
 
+    /// Sends one message: handed to the in-memory server as one framed message, or written to a
+    /// live host's stdin with the client's framing.
     public func send(bytes: [UInt8]) {
         switch form {
         case .inMemory: server?.handle(.message(bytes))
@@ -86,6 +90,7 @@ public final class TestClient: RPCTestSession, @unchecked Sendable {
         }
     }
 
+    /// The next message the host wrote, or `RPCClient.Failure` after `timeout` seconds.
     public func takeMessage(timeout: Double) throws -> JSONValue {
         switch form {
         case .live(let client): return try client.takeMessage(timeout: timeout)
@@ -104,6 +109,7 @@ public final class TestClient: RPCTestSession, @unchecked Sendable {
         }
     }
 
+    /// A live host's stderr so far; nothing to quote in memory.
     public var diagnostics: String {
         if case .live(let client) = form { return client.diagnostics }
         return "(in-memory host)"
