@@ -10,7 +10,7 @@ let providerLinkerSettings: [LinkerSetting] = [
         .when(platforms: [.linux])),
 ]
 
-/// ContextHost: a host for context providers (DESIGN.md §2).
+/// ContextHost: a host for context providers (modules and their arrows: docs/architecture.md).
 ///
 /// Bundled providers are `.dynamic` library products, so `swift build` leaves
 /// `lib<Name>Provider.so` next to the `context-host` executable, where the host
@@ -227,20 +227,30 @@ let package = Package(
         .target(name: "FixtureHostileProvider", dependencies: ["CContextProvider"], path: "Tests/Fixtures/FixtureHostileProvider"),
         // Fetches through the host's broker and opens raw sockets (Tests/IntegrationTests/EgressTests.swift).
         .target(name: "FixtureFetchProvider", dependencies: ["ContextProviderKit"], path: "Tests/Fixtures/FixtureFetchProvider"),
-        .target(name: "ContextHostTestSupport", dependencies: ["ContextHost", "ContextProviderKit"], path: "Tests/ContextHostTestSupport"),
+        // What the tests share: the live and in-memory test clients (TestClient), spawned hosts, fixtures.
+        .target(
+            name: "ContextHostTestSupport",
+            dependencies: ["ContextHost", "ContextProviderKit", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/ContextHostTestSupport"),
         // The Calendar provider's occurrences as JSON, for the oracle comparison of the real-world corpus.
         .executableTarget(name: "calendar-expand", dependencies: ["CalendarProvider"], path: "Tests/Tools/CalendarExpand"),
         .testTarget(name: "ContextProtocolTests", dependencies: ["ContextProtocol", "ContextWire"]),
         .testTarget(name: "ContextProviderKitTests", dependencies: ["ContextProviderKit", "ContextProtocol"]),
         .testTarget(name: "ContextClientTests", dependencies: ["ContextClient", "ContextProviderKit"]),
-        .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextMCP", "ContextHostTestSupport"]),
+        .testTarget(name: "ContextHostTests", dependencies: ["ContextHost", "ContextHostTestSupport"]),
         .testTarget(name: "ContextPackagesTests", dependencies: ["ContextPackages", "ContextHost", "ContextHostTestSupport"]),
         .testTarget(
             name: "IntegrationTests", dependencies: ["ContextHostTestSupport", "ContextHost", "ContextPackages", "ContextHostClient", "ContextNetwork", "CHostSupport"],
             exclude: ["Golden"]),
         .testTarget(name: "ContextNetworkTests", dependencies: ["ContextNetwork", "ContextHost", "ContextHostTestSupport"]),
-        // The MCP bridge, through the real binary and the official MCP Python SDK.
-        .testTarget(name: "ContextMCPTests", dependencies: ["ContextHostTestSupport", "ContextProviderKit"]),
+        // The MCP bridge: its names, form mapping and item store (unit tests), and the bridge through
+        // the real binary and the official MCP Python SDK.
+        .testTarget(
+            name: "ContextMCPTests",
+            dependencies: [
+                "ContextMCP", "ContextHost", "ContextHostTestSupport", "ContextProviderKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "ContextWebTests",
             dependencies: [

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark (project issue 9, DESIGN §9): context-host, with its providers in-process
+# Side-by-side benchmark (project issue 9; budgets: Benchmarks/README.md): context-host, with its providers in-process
 # and in worker processes, against the team bench kit's peer servers (Benchmarks/peers/), in ONE
 # run, printed as one set of tables with the budgets checked.
 #

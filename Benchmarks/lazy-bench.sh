@@ -9,7 +9,7 @@
 #   cold: items/preview to a provider whose worker is not running, p50 over 20 providers (lazy
 #         only: eager workers are all running);
 #   warm: items/preview of a ~1 KB note through its (running) worker, pipelined (64 in flight).
-# Budgets (DESIGN §9): initialize <= 15 ms, list <= 50 ms, idle host + workers <= 120 MB, cold
+# Budgets (Benchmarks/README.md): initialize <= 15 ms, list <= 50 ms, idle host + workers <= 120 MB, cold
 # p50 <= 40 ms, warm unchanged against eager.
 # Needs a release build of context-host and libNoteProvider.so, and rpcload (Benchmarks/compare.sh
 # builds both; or NOBUILD-style: BIN=dir RPCLOAD=path). Hold the build lock on a shared machine:

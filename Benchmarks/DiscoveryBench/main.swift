@@ -1,4 +1,4 @@
-// Manifest discovery benchmark (DESIGN §9 / issue 9: 1,000 manifests ≤ 100 ms cold, ≤ 10 ms with
+// Manifest discovery benchmark (Benchmarks/README.md, issue 9: 1,000 manifests ≤ 100 ms cold, ≤ 10 ms with
 // the registry cache).
 //
 // Writes N manifests shaped like manifests/note.yaml (plus settings and a localized title) into a

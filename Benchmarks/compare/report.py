@@ -11,7 +11,7 @@ import datetime
 import statistics
 import sys
 
-# DESIGN §9 / issue 9 budgets, checked against the host rows.
+# The budgets of Benchmarks/README.md (issue 9), checked against the host rows.
 STARTUP_MS = 15.0
 PING_P50_US = 8.0
 PING_RPS = 200_000
@@ -311,7 +311,7 @@ def main():
             budget_rows.append(("`ping` p50, closed loop, vCPUs kept awake", name, f"≤ {PING_P50_US:g} µs", f"{fmt(v)} µs",
                                 v <= PING_P50_US, f"{fmt(awake_p50('limit'))} µs", ratio(v, awake_p50("limit"), False),
                                 "pipes + driver (the `limit` figure) + the host's own work"))
-            # DESIGN §9 words this budget as the host's overhead per request: what the host adds to
+            # The budget is worded as the host's overhead per request: what the host adds to
             # the floor of the pipes and the driver, which the `limit` row measures in the same run.
             limit_awake, plain = awake_p50("limit"), ping_p50(row_id)
             if limit_awake is not None:
@@ -321,7 +321,7 @@ def main():
                 if plain is not None and limit_ping_p50 is not None:
                     context += (f"; without the busy loop host {fmt(plain)} µs and `limit` {fmt(limit_ping_p50)} µs, whose "
                                 "difference is mostly how long each waited for a vCPU to wake")
-                budget_rows.append(("`ping` host overhead p50 (DESIGN §9: host − `limit`)", name, f"≤ {PING_P50_US:g} µs",
+                budget_rows.append(("`ping` host overhead p50 (host − `limit`)", name, f"≤ {PING_P50_US:g} µs",
                                     f"{fmt(overhead)} µs", overhead <= PING_P50_US, f"{fmt(limit_awake)} µs", "—", context))
         v = med(sel(row_id, "throughput", "ping"), "rps")
         budget_rows.append((f"`ping` pipelined, W={window}", name, f"≥ {PING_RPS:,}/s", f"{fmt(v)}/s",
@@ -376,7 +376,7 @@ def main():
             budget_rows.append((what, "in-process", f"≤ {COMPOSER_LIST_P99_MS:g} ms", f"{p99:.2f} ms (p50 {p50:.2f})",
                                 p99 <= COMPOSER_LIST_P99_MS, "—", "—", bound))
     if budget_rows:
-        say("Budgets (DESIGN §9, issue 9), measured in this run")
+        say("Budgets (Benchmarks/README.md, issue 9), measured in this run")
         say("")
         say("| budget | row | target | measured | met | `limit` | × limit | what bounds it, measured in this run (throughput: CPU at that rate, 2 cores in all) |")
         say("|---|---|---:|---:|:---:|---:|---:|---|")

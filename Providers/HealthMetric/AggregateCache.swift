@@ -1,3 +1,5 @@
+import ProviderSupport
+
 /// The on-disk cache of a data file's per-day aggregates, keyed by the file's path, size and
 /// modification time, so a second open reads a few kilobytes instead of the whole export.
 ///
@@ -16,13 +18,14 @@ struct AggregateCache {
         let hash = bytes.withUnsafeBufferPointer { fnv1a($0.baseAddress!, $0.count) }
         var hex = String(hash, radix: 16)
         while hex.count < 16 { hex = "0" + hex }
-        return directory + "/" + FileSystem.fileName(dataPath) + "-" + hex + ".aggregates"
+        return directory + "/" + FileIO.baseName(dataPath) + "-" + hex + ".aggregates"
     }
 
     /// The cached aggregates, or `nil` when there is no cache or it belongs to another version
     /// of the file.
     func load(dataPath: String, stamp: FileStamp) -> HealthData? {
-        guard let bytes = FileSystem.readAll(cachePath(for: dataPath), limit: 1 << 26) else { return nil }
+        // At most 64 MiB - 1 byte, as before; a cache that is not a regular file is not read.
+        guard let bytes = FileIO.read(cachePath(for: dataPath), limit: (1 << 26) - 1) else { return nil }
         var reader = ByteReader(bytes: bytes)
         guard reader.bytes(Self.magic.count) == Self.magic, reader.string() == dataPath,
             reader.u64() == stamp.size, reader.i64() == stamp.modifiedSeconds, reader.i64() == stamp.modifiedNanoseconds

@@ -30,11 +30,6 @@ package typealias ChunkSource = (_ pointer: UnsafeMutablePointer<UInt8>, _ count
 
 /// Small file-system helpers over the C library (no Foundation).
 enum FileSystem {
-    /// The last path component.
-    static func fileName(_ path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
-    }
-
     /// The text of the current `errno`.
     static func errorText() -> String { String(cString: strerror(errno)) }
 
@@ -72,7 +67,7 @@ enum FileSystem {
     ) throws(ProviderError) -> HealthData {
         let fd = try openForReading(path)
         defer { close(fd) }
-        return try body(fileName(path)) { (pointer, count) throws(ProviderError) -> Int in
+        return try body(FileIO.baseName(path)) { (pointer, count) throws(ProviderError) -> Int in
             let got = try FileSystem.read(fd, into: pointer, count: count, path: path)
             onRead(got)
             return got
@@ -81,24 +76,6 @@ enum FileSystem {
 
     /// The bytes per read the readers use for a requested chunk size: at least 64, at most 64 MiB.
     static func chunkSize(_ requested: Int) -> Int { min(max(requested, 64), 64 << 20) }
-
-    /// The whole (small) file, or `nil` when it cannot be read.
-    static func readAll(_ path: String, limit: Int = 1 << 28) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while bytes.count < limit {
-            let count = chunk.withUnsafeMutableBufferPointer { buffer in
-                (try? read(fd, into: buffer.baseAddress!, count: buffer.count, path: path)) ?? -1
-            }
-            if count < 0 { return nil }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return nil
-    }
 
     /// Whether `path` is a folder holding a manifest (`*.yaml` / `*.yml`): never a cache folder.
     static func holdsManifests(_ path: String) -> Bool {

@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ProviderSupport
 
 /// The Health Metric provider: daily health metrics (steps, distance, active energy, flights,
 /// heart rate, resting heart rate, body mass, sleep) from an Apple Health `export.xml` or a
@@ -84,7 +85,7 @@ public struct HealthMetricProvider: ContextProvider {
         var parts = ["\(report.records) records read"]
         if report.unknownCount > 0 { parts.append("\(report.unknownCount) of other types ignored") }
         if report.malformed > 0 { parts.append("\(report.malformed) malformed") }
-        var reason = "\(FileSystem.fileName(loaded.located.path)) has no steps, distance, active energy, flights, heart rate, resting heart rate, body mass or sleep data (\(parts.joined(separator: ", ")))."
+        var reason = "\(FileIO.baseName(loaded.located.path)) has no steps, distance, active energy, flights, heart rate, resting heart rate, body mass or sleep data (\(parts.joined(separator: ", ")))."
         if let first = report.problems.first { reason += " First problem: \(first)" }
         if let truncation = report.truncation { reason += " \(truncation)." }
         return reason

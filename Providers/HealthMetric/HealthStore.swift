@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import ContextProviderKit
+import ProviderSupport
 
 /// Where the data is, and its aggregates once read: loads lazily, once per version of the file,
 /// through the on-disk cache. Safe to use from concurrent requests.
@@ -91,7 +92,7 @@ final class HealthStore: @unchecked Sendable {
             }
             let cache = self.cache
             let chunkSize = self.chunkSize
-            let progress = LoadProgress(total: located.stamp.size, fileName: FileSystem.fileName(located.path))
+            let progress = LoadProgress(total: located.stamp.size, fileName: FileIO.baseName(located.path))
             if let reporter { progress.add(reporter) }
             let task = Task<Loaded, any Error>.detached(priority: .userInitiated) {
                 try Self.read(located, cache: cache, chunkSize: chunkSize, progress: progress)

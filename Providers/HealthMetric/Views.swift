@@ -1,4 +1,5 @@
 import ContextProviderKit
+import ProviderSupport
 
 /// A metric over a period, computed from the aggregates when an item is made.
 struct PeriodSummary {
@@ -90,7 +91,7 @@ struct PeriodSummary {
         object["summary"] = .object(summary)
         let report = loaded.data.report
         var source = JSONObject()
-        source["file"] = .string(FileSystem.fileName(loaded.located.path))
+        source["file"] = .string(FileIO.baseName(loaded.located.path))
         source["format"] = .string(report.format)
         source["records"] = .number(Double(report.records))
         source["used"] = .number(Double(report.used))

@@ -1,6 +1,6 @@
+import ContextHostTestSupport
 import ContextProviderKit
 import Dispatch
-import Logging
 import Synchronization
 import Testing
 
@@ -37,27 +37,18 @@ struct ForwardingTests {
         func timedOut(_ id: Int64) { told.withLock { $0.timedOut.append(id) } }
     }
 
-    private final class Written: Sendable {
-        let lines = Mutex<[String]>([])
-        var text: String { lines.withLock { $0.joined() } }
-    }
-
     private struct Setup {
+        let client: TestClient
         let server: RPCServer
         let reply: Reply
-        let written: Written
+        /// What the server wrote.
+        var written: String { client.pendingText }
     }
 
-    private func setUp() -> Setup {
-        let logger = Logger(label: "test")
-        let written = Written()
-        let output = OutputChannel { bytes in
-            written.lines.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) }
-            return true
-        }
-        let host = Host(configuration: HostConfiguration(), logger: logger)
-        let server = RPCServer(host: host, output: output, logger: logger) { _ in }
-        return Setup(server: server, reply: Reply(id: Array("7".utf8), output: output), written: written)
+    private func setUp() throws -> Setup {
+        let client = TestClient.inMemory()
+        let server = try #require(client.server)
+        return Setup(client: client, server: server, reply: Reply(id: Array("7".utf8), output: server.output))
     }
 
     private func forward(_ setup: Setup, to connection: HookedConnection, previewTimeout: Duration = .seconds(5)) {
@@ -86,7 +77,7 @@ struct ForwardingTests {
     }
 
     @Test("an answer given inside send is written once; the request leaves the pending table and its deadline is disarmed")
-    func answeredInsideSend() {
+    func answeredInsideSend() throws {
         let released = Released()
         let connection = HookedConnection { completion in
             let chip = #"{"jsonrpc":"2.0","id":41,"result":{"ctxui":1,"icon":"doc","title":"T","tone":"neutral","accessibilityLabel":"T","fallbackText":"T"}}"#
@@ -95,11 +86,11 @@ struct ForwardingTests {
             }
         }
         do {
-            let setup = setUp()
+            let setup = try setUp()
             released.reply = setup.reply
             forward(setup, to: connection)
             #expect(setup.reply.isAnswered)
-            #expect(setup.written.text.contains(#""result":{"ctxui":1"#))
+            #expect(setup.written.contains(#""result":{"ctxui":1"#))
             #expect(setup.server.pendingCount == 0)
         }
         // The deadline was disarmed: it no longer holds the request.
@@ -108,17 +99,17 @@ struct ForwardingTests {
     }
 
     @Test("a cancel that comes while send runs is answered at once and reaches the provider when send returns its id")
-    func cancelledInsideSend() {
+    func cancelledInsideSend() throws {
         let released = Released()
         let connection: HookedConnection
         do {
-            let setup = setUp()
+            let setup = try setUp()
             released.reply = setup.reply
             let server = setup.server
             let idText = setup.reply.idText
             connection = HookedConnection { _ in server.cancel(idText: idText) }
             forward(setup, to: connection)
-            #expect(setup.written.text.contains("-32800"))
+            #expect(setup.written.contains("-32800"))
             #expect(connection.told.withLock { $0.cancelled } == [41])
             #expect(server.pendingCount == 0)
         }
@@ -127,25 +118,25 @@ struct ForwardingTests {
     }
 
     @Test("a cancel after send returned reaches the provider with its id")
-    func cancelledAfterSend() {
-        let setup = setUp()
+    func cancelledAfterSend() throws {
+        let setup = try setUp()
         let connection = HookedConnection { _ in }
         forward(setup, to: connection)
         setup.server.cancel(idText: setup.reply.idText)
-        #expect(setup.written.text.contains("-32800"))
+        #expect(setup.written.contains("-32800"))
         #expect(connection.told.withLock { $0.cancelled } == [41])
     }
 
     @Test("a deadline that passes while send runs is answered, and the provider is told once send returns its id")
-    func timedOutInsideSend() {
-        let setup = setUp()
+    func timedOutInsideSend() throws {
+        let setup = try setUp()
         let reply = setup.reply
         let connection = HookedConnection { _ in
             // `send` stuck (a worker's full pipe) past the deadline.
             for _ in 0..<400 where !reply.isAnswered { usleep(5_000) }
         }
         forward(setup, to: connection, previewTimeout: .milliseconds(20))
-        #expect(setup.written.text.contains("did not answer item/preview within 20 ms"))
+        #expect(setup.written.contains("did not answer item/preview within 20 ms"))
         #expect(eventually { connection.told.withLock { $0.timedOut } == [41] })
         #expect(connection.told.withLock { $0.cancelled.isEmpty })
     }

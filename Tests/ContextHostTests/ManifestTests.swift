@@ -423,7 +423,7 @@ struct ManifestTests_Valid {
         #expect(m.schemaReference == nil)
     }
 
-    /// DESIGN §4's example, verbatim apart from a real hash, read from a file like a user's.
+    /// docs/manifest.md's example, verbatim apart from a real hash, read from a file like a user's.
     static let designExample = """
         # yaml-language-server: $schema=../docs/manifest.schema.json
         manifestVersion: 1

@@ -1,7 +1,7 @@
 @testable import ContextHost
+import ContextHostTestSupport
 import ContextProviderKit
 import Synchronization
-import Logging
 import Testing
 
 /// `ReplyRelay`: in-process answers go to the reader while it is busy, and nowhere else.
@@ -75,18 +75,11 @@ struct ReplyRelayTests {
     }
 
     @Test("exit writes the answers queued for the reader before the process ends")
-    func exitDrains() {
-        let written = Seen()
-        let logger = Logger(label: "test")
-        let host = Host(configuration: HostConfiguration(), logger: logger)
-        let relay = host.calls.relay
-        let output = OutputChannel { bytes in
-            written.answers.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) }
-            return true
-        }
-        let server = RPCServer(host: host, output: output, logger: logger) { _ in
-            written.answers.withLock { $0.append("exit") }
-        }
+    func exitDrains() throws {
+        let client = TestClient.inMemory()
+        let server = try #require(client.server)
+        let relay = server.host.calls.relay
+        let output = server.output
         let reply = Reply(id: Array("5".utf8), output: output)
         relay.readerWakes()
         let bytes = Array(#"{"jsonrpc":"2.0","id":77,"result":{"done":true}}"#.utf8)
@@ -94,8 +87,11 @@ struct ReplyRelayTests {
             completion: { response in response.resultBytes.map { reply.sendResult(raw: $0) } }, expected: .any)
         #expect(bytes.withUnsafeBytes { relay.offer(id: 77, waiting: waiting, bytes: $0) })
         output.batch { server.exit(status: 0) }
-        #expect(written.all.first == #"{"jsonrpc":"2.0","id":5,"result":{"done":true}}"# + "\n")
-        #expect(written.all.contains("exit"))
+        // The answer was written, and written before the exit.
+        let answer = #"{"jsonrpc":"2.0","id":5,"result":{"done":true}}"# + "\n"
+        #expect(client.pendingText == answer)
+        #expect(client.exit?.status == 0)
+        #expect(client.exit?.bytesWritten == answer.utf8.count)
         #expect(relay.queuedCount == 0)
         relay.drain()
     }

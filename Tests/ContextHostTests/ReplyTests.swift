@@ -1,5 +1,5 @@
+import ContextHostTestSupport
 import ContextProviderKit
-import Logging
 import Synchronization
 import Testing
 
@@ -55,10 +55,8 @@ struct ReplyTests {
     }
 
     @Test("a request tracked again after it was cancelled leaves the pending table")
-    func trackedAfterAnswer() {
-        let logger = Logger(label: "test")
-        let host = Host(configuration: HostConfiguration(), logger: logger)
-        let server = RPCServer(host: host, output: OutputChannel { _ in true }, logger: logger) { _ in }
+    func trackedAfterAnswer() throws {
+        let server = try #require(TestClient.inMemory().server)
         let reply = reply()
         server.track(reply)
         #expect(server.pendingCount == 1)

@@ -1,6 +1,6 @@
+import ContextHostTestSupport
 import ContextProtocol
 import ContextProviderKit
-import Logging
 import Testing
 
 @testable import ContextHost
@@ -45,15 +45,13 @@ struct TypedParamsTests {
         Limits(elements: 0),  // refuses any params
     ]
 
-    static func server(_ limits: Limits) -> RPCServer {
+    static func server(_ limits: Limits) throws -> RPCServer {
         var configuration = HostConfiguration()
         configuration.maximumMessageBytes = limits.message
         configuration.outputLimits.itemBytes = limits.item
         configuration.inputLimits.maximumStringBytes = limits.string
         configuration.inputLimits.maximumElements = limits.elements
-        let logger = Logger(label: "test")
-        let output = OutputChannel { _ in true }
-        return RPCServer(host: Host(configuration: configuration, logger: logger), output: output, logger: logger) { _ in }
+        return try #require(TestClient.inMemory(configuration).server)
     }
 
     static func outcome(_ result: Result<ItemLocation, RPCError>) -> String {
@@ -64,8 +62,8 @@ struct TypedParamsTests {
     }
 
     @Test("the location or error equals a scan of the same bytes", arguments: limits)
-    func sameAsScan(_ limits: Limits) {
-        let server = Self.server(limits)
+    func sameAsScan(_ limits: Limits) throws {
+        let server = try Self.server(limits)
         var written = 0
         for item in Self.items {
             for token in Self.tokens {
@@ -84,9 +82,9 @@ struct TypedParamsTests {
     }
 
     @Test("a string token over the limit is refused, naming the field; a number token is not a string")
-    func tokenLimit() {
+    func tokenLimit() throws {
         // 13 bytes: "progressToken" passes as a name, a 14-byte token does not.
-        let server = Self.server(Limits(string: 13))
+        let server = try Self.server(Limits(string: 13))
         let item = Self.items[0]
         let refused = server.prepare(ItemsPreviewRequest(item: item, progressToken: .string(String(repeating: "t", count: 14))))
         guard case .failure(let error) = refused.checked else {

@@ -41,9 +41,13 @@ struct EmbeddingPackageTests {
             atPath: Self.fixture + "/Sources/EmbedNote/main.swift", toPath: app + "/Sources/EmbedNote/main.swift")
         try FileManager.default.createDirectory(atPath: app + "/Sources/DocExample", withIntermediateDirectories: true)
         try Self.documentedExample().write(toFile: app + "/Sources/DocExample/main.swift", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: app + "/Sources/DocSnippets", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Self.fixture + "/Sources/DocSnippets/main.swift", toPath: app + "/Sources/DocSnippets/main.swift")
+        try Self.documentedSnippets().write(toFile: app + "/Sources/DocSnippets/Snippets.swift", atomically: true, encoding: .utf8)
 
         let build = try Shell.run("swift build --scratch-path '\(Self.scratch)'", in: app, timeout: 1200)
-        try #require(build.status == 0, "swift build of the embedding package (EmbedNote and docs/embedding.md's example) failed:\n\(build.output.suffix(4000))")
+        try #require(build.status == 0, "swift build of the embedding package (EmbedNote and docs/embedding.md's examples) failed:\n\(build.output.suffix(4000))")
         let binary = try Shell.run("swift build --scratch-path '\(Self.scratch)' --show-bin-path", in: app, timeout: 120)
         let executable = binary.output.split(separator: "\n").last.map(String.init).map { $0 + "/EmbedNote" } ?? ""
 
@@ -72,6 +76,14 @@ struct EmbeddingPackageTests {
         let chips = example.output.split(separator: "\n").filter { $0.hasPrefix("Groceries ") }
         #expect(hosts.count == 2 && chips.count == 2, "docs/embedding.md's example did not run both ways:\n\(example.output)")
 
+        // The page's §1 (events) and §3 (HostCore) snippets, against the real Note provider.
+        let snippets = try Shell.run(
+            "'\(executable.dropLast("EmbedNote".count))DocSnippets' '\(BuildProducts.hostExecutable)' '\(BuildProducts.directory)' '\(Self.manifests)'",
+            in: app, timeout: 120)
+        #expect(snippets.status == 0, "docs/embedding.md's snippets failed:\n\(snippets.output)")
+        let ran = snippets.output.split(separator: "\n").filter { $0.hasSuffix(" example ran") || $0 == "done" }
+        #expect(ran == ["events example ran", "core example ran", "done"], "docs/embedding.md's snippets did not all run:\n\(snippets.output)")
+
         for mode in ["in-process", "client"] {
             let run = try Shell.run(
                 "'\(executable)' \(mode) '\(BuildProducts.hostExecutable)' '\(BuildProducts.directory)' '\(Self.manifests)'",
@@ -95,12 +107,38 @@ struct EmbeddingPackageTests {
         return data.range(of: Data(needle)) != nil
     }
 
+    /// The `swift` code blocks of a Markdown page, each without the indentation of its fence (a
+    /// block inside a list item is indented with it).
+    static func swiftBlocks(of page: String) -> [String] {
+        var blocks: [String] = []
+        var open: (indent: String, lines: [Substring])?
+        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let block = open {
+                if line == block.indent + "```" {
+                    blocks.append(block.lines.joined(separator: "\n"))
+                    open = nil
+                } else {
+                    open?.lines.append(line.hasPrefix(block.indent) ? line.dropFirst(block.indent.count) : line)
+                }
+            } else if line.hasSuffix("```swift"), line.dropLast("```swift".count).allSatisfy({ $0 == " " }) {
+                open = (String(line.dropLast("```swift".count)), [])
+            }
+        }
+        return blocks
+    }
+
+    /// The one `swift` block of docs/embedding.md that contains `marker`.
+    static func documentedBlock(containing marker: String) throws -> String {
+        let page = try String(contentsOfFile: BuildProducts.packageRoot + "/docs/embedding.md", encoding: .utf8)
+        let blocks = Self.swiftBlocks(of: page).filter { $0.contains(marker) }
+        try #require(blocks.count == 1, "docs/embedding.md has \(blocks.count) swift blocks with '\(marker)'; update this test with the page")
+        return blocks[0]
+    }
+
     /// docs/embedding.md §2's example exactly as the page shows it, but for its three install
     /// paths, which become this checkout's folders (each must still be in the text).
     static func documentedExample() throws -> String {
-        let page = try String(contentsOfFile: BuildProducts.packageRoot + "/docs/embedding.md", encoding: .utf8)
-        let blocks = page.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
-        var example = try #require(blocks.first { $0.contains("func attachNote(through") }, "docs/embedding.md has no attachNote example")
+        var example = try Self.documentedBlock(containing: "func attachNote(through")
         for (path, replacement) in [
             ("/usr/share/my-app/manifests", Self.manifests), ("/usr/lib/my-app/providers", BuildProducts.directory),
             ("/usr/libexec/context-host", BuildProducts.hostExecutable),
@@ -109,6 +147,33 @@ struct EmbeddingPackageTests {
             example = example.replacingOccurrences(of: path, with: replacement)
         }
         return example + "\n"
+    }
+
+    /// docs/embedding.md §1's events snippet and §3's `HostCore` snippet exactly as the page shows
+    /// them, each the body of a function whose parameters are what the snippet uses but does not
+    /// make (Tests/Fixtures/EmbeddingPackage/Sources/DocSnippets/main.swift calls them).
+    static func documentedSnippets() throws -> String {
+        func indented(_ block: String) -> String {
+            block.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
+        }
+        let events = try Self.documentedBlock(containing: "let events = host.events()")
+        let core = try Self.documentedBlock(containing: "let core = try HostCore(configuration: configuration)")
+        return """
+            // Made by EmbeddingPackageTests from docs/embedding.md: do not edit.
+            import ContextHost
+            import ContextProtocol
+
+            /// docs/embedding.md §1: a session's events.
+            func eventsExample(host: some ContextHostSession, healthItem: ContextItem) async throws {
+            \(indented(events))
+            }
+
+            /// docs/embedding.md §3: several sessions over one set of providers.
+            func coreExample(configuration: HostConfiguration) async throws {
+            \(indented(core))
+            }
+
+            """
     }
 
     /// The `NEEDED` entries of an ELF file's dynamic section (`readelf -d`), e.g. `libsodium.so.23`.

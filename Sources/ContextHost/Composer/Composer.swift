@@ -7,7 +7,7 @@ import Synchronization
     import Darwin
 #endif
 
-/// One draft message: the items attached to it and its limits (DESIGN §7).
+/// One draft message: the items attached to it and its limits (docs/protocol.md, "Composers").
 ///
 /// Items are plain JSON owned by the host, so providers stay stateless and a restarted provider
 /// serves old items. Each item keeps the encoding made when it was attached: that measures it

@@ -128,7 +128,7 @@ extension Host {
         return .success(Array(bytes)[...])
     }
 
-    /// The chip a client shows when the provider cannot make one (DESIGN §8 default).
+    /// The chip a client shows when the provider cannot make one (docs/protocol.md §6, default chips).
     func defaultChip(for attached: AttachedItem) -> JSONValue {
         let icon = registry.withEntry(id: attached.providerID) { $0.pointee.manifest?.iconName ?? "doc" } ?? "doc"
         return [

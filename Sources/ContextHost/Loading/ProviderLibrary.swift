@@ -26,7 +26,7 @@ package struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
 /// A provider library opened with `dlopen` and its checked function table.
 ///
 /// Libraries are opened with `RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE` and never closed:
-/// unloading a Swift library crashes the process later (DESIGN §3). Reloading means restarting
+/// unloading a Swift library crashes the process later (docs/provider-abi.md). Reloading means restarting
 /// the process (or the worker).
 package final class ProviderLibrary: @unchecked Sendable {
     /// The canonical path of the file that was loaded.

@@ -13,16 +13,6 @@ package struct LibraryResolver: Sendable {
         self.allowOutsidePaths = allowOutsidePaths
     }
 
-    /// The folder of the running executable (Linux: `/proc/self/exe`), for `searchDirectories`.
-    package static func executableDirectory() -> String? {
-        #if os(Linux)
-            guard let exe = ManifestFileSystem.realPath("/proc/self/exe") else { return nil }
-            return ManifestFileSystem.directoryName(exe)
-        #else
-            return nil
-        #endif
-    }
-
     /// The canonical absolute path of `manifest.library`, or a diagnostic at the `library` value
     /// (`library-path-escape` or `library-not-found`).
     package func resolve(_ manifest: Manifest) throws(ManifestDiagnostic) -> String {

@@ -1,6 +1,6 @@
 import ContextProviderKit
 
-/// A validated provider manifest (DESIGN §4). Build one with `Manifest.load(file:)` or
+/// A validated provider manifest (docs/manifest.md). Build one with `Manifest.load(file:)` or
 /// `Manifest.parse(_:file:)`, or find all of them with `ManifestCatalog.discover(_:)`.
 package struct Manifest: Sendable, Equatable {
     /// The manifest format version; this host reads `1`.
