@@ -171,7 +171,8 @@ import Glibc
         var configuration = HostConfiguration(manifestDirectories: [root.path + "/manifests"], libraryDirectories: [BuildProducts.directory])
         configuration.isolation.workerExecutable = BuildProducts.hostExecutable
         configuration.isolation.policy = .process
-        configuration.isolation.workerIdleTimeout = .milliseconds(600)
+        // Long enough that a loaded machine checks the reader before the worker goes idle.
+        configuration.isolation.workerIdleTimeout = .seconds(2)
         configuration.isolation.dataDirectory = root.path + "/data"
         configuration.stateDirectory = root.path + "/state"
         configuration.fetcher = transport

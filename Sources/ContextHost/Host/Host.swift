@@ -18,6 +18,9 @@ package final class Host: Sendable {
     /// Its own providers; for a session of a core, the core's catalog (discovered, never loaded)
     /// until `initialize` joins the group for its client (`joinedGroup`).
     private let ownGroup: ProviderGroup
+    /// `ownGroup.registry`, read without going through the group: a host of its own reads it
+    /// several times per request.
+    private let ownRegistry: ProviderRegistry
     /// The core's group this session joined at `initialize`; set once.
     private let joinedGroup = AtomicLazyReference<ProviderGroup>()
     package let sessions = CollectionSessions()
@@ -37,7 +40,7 @@ package final class Host: Sendable {
     package var group: ProviderGroup { core == nil ? ownGroup : joinedGroup.load() ?? ownGroup }
 
     /// The providers: this host's own, or its core group's once the client initialized.
-    package var registry: ProviderRegistry { group.registry }
+    package var registry: ProviderRegistry { core == nil ? ownRegistry : group.registry }
 
     /// What this host's calls to in-process providers share (waiting requests, reply limit, relay,
     /// batching): its group's, so two hosts in one process that share no providers never see
@@ -52,6 +55,7 @@ package final class Host: Sendable {
         let registry = ProviderRegistry(
             configuration: configuration, logger: logger, calls: CallRuntime(maximumReplyBytes: configuration.maximumMessageBytes))
         self.ownGroup = ProviderGroup(registry: registry)
+        self.ownRegistry = registry
         self.composers = ComposerStore(stateDirectory: configuration.stateDirectory, logger: logger)
         for problem in registry.catalogProblems { logger.warning("\(problem)") }
     }
@@ -64,6 +68,7 @@ package final class Host: Sendable {
         self.logger = core.logger
         self.core = core
         self.ownGroup = core.catalog
+        self.ownRegistry = core.catalog.registry
         // Drafts in memory: with one state folder for every session, each would restore (and
         // then overwrite) the others' drafts.
         self.composers = ComposerStore(stateDirectory: nil, logger: logger)
@@ -128,7 +133,8 @@ package final class Host: Sendable {
     /// while it loads, and while earlier requests that waited have not run yet (so this one does
     /// not overtake them). One atomic load once start-up is over.
     package func mustWait(for id: String?) -> Bool {
-        waitersQueued.load(ordering: .acquiring) > 0 || registry.isLoading(id)
+        if waitersQueued.load(ordering: .acquiring) > 0 { return true }
+        return core == nil ? ownRegistry.isLoading(id) : registry.isLoading(id)
     }
 
     /// Where requests that waited for a provider's load run, in order (not on the loading thread).
