@@ -51,15 +51,16 @@ public final class ContextHostClient: ContextHostSession {
         var toChild: [Int32] = [-1, -1]
         var fromChild: [Int32] = [-1, -1]
         var errors: [Int32] = [-1, -1]
-        guard Self.pipe(&toChild), Self.pipe(&fromChild) else {
-            throw ResponseError(code: .connectionClosed, message: "Cannot create pipes for \(executable): \(Self.errnoText()).")
+        func pipeFailure() -> ResponseError {
+            let reason = Self.errnoText()
+            for fd in toChild + fromChild where fd >= 0 { closeFD(fd) }  // none left open on the way out
+            return ResponseError(code: .connectionClosed, message: "Cannot create pipes for \(executable): \(reason).")
         }
+        guard Self.pipe(&toChild), Self.pipe(&fromChild) else { throw pipeFailure() }
         var stderrTarget: Int32
         switch standardError {
         case .capture:
-            guard Self.pipe(&errors) else {
-                throw ResponseError(code: .connectionClosed, message: "Cannot create pipes for \(executable): \(Self.errnoText()).")
-            }
+            guard Self.pipe(&errors) else { throw pipeFailure() }
             stderrTarget = errors[1]
         case .fileDescriptor(let fd):
             stderrTarget = fd

@@ -87,9 +87,9 @@ final class RadicaleServer: @unchecked Sendable {
     /// Kills the server at once (SIGKILL): Radicale's SIGTERM shutdown waits for open client
     /// connections, and URLSession keeps one alive; an unreachable server is what the tests want.
     func stop() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        guard let process else { return }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()  // reaped even when already gone (`ChildProcess`)
         self.process = nil
     }
 

@@ -42,4 +42,7 @@ public final class DirectWorker {
 
     /// Closes the worker's input: end of file, after which it exits.
     public func closeInput() throws { try input.fileHandleForWriting.close() }
+
+    /// Stops and reaps the worker (`ChildProcess`: unreaped, its pipes stay open).
+    deinit { ChildProcess.stop(process) }
 }

@@ -106,11 +106,7 @@ public final class HostProcess: @unchecked Sendable {
 
     /// Waits for the process to exit and returns its status, or nil after `timeout` seconds.
     public func waitForExit(timeout: Double = 10) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            if Date() > deadline { return nil }
-            usleep(2000)
-        }
+        guard ChildProcess.waitForExit(process, timeout: timeout) else { return nil }
         return process.terminationStatus
     }
 
@@ -126,13 +122,14 @@ public final class HostProcess: @unchecked Sendable {
         return true
     }
 
-    /// Stops the process if it is still running.
+    /// Stops the process if it is still running (SIGTERM, SIGKILL after 5 s) and reaps it.
     public func terminate() {
-        if process.isRunning { process.terminate() }
-        _ = waitForExit(timeout: 5)
+        ChildProcess.stop(process)
     }
 
+    /// Stops and reaps the process: dropped running or unreaped, it would keep its three pipes
+    /// open for the rest of the test run (`ChildProcess`).
     deinit {
-        if process.isRunning { process.terminate() }
+        ChildProcess.stop(process)
     }
 }

@@ -23,11 +23,12 @@ public enum Shell {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() > deadline {
-                process.terminate()
+                ChildProcess.stop(process)
                 throw Timeout(description: "'\(command)' did not finish in \(timeout) s")
             }
             usleep(50_000)
         }
+        ChildProcess.reap(process)
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: log)
         return Result(status: process.terminationStatus, output: output)

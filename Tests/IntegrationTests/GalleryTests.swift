@@ -34,10 +34,8 @@ struct GalleryTests {
         let errorReader = Thread { errorData = error.fileHandleForReading.readDataToEndOfFile() }
         errorReader.start()
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
+        guard ChildProcess.waitForExit(process, timeout: timeout) else {
+            ChildProcess.stop(process)
             throw GalleryFailure(description: "\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
         }
         while !errorReader.isFinished { usleep(1_000) }

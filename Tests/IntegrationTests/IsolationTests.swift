@@ -554,7 +554,7 @@ struct IsolationTests {
     func workerExitsOnEOF() throws {
         let worker = try DirectWorker(["--library", BuildProducts.library("FixtureMisbehavingProvider")])
         let process = worker.process
-        defer { if process.isRunning { process.terminate() } }
+        defer { ChildProcess.stop(process) }
         worker.send(tag: 0, #"{"ctxpVersion":1,"providerId":"com.contexthost.misbehaving","hostVersion":"0.1.0","locale":"en-US","settings":{},"grantedPermissions":[]}"#)
         let (openTag, opened) = try #require(worker.receive())
         #expect(openTag == 0)
@@ -564,9 +564,7 @@ struct IsolationTests {
         #expect(tag == 7)
         #expect(reply == #"{"jsonrpc":"2.0","id":7,"result":{"text":"ok"}}"#)
         try worker.closeInput()
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        #expect(!process.isRunning)
+        #expect(ChildProcess.waitForExit(process, timeout: 5))
         #expect(process.terminationStatus == 0)
     }
 

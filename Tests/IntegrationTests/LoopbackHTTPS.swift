@@ -2,10 +2,6 @@ import ContextHostTestSupport
 import ContextProviderKit
 import Foundation
 
-struct SetupFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
 /// A throwaway test CA and a server certificate it signs (Tests/Fixtures/https/make-test-ca.sh):
 /// `ca.pem`, `server.pem`, `server.key` in `folder`, for localhost, quotes.test, 127.0.0.1 and ::1.
 enum TestCA {
@@ -30,40 +26,6 @@ extension TestCA {
             "CONTEXT_HOST_SECRETS_DIR": root + "/secrets", "CONTEXT_HOST_SECRETS_BACKEND": "file", "CONTEXT_HOST_EXTRA_CA_FILE": caFile,
             "XDG_STATE_HOME": root + "/state", "XDG_CACHE_HOME": root + "/cache", "XDG_DATA_HOME": root + "/data",
         ]
-    }
-}
-
-/// A child process a test starts and must stop: every wait is bounded.
-enum ChildProcess {
-    /// Waits up to `timeout` seconds for `file` to hold a port number (written by the child);
-    /// throws, naming `what` and the child's log, when it does not (and stops the child).
-    static func waitForPort(file: String, process: Process, log: String, what: String, timeout: Double = 20) throws -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let text = try? String(contentsOfFile: file, encoding: .utf8),
-                let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), (1...65535).contains(port)
-            {
-                return port
-            }
-            guard process.isRunning else { break }
-            usleep(20_000)
-        }
-        let running = process.isRunning
-        stop(process)
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        throw SetupFailure(description: "\(what) \(running ? "did not say its port within \(timeout) s" : "exited before it said its port"): \(output.suffix(1500))")
-    }
-
-    /// SIGTERM, then SIGKILL after 5 s; returns once it has exited (or after 10 s in all).
-    static func stop(_ process: Process) {
-        guard process.isRunning else { return }
-        process.terminate()
-        var deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
     }
 }
 

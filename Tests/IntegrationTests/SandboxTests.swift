@@ -152,10 +152,8 @@ struct SandboxTests {
         var pid: Int32 { process.processIdentifier }
 
         deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()  // reaped even when already gone (`ChildProcess`)
         }
     }
 

@@ -1,3 +1,4 @@
+import CHostSupport
 import Dispatch
 import Logging
 import Synchronization
@@ -92,13 +93,12 @@ package final class ManifestWatcher: Sendable {
             return false
         }
         defer { close(fd) }
+        // Close-on-exec from the start: a worker spawned meanwhile must not inherit it.
         var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else {
-            logger.notice("Cannot create a pipe for the manifest watcher; polling instead.")
+        guard ctxh_pipe_cloexec(&pipeFDs) == 0 else {
+            logger.notice("Cannot create a pipe for the manifest watcher (\(String(cString: strerror(errno)))); polling instead.")
             return false
         }
-        _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipeFDs[1], F_SETFD, FD_CLOEXEC)
         wakeFD.store(pipeFDs[1], ordering: .sequentiallyConsistent)
         defer {
             wakeFD.store(-1, ordering: .sequentiallyConsistent)
