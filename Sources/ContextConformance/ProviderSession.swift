@@ -131,16 +131,11 @@ final class ProviderSession: Sendable {
     static func hostExecutable(options: ConformanceOptions, libraryPath: String) -> String? {
         if let explicit = options.hostExecutable { return explicit }
         if let running = RunningExecutable.contextHost { return running }
-        for directory in [directoryName(libraryPath)] + options.libraryDirectories {
+        for directory in [ManifestFileSystem.directoryName(libraryPath)] + options.libraryDirectories {
             let candidate = directory + "/context-host"
             if access(candidate, X_OK) == 0 { return candidate }
         }
         return nil
-    }
-
-    static func directoryName(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The manifest's timeout for `method`, in milliseconds (as the host picks it).

@@ -16,8 +16,8 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
     /// Where the outcome goes.
     enum Sink: Sendable {
         /// The client's answer: the checked result bytes passed through untouched, or decoded
-        /// and given to `transform`; `onError` runs before any error is answered.
-        case reply(Reply, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?, onError: (@Sendable () -> Void)?)
+        /// and given to `transform`.
+        case reply(Reply, transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)?)
         /// A waiting task, resumed once with the checked, decoded result.
         case task(TaskResumption)
         /// The provider's response as it came, for a caller that reads it itself (chip listing,
@@ -140,7 +140,7 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
     func start(params: ParamsWriter) {
         deadline.store(DeadlineTimer.shared.schedule(afterMilliseconds: timeout) { self.timedOut() }.rawValue, ordering: .releasing)
         let id: Int64
-        if case .reply(let reply, _, _) = sink, let inline = reply.inlineCalls, let local = connection as? InProcessConnection {
+        if case .reply(let reply, _) = sink, let inline = reply.inlineCalls, let local = connection as? InProcessConnection {
             id = local.send(method: method, params: params, events: self, inline: inline) { response in self.complete(response) }
         } else {
             id = connection.send(method: method, params: params, events: self) { response in self.complete(response) }
@@ -151,20 +151,20 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
     /// Whether the outcome was delivered.
     private var isFinished: Bool {
         switch sink {
-        case .reply(let reply, _, _): reply.isAnswered
+        case .reply(let reply, _): reply.isAnswered
         case .task(let task): task.isResumed
         case .response(let handoff): handoff.isDelivered
         }
     }
 
     private func succeed(raw bytes: UnsafeRawBufferPointer) {
-        guard case .reply(let reply, _, _) = sink else { return }
+        guard case .reply(let reply, _) = sink else { return }
         reply.sendResult(raw: bytes)
     }
 
     private func succeed(_ value: JSONValue) {
         switch sink {
-        case .reply(let reply, _, _):
+        case .reply(let reply, _):
             reply.sendResult(value)
         case .task(let task):
             task.resume(.success(value))
@@ -175,8 +175,7 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
 
     private func fail(_ error: RPCError) {
         switch sink {
-        case .reply(let reply, _, let onError):
-            onError?()
+        case .reply(let reply, _):
             reply.sendError(error)
         case .task(let task):
             task.resume(.failure(error))
@@ -264,7 +263,7 @@ final class ProviderCall: RequestEvents, @unchecked Sendable {
             } catch {
                 fail(error)
             }
-        case .reply(let reply, let transform, _):
+        case .reply(let reply, let transform):
             // A chip for a typed caller, located only: read and checked in one pass.
             if kind == .chip, response.resultIsUnread, transform == nil, reply.isDirect,
                 let chip = OutputValidation.typedChip(bytes, limits: limits)

@@ -206,7 +206,10 @@ package class RequestEvents: @unchecked Sendable {
     /// holds alive (`InstanceCloseTests`).
     private weak let detachedResponder: (any ProviderConnection)?
 
-    package init(
+    // Internal, not `package`: a `package` designated init that the subclass `ProviderCall` does
+    // not inherit makes Swift 6.3 warn "function call causes an infinite recursion" on the
+    // subclass (a synthesized stub; nothing outside the module makes one of these).
+    init(
         providerID: String, token: ProgressToken?, forwardsLogs: Bool, client: any RequestEventsClient,
         detachedResponder: (any ProviderConnection)? = nil
     ) {

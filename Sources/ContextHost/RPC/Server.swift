@@ -441,10 +441,9 @@ extension RPCServer {
         reply: Reply, provider: Host.LiveProvider, method: String,
         params: ParamsWriter,
         transform: (@Sendable (JSONValue) throws(RPCError) -> JSONValue)? = nil,
-        onError: (@Sendable () -> Void)? = nil,
         progressToken: ProgressToken? = nil
     ) {
-        let call = host.providerCall(provider, method: method, progressToken: progressToken, sink: .reply(reply, transform: transform, onError: onError))
+        let call = host.providerCall(provider, method: method, progressToken: progressToken, sink: .reply(reply, transform: transform))
         track(reply, onCancel: { call.cancelProviderRequest() })
         call.start(params: params)
     }
