@@ -10,9 +10,12 @@ Usage: test-failure-summary.py LOG
 import re
 import sys
 
-STARTED = re.compile(r'^◇ Test "(.*)" started\.$')
-FINISHED = re.compile(r'^[✔✘] Test "(.*?)"(?: with \d+ test cases?)? (?:passed|failed)')
-FAILED = re.compile(r'^✘ Test "(.*?)"(?: with \d+ test cases?)? failed')
+# Swift Testing quotes a display name and prints a function's name bare: `Test "a name"`, `Test f()`.
+STARTED = re.compile(r'^◇ Test (.+) started\.$')
+FINISHED = re.compile(r'^[✔✘] Test (.+?)(?: with \d+ test cases?)? (?:passed|failed) after')
+FAILED = re.compile(r'^✘ Test (.+?)(?: with \d+ test cases?)? failed after')
+# Colour codes, which Swift Testing writes when TERM is set, even into a pipe.
+ANSI = re.compile(r'\x1b\[[0-9;]*m')
 CRASHED = re.compile(r'^Thread \d+(?: "[^"]*")? crashed:')
 THREAD = re.compile(r'^Thread \d+(?: "[^"]*")?:')
 MAXIMUM_FRAMES = 60
@@ -20,17 +23,19 @@ MAXIMUM_FRAMES = 60
 
 def main(path: str) -> None:
     with open(path, encoding="utf-8", errors="replace") as log:
-        lines = [line.rstrip("\n") for line in log]
+        lines = [ANSI.sub("", line.rstrip("\n")) for line in log]
     running, failed, crash, signal = {}, [], [], []
     in_crashed_thread = False
     for line in lines:
-        if match := STARTED.match(line):
+        if line.startswith(("◇ Test case ", "✔ Test case ", "✘ Test case ", "◇ Test run started", "✔ Test run with", "✘ Test run with")):
+            pass  # a parameterised test's case (its test's own lines say how it went), or the whole run
+        elif match := STARTED.match(line):
             running[match.group(1)] = True
         elif match := FINISHED.match(line):
             running.pop(match.group(1), None)
             if FAILED.match(line):
                 failed.append(match.group(1))
-        if line.startswith(("💣", "*** Signal", "*** Program crashed")) or "exited with unexpected signal" in line:
+        if line.startswith(("💣", "*** Signal", "*** Program crashed")) or "exited with unexpected signal" in line.lower():
             signal.append(line)
         if CRASHED.match(line):
             in_crashed_thread = True
@@ -47,11 +52,11 @@ def main(path: str) -> None:
     if running:
         print("Started and never finished (running when the process stopped):")
         for name in running:
-            print(f'  "{name}"')
+            print(f"  {name}")
     if failed:
         print(f"Failed ({len(failed)}):")
         for name in failed[:40]:
-            print(f'  "{name}"')
+            print(f"  {name}")
     if crash:
         print("The crashed thread:")
         for line in crash:

@@ -8,8 +8,8 @@ import Glibc
 /// is bounded.
 ///
 /// **Reap every `Process` with `waitUntilExit`**, even one seen to have exited through
-/// `isRunning`: swift-corelibs-foundation's `Process` and the run-loop source that watches the
-/// child retain each other until `waitUntilExit` breaks the cycle. A process only polled is never
+/// `isRunning`: swift-corelibs-foundation's `Process` and the run-loop source it adds to the
+/// spawning thread's run loop retain each other until `waitUntilExit` breaks the cycle. A process only polled is never
 /// freed, nor the `Pipe`s given as its standard streams, so each leaked its three descriptors.
 /// The suite reached ~1,400 open descriptors, and past that `Process.run()` itself crashed
 /// (SIGSEGV in its scan of /proc/self/fd, a Foundation bug fixed upstream in
@@ -40,9 +40,9 @@ public enum ChildProcess {
         return true
     }
 
-    /// Frees a process that has exited (or never started): `waitUntilExit` returns at once then,
-    /// and drops the run-loop source that kept the `Process` and its pipes alive. Does nothing
-    /// while it runs (that would block).
+    /// Frees a process that has exited: `waitUntilExit` returns at once then, and drops the
+    /// run-loop source that kept the `Process` and its pipes alive. Does nothing while it runs
+    /// (that would block). Harmless on a process whose `run()` threw.
     public static func reap(_ process: Process) {
         guard !process.isRunning else { return }
         process.waitUntilExit()

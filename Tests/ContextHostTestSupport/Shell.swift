@@ -47,7 +47,7 @@ public enum Shell {
         process.standardInput = inputPipe
         try process.run()
         if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
-        try inputPipe.fileHandleForWriting.close()
+        try? inputPipe.fileHandleForWriting.close()  // no throw between run() and waitUntilExit()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

@@ -34,7 +34,7 @@ struct MinisignTests {
         process.standardError = stdout
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
+        try? stdin.fileHandleForWriting.close()  // no throw between run() and waitUntilExit()
         let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, output)

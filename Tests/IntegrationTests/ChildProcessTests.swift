@@ -54,11 +54,17 @@ struct ChildProcessTests {
         for _ in 0..<5 { polled.append(WeakProcess(try Self.finishedUnreaped())) }
         #expect(polled.allSatisfy { $0.process != nil }, "only weak references are left, and the processes live on")
         let held = Self.openDescriptors() - start
-        #expect(held >= 15, "5 polled processes: their 3 pipes each stay open (\(held) descriptors)")
+        // ≥ 12, not 15: a thread left by an earlier test may close a descriptor meanwhile; a fixed
+        // leak would show ≤ 1. (If Foundation drops the cycle upstream, this control fails: then
+        // `ChildProcess` is no longer needed for descriptors.)
+        #expect(held >= 12, "5 polled processes: their 3 pipes each stay open (\(held) descriptors)")
         // Reaped as `ChildProcess` does, they go, and their pipes with them.
         for entry in polled {
             if let process = entry.process { ChildProcess.reap(process) }
         }
+        // Foundation drops its last hold on its own thread, just after `isRunning` went false.
+        let deadline = Date().addingTimeInterval(5)
+        while !polled.allSatisfy({ $0.process == nil }), Date() < deadline { usleep(10_000) }
         #expect(polled.allSatisfy { $0.process == nil }, "reaped, the processes are freed")
         #expect(Self.openDescriptors(since: start, settlingTo: 1) <= 1)
 
