@@ -9,8 +9,9 @@ import Glibc
 ///
 /// **Reap every `Process` with `waitUntilExit`**, even one seen to have exited through
 /// `isRunning`: swift-corelibs-foundation's `Process` and the run-loop source it adds to the
-/// spawning thread's run loop retain each other until `waitUntilExit` breaks the cycle. A process only polled is never
-/// freed, nor the `Pipe`s given as its standard streams, so each leaked its three descriptors.
+/// spawning thread's run loop retain each other until `waitUntilExit` breaks the cycle. A process
+/// only polled is never freed, nor the `Pipe`s given as its standard streams, so each leaked its
+/// three descriptors.
 /// The suite reached ~1,400 open descriptors, and past that `Process.run()` itself crashed
 /// (SIGSEGV in its scan of /proc/self/fd, a Foundation bug fixed upstream in
 /// swift-corelibs-foundation#5472 but present in Swift 6.3.1): the CI failure of 2026-11-29.

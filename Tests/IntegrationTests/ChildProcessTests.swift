@@ -11,11 +11,17 @@ struct ChildProcessTests {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
     }
 
+    /// Whether `condition` holds within `seconds` (polled every 2 ms).
+    static func holds(within seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition(), Date() < deadline { usleep(2_000) }
+        return condition()
+    }
+
     /// How many more descriptors than `base` are open once the count settles (a drain thread may
     /// still be closing its end): waits up to 5 s for it to reach `limit`.
     static func openDescriptors(since base: Int, settlingTo limit: Int) -> Int {
-        let deadline = Date().addingTimeInterval(5)
-        while openDescriptors() - base > limit, Date() < deadline { usleep(10_000) }
+        _ = holds(within: 5) { openDescriptors() - base <= limit }
         return openDescriptors() - base
     }
 
@@ -27,7 +33,8 @@ struct ChildProcessTests {
         process.standardOutput = Pipe()
         process.standardError = Pipe()
         try process.run()
-        #expect(ChildProcessTests.waitPolling(process))
+        // Polled through `isRunning` only, as the tests did before `ChildProcess`.
+        #expect(holds(within: 10) { !process.isRunning })
         return process
     }
 
@@ -35,13 +42,6 @@ struct ChildProcessTests {
     final class WeakProcess {
         weak var process: Process?
         init(_ process: Process) { self.process = process }
-    }
-
-    /// Polls `isRunning` for up to 10 s (what the tests did before `ChildProcess`).
-    static func waitPolling(_ process: Process) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { usleep(2_000) }
-        return !process.isRunning
     }
 
     @Test("a Process only polled keeps its pipes open until reaped (the control); hosts started and dropped leave none")
@@ -63,9 +63,7 @@ struct ChildProcessTests {
             if let process = entry.process { ChildProcess.reap(process) }
         }
         // Foundation drops its last hold on its own thread, just after `isRunning` went false.
-        let deadline = Date().addingTimeInterval(5)
-        while !polled.allSatisfy({ $0.process == nil }), Date() < deadline { usleep(10_000) }
-        #expect(polled.allSatisfy { $0.process == nil }, "reaped, the processes are freed")
+        #expect(Self.holds(within: 5) { polled.allSatisfy { $0.process == nil } }, "reaped, the processes are freed")
         #expect(Self.openDescriptors(since: start, settlingTo: 1) <= 1)
 
         // Hosts: run to their end, stopped, and dropped while running.
